@@ -1,0 +1,91 @@
+#include "core/files.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace telar {
+
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_name_for(const fs::path& path) {
+  static std::atomic<unsigned> counter{0};
+  return path.parent_path() /
+         fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(), counter++);
+}
+}  // namespace
+
+void ensure_writable_dir(const fs::path& dir, std::string_view option_hint) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    fail("cannot create output directory '{}': {}; choose a writable path with {}", dir.string(),
+         ec.message(), option_hint);
+  if (!fs::is_directory(dir))
+    fail("output path '{}' exists and is not a directory; choose another path with {}",
+         dir.string(), option_hint);
+  if (::access(dir.c_str(), W_OK) != 0)
+    fail("output directory '{}' is not writable ({}); choose a writable path with {}",
+         dir.string(), std::strerror(errno), option_hint);
+}
+
+AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)), temp_(temp_name_for(path_)) {
+  file_ = std::fopen(temp_.c_str(), "wb");
+  if (!file_)
+    fail("cannot write '{}': {}; check that its directory exists and is writable", path_.string(),
+         std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_) {
+    std::fclose(file_);
+    std::error_code ec;
+    fs::remove(temp_, ec);
+  }
+}
+
+void AtomicFile::write(const void* data, std::size_t bytes) {
+  if (bytes && std::fwrite(data, 1, bytes, file_) != bytes)
+    fail("cannot write '{}': {}; check free disk space", path_.string(), std::strerror(errno));
+}
+
+void AtomicFile::commit() {
+  if (!file_) return;
+  const bool ok = std::fflush(file_) == 0;
+  std::fclose(file_);
+  file_ = nullptr;
+  std::error_code ec;
+  if (!ok) {
+    fs::remove(temp_, ec);
+    fail("cannot write '{}': {}; check free disk space", path_.string(), std::strerror(errno));
+  }
+  fs::rename(temp_, path_, ec);
+  if (ec) {
+    fs::remove(temp_, ec);
+    fail("cannot move '{}' into place: {}", path_.string(), ec.message());
+  }
+}
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  AtomicFile file(path);
+  file.write(content);
+  file.commit();
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot read '{}': {}", path.string(), std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace telar

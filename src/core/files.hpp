@@ -1,0 +1,39 @@
+#pragma once
+// Output files are written to a temporary name and renamed into place, so a failed or
+// interrupted command never leaves a partial file behind.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace telar {
+
+// Creates the directory (and parents) and checks that a file can be written in it.
+// Throws telar::Error naming the directory and what to do.
+void ensure_writable_dir(const std::filesystem::path& dir, std::string_view option_hint = "--out");
+
+// Writes content to path atomically (temporary file in the same directory, then rename).
+void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// Reads a whole file; throws telar::Error if it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+// A file written through a temporary name: commit() renames it into place; if the object is
+// destroyed without commit() (an exception unwound past it) the temporary file is removed.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  std::FILE* handle() { return file_; }
+  void write(const void* data, std::size_t bytes);
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  void commit();
+
+ private:
+  std::filesystem::path path_;
+  std::filesystem::path temp_;
+  std::FILE* file_ = nullptr;
+};
+
+}  // namespace telar

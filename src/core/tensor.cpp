@@ -1,0 +1,79 @@
+#include "core/tensor.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace telar {
+
+namespace {
+constexpr std::size_t kAlignment = 64;
+}
+
+Storage::Storage(std::size_t bytes) : bytes_(bytes) {
+  std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  data_ = std::aligned_alloc(kAlignment, rounded);
+  if (!data_) throw std::bad_alloc();
+  std::memset(data_, 0, rounded);
+}
+
+Storage::~Storage() { std::free(data_); }
+
+Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {
+  require(shape_is_concrete(shape_), "internal: tensor shape {} is not concrete", shape_str(shape_));
+  storage_ = std::make_shared<Storage>(nbytes());
+}
+
+Tensor Tensor::from(std::span<const float> values, Shape shape) {
+  Tensor t(std::move(shape));
+  require(static_cast<std::size_t>(t.numel()) == values.size(),
+          "internal: {} values given for shape {}", values.size(), shape_str(t.shape()));
+  std::copy(values.begin(), values.end(), t.f32());
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return {};
+  Tensor out(shape_, dtype_);
+  std::memcpy(out.raw(), raw(), nbytes());
+  return out;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  require(shape_numel(shape) == numel(), "internal: cannot reshape {} to {}", shape_str(shape_),
+          shape_str(shape));
+  Tensor out = *this;
+  out.shape_ = std::move(shape);
+  return out;
+}
+
+Tensor Tensor::slice_rows(std::int64_t begin, std::int64_t end) const {
+  require(rank() >= 1 && begin >= 0 && begin <= end && end <= shape_[0],
+          "internal: row slice [{}, {}) out of range for {}", begin, end, shape_str(shape_));
+  Tensor out = *this;
+  std::int64_t row = numel() / std::max<std::int64_t>(shape_[0], 1);
+  out.offset_bytes_ += static_cast<std::size_t>(begin * row) * dtype_size(dtype_);
+  out.shape_[0] = end - begin;
+  return out;
+}
+
+void Tensor::zero() {
+  if (defined()) std::memset(raw(), 0, nbytes());
+}
+
+void Tensor::fill(float value) { std::fill_n(f32(), numel(), value); }
+
+void Tensor::copy_from(const Tensor& other) {
+  require(other.dtype_ == dtype_ && other.numel() == numel(), "internal: copy {} {} into {} {}",
+          dtype_name(other.dtype_), shape_str(other.shape_), dtype_name(dtype_), shape_str(shape_));
+  std::memcpy(raw(), other.raw(), nbytes());
+}
+
+void Tensor::check_dtype(DType expected) const {
+  if (!defined()) throw Error("internal: access to an undefined tensor");
+  if (expected != dtype_)
+    fail("internal: tensor of dtype {} accessed as {}", dtype_name(dtype_), dtype_name(expected));
+}
+
+}  // namespace telar

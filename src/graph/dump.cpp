@@ -1,0 +1,74 @@
+#include "graph/dump.hpp"
+
+#include <fmt/format.h>
+
+#include "graph/cost.hpp"
+
+namespace telar::graph {
+
+std::string describe_attrs(const Node& n) {
+  switch (n.kind) {
+    case OpKind::Linear: {
+      const auto& a = n.attr<LinearAttrs>();
+      return fmt::format("{}->{}{}", a.in_features, a.out_features, a.bias ? "" : " nobias");
+    }
+    case OpKind::Conv2d: {
+      const auto& a = n.attr<Conv2dAttrs>();
+      std::string s = fmt::format("{}->{} {}x{} s{} p{}", a.in_channels, a.out_channels,
+                                  a.kernel_h, a.kernel_w, a.stride_h, a.pad_h);
+      if (a.dilation_h != 1) s += fmt::format(" d{}", a.dilation_h);
+      if (a.groups != 1)
+        s += a.groups == a.in_channels ? " depthwise" : fmt::format(" g{}", a.groups);
+      if (!a.bias) s += " nobias";
+      return s;
+    }
+    case OpKind::BatchNorm2d: return fmt::format("{}", n.attr<BatchNormAttrs>().channels);
+    case OpKind::MaxPool2d:
+    case OpKind::AvgPool2d: {
+      const auto& a = n.attr<Pool2dAttrs>();
+      return fmt::format("{}x{} s{} p{}", a.kernel_h, a.kernel_w, a.stride_h, a.pad_h);
+    }
+    case OpKind::Dropout: return fmt::format("p={}", n.attr<DropoutAttrs>().p);
+    case OpKind::EmbeddingBag: {
+      const auto& a = n.attr<EmbeddingBagAttrs>();
+      return fmt::format("{}x{} {}", a.num_embeddings, a.dim,
+                         a.mode == EmbeddingBagMode::Sum ? "sum" : "mean");
+    }
+    case OpKind::DotInteraction: {
+      const auto& a = n.attr<DotInteractionAttrs>();
+      return fmt::format("T={} d={}{}", a.num_sparse, a.dim, a.self_interaction ? " self" : "");
+    }
+    default: return "";
+  }
+}
+
+std::string dump(const Graph& g) {
+  std::string out;
+  const auto params = g.parameter_count();
+  out += fmt::format("graph {}: {} parameters ({:.2f} MiB fp32)\n", g.name(), params,
+                     static_cast<double>(params) * 4.0 / (1024.0 * 1024.0));
+  for (ValueId id : g.inputs()) {
+    const Value& v = g.value(id);
+    out += fmt::format("  input  {:<22} {} {}\n", v.name, dtype_name(v.dtype), shape_str(v.shape));
+  }
+  out += fmt::format("  {:<20} {:<14} {:<26} {:<22} {:>10} {:>14}\n", "node", "op", "attributes",
+                     "output", "params", "MACs/sample");
+  std::int64_t total_macs = 0;
+  for (const auto& n : g.nodes()) {
+    std::int64_t node_params = 0;
+    for (ValueId in : n.inputs)
+      if (g.value(in).kind == ValueKind::Parameter) node_params += shape_numel(g.value(in).shape);
+    const auto cost = node_cost(g, n, CostOptions{1, 1.0});
+    total_macs += cost.macs;
+    out += fmt::format("  {:<20} {:<14} {:<26} {:<22} {:>10} {:>14}\n", n.name, op_name(n.kind),
+                       describe_attrs(n), shape_str(g.value(n.outputs[0]).shape), node_params,
+                       cost.macs);
+  }
+  for (ValueId id : g.outputs())
+    out += fmt::format("  output {:<22} {}\n", g.value(id).name, shape_str(g.value(id).shape));
+  out += fmt::format("  total: {} nodes, {} parameters, {} MACs per sample\n", g.nodes().size(),
+                     params, total_macs);
+  return out;
+}
+
+}  // namespace telar::graph
