@@ -1,0 +1,21 @@
+#pragma once
+// Helpers shared by the subcommands: CLI11 set-up with telar's conventions, JSON result line.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+
+namespace telar::cli {
+
+// Parses args with app; on --help prints help and returns 0 through *exit_code; on a parse
+// error throws telar::Error (one line, exit 2). Returns false when the command should stop.
+bool parse(CLI::App& app, const Args& args, const std::string& command, int* exit_code);
+
+// Prints the --json result: one JSON object, the last line of stdout.
+void print_json(const nlohmann::json& result);
+
+// Adds --threads (default: all cores) and applies it after parsing via apply_threads().
+void add_threads_option(CLI::App& app, int* threads);
+void apply_threads(int threads);
+
+}  // namespace telar::cli

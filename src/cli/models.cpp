@@ -1,0 +1,53 @@
+// telar models [show NAME] : the model zoo.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/common.hpp"
+#include "core/parse.hpp"
+#include "graph/dump.hpp"
+#include "graph/zoo/zoo.hpp"
+
+namespace telar::cli {
+
+int run_models(const Args& args) {
+  CLI::App app{"List the model zoo with parameter counts, or show one model's layers.", "models"};
+  std::string input, spec;
+  std::int64_t classes = 0;
+  bool json = false;
+  auto* show = app.add_subcommand("show", "print one model's layers, shapes, parameters and MACs");
+  show->add_option("model", spec, "model as NAME[:ARGS], e.g. mlp:784-256-10")->required();
+  for (auto* a : {&app, show}) {
+    a->add_option("--input", input, "input shape CxHxW (default: the model's own)");
+    a->add_option("--classes", classes, "number of classes (default: the model's own)");
+    a->add_flag("--json", json, "print the result as one JSON object on the last line");
+  }
+  int code = 0;
+  if (!parse(app, args, "models", &code)) return code;
+
+  graph::zoo::ModelOptions options;
+  if (!input.empty()) options.input = parse_dims(input, "--input");
+  if (classes > 0) options.classes = classes;
+
+  if (*show) {
+    graph::Graph g = graph::zoo::build(spec, options);
+    std::cout << graph::dump(g);
+    if (json) print_json({{"model", spec}, {"parameters", g.parameter_count()}});
+    return 0;
+  }
+  nlohmann::json list = nlohmann::json::array();
+  std::cout << fmt::format("{:<14} {:>12} {:<14} {}\n", "model", "parameters", "input",
+                           "description");
+  for (const auto& m : graph::zoo::models()) {
+    const std::string spec_name = m.name == "mlp" ? "mlp:784-256-128-10" : m.name;
+    graph::Graph g = graph::zoo::build(spec_name, options);
+    std::cout << fmt::format("{:<14} {:>12} {:<14} {}{}\n", spec_name, g.parameter_count(),
+                             shape_str(g.value(g.inputs()[0]).shape), m.description,
+                             m.args.empty() ? "" : fmt::format(" [:ARGS = {}]", m.args));
+    list.push_back({{"model", spec_name}, {"parameters", g.parameter_count()}});
+  }
+  if (json) print_json({{"models", list}});
+  return 0;
+}
+
+}  // namespace telar::cli
