@@ -1,0 +1,80 @@
+#include "report/run_dir.hpp"
+
+#include <fmt/format.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+
+#include "core/files.hpp"
+#include "core/threads.hpp"
+#include "core/version.hpp"
+
+namespace telar::report {
+
+namespace fs = std::filesystem;
+
+nlohmann::json machine_info() {
+  nlohmann::json m;
+  utsname u{};
+  if (uname(&u) == 0) {
+    m["hostname"] = u.nodename;
+    m["kernel"] = std::string(u.sysname) + " " + u.release;
+    m["arch"] = u.machine;
+  }
+  m["hardware_threads"] = hardware_threads();
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      m["cpu"] = line.substr(line.find(':') + 2);
+      break;
+    }
+  return m;
+}
+
+RunDirectory::RunDirectory(fs::path path) : path_(std::move(path)) { ensure_writable_dir(path_); }
+
+void RunDirectory::write_run_json(const std::string& command, const nlohmann::json& config,
+                                  const nlohmann::json& extra) const {
+  nlohmann::json j = extra;
+  j["command"] = command;
+  j["config"] = config;
+  j["telar"] = {{"version", version()}, {"build", build_summary()}};
+  j["machine"] = machine_info();
+  j["created_unix"] = static_cast<std::int64_t>(std::time(nullptr));
+  write_json("run.json", j);
+}
+
+void RunDirectory::write_json(const std::string& name, const nlohmann::json& value) const {
+  write_file_atomic(file(name), value.dump(2) + "\n");
+}
+
+void MetricsTable::add(std::int64_t epoch, std::int64_t batch, const std::string& phase,
+                       const std::string& metric, double value) {
+  rows_.push_back({epoch, batch, phase, metric, value});
+}
+
+std::string MetricsTable::csv() const {
+  std::string out = "epoch,batch,phase,metric,value\n";
+  for (const auto& r : rows_)
+    out += fmt::format("{},{},{},{},{:.9g}\n", r.epoch, r.batch, r.phase, r.metric, r.value);
+  return out;
+}
+
+void MetricsTable::write(const fs::path& path) const { write_file_atomic(path, csv()); }
+
+fs::path default_run_path(const std::string& prefix, const fs::path& root) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  fs::path base = root / fmt::format("{}-{}", prefix, stamp);
+  fs::path p = base;
+  for (int n = 2; fs::exists(p); ++n) p = fs::path(base.string() + "-" + std::to_string(n));
+  return p;
+}
+
+}  // namespace telar::report

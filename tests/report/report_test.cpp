@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/files.hpp"
+#include "report/html_report.hpp"
+#include "report/run_dir.hpp"
+#include "report/svg_chart.hpp"
+
+using namespace telar::report;
+
+TEST(Svg, LineChartHasOnePolylinePerSeriesAndEscapesText) {
+  LineChart c{"loss <train>", "epoch", "loss", {{"train", {0, 1, 2}, {3, 2, 1}}, {"test", {0, 1, 2}, {3.5, 2.5, 2}}}};
+  std::string svg = c.render();
+  EXPECT_EQ(svg.find("<svg"), 0u);
+  size_t count = 0, pos = 0;
+  while ((pos = svg.find("<polyline", pos)) != std::string::npos) ++count, ++pos;
+  EXPECT_EQ(count, 2u);
+  EXPECT_NE(svg.find("loss &lt;train&gt;"), std::string::npos);
+}
+
+TEST(Svg, StackedBarsOneRectPerValue) {
+  BarChart c{"cycles", "cycles", {"a", "b", "c"}, {"x", "y"}, {{1, 2, 3}, {4, 5, 6}}};
+  std::string svg = c.render();
+  size_t count = 0, pos = 0;
+  while ((pos = svg.find("<rect x=", pos)) != std::string::npos) ++count, ++pos;
+  EXPECT_EQ(count, 6u + 2u);  // bars plus two legend swatches
+}
+
+TEST(Svg, ShortNumbers) {
+  EXPECT_EQ(short_number(1500000), "1.5M");
+  EXPECT_EQ(short_number(25000), "25k");
+  EXPECT_EQ(short_number(12), "12");
+}
+
+TEST(Report, HtmlIsSelfContained) {
+  HtmlReport r("run");
+  r.table({"a", "b"}, {{"1", "2"}});
+  r.svg(LineChart{"t", "x", "y", {{"s", {0, 1}, {0, 1}}}}.render());
+  std::string html = r.render();
+  EXPECT_NE(html.find("<table>"), std::string::npos);
+  EXPECT_EQ(html.find("http://cdn"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+TEST(Report, MetricsCsvIsTidy) {
+  MetricsTable m;
+  m.add(0, -1, "train", "loss", 0.5);
+  m.add(0, 3, "train", "loss", 0.25);
+  EXPECT_EQ(m.csv(), "epoch,batch,phase,metric,value\n0,-1,train,loss,0.5\n0,3,train,loss,0.25\n");
+}
+
+TEST(Report, RunDirectoryWritesRunJson) {
+  auto dir = std::filesystem::temp_directory_path() / ("telar_rundir_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  RunDirectory run(dir);
+  run.write_run_json("train", {{"epochs", 1}});
+  auto j = nlohmann::json::parse(telar::read_file(dir / "run.json"));
+  EXPECT_EQ(j["command"], "train");
+  EXPECT_EQ(j["config"]["epochs"], 1);
+  EXPECT_TRUE(j["machine"].contains("hardware_threads"));
+  std::filesystem::remove_all(dir);
+}
