@@ -1,0 +1,30 @@
+#pragma once
+// Backends are named by strings the user types: "cpu", "cpu:threads=1", "cpu:ref" (reference
+// kernels only, the oracle), "cuda:0", "sim:configs/maeri_256mses_128_bw.cfg".
+#include <map>
+#include <memory>
+#include <string>
+
+#include "backend/executable.hpp"
+
+namespace telar::backend {
+
+struct BackendSpec {
+  std::string kind;                             // "cpu", "cuda", "sim"
+  std::string target;                           // "0" for cuda:0, a path for sim:
+  std::map<std::string, std::string> options;   // threads=1, slowdown=4, ref ...
+  std::string text;                             // as typed
+};
+
+// Parses "kind[:target][:key=value...]"; throws telar::Error for an unknown kind or option.
+BackendSpec parse_backend_spec(const std::string& text);
+
+struct CompileOptions {
+  std::uint64_t seed = 0;   // dropout masks and other random choices
+};
+
+// Compiles `graph` for the backend; `params` must outlive the executable.
+std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
+                                    graph::ParameterSet& params, const CompileOptions& options = {});
+
+}  // namespace telar::backend

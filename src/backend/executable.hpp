@@ -1,0 +1,54 @@
+#pragma once
+// A graph compiled for one backend. Callers feed the graph inputs, run forward (training or
+// evaluation mode), read the outputs, and run backward from gradients of the outputs.
+// Parameters and buffers live in a ParameterSet owned by the caller (so optimizers,
+// checkpoints and data-parallel engines see the same tensors); gradients are owned here.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "core/tensor.hpp"
+#include "graph/graph.hpp"
+#include "graph/parameters.hpp"
+
+namespace telar::backend {
+
+enum class Mode { Train, Eval };
+enum class Pass { Forward, Backward };
+
+// Per-node hooks (profiling scopes, tracing). Called around each node's kernel.
+class NodeObserver {
+ public:
+  virtual ~NodeObserver() = default;
+  virtual void on_node_begin(const graph::Node& node, Pass pass) = 0;
+  virtual void on_node_end(const graph::Node& node, Pass pass) = 0;
+};
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+
+  // Runs the graph on one batch. `inputs` follow graph.inputs() order; their first dimension
+  // is the batch size (memory and kernels are planned once per batch size and reused).
+  virtual void forward(std::span<const Tensor> inputs, Mode mode) = 0;
+  // Graph outputs of the last forward, in graph.outputs() order. Valid until the next call.
+  virtual const Tensor& output(std::size_t i) const = 0;
+  // Back-propagates from gradients of the outputs (an undefined Tensor means zero; a scalar
+  // loss output is seeded with 1 by passing a 1-element tensor). Needs a Train-mode forward.
+  // Parameter gradients are overwritten (not accumulated) and readable through gradients().
+  virtual void backward(std::span<const Tensor> output_grads) = 0;
+  virtual graph::ParameterSet& gradients() = 0;
+
+  // Parameters changed outside (optimizer step, checkpoint load): backends that keep
+  // transformed copies of weights refresh them. Cheap when there are none.
+  virtual void parameters_updated() {}
+
+  void set_observer(NodeObserver* observer) { observer_ = observer; }
+  virtual const graph::Graph& graph() const = 0;
+  virtual std::string name() const = 0;  // e.g. "cpu:threads=2"
+
+ protected:
+  NodeObserver* observer_ = nullptr;
+};
+
+}  // namespace telar::backend

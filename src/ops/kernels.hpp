@@ -1,0 +1,113 @@
+#pragma once
+// Reference kernels: forward and backward of every op in portable C++, written for clarity.
+// They are the numerical oracle for the oneDNN, CUDA and simulator paths, and the fallback
+// where a backend has no kernel of its own.
+//
+// Conventions:
+// - Tensors are dense, row-major ("plain" layouts: NCHW activations, OIHW conv weights,
+//   [out, in] linear weights). f32 unless said otherwise; indices and labels are i64.
+// - Outputs are preallocated by the caller with the right shape; kernels overwrite them.
+// - Backward kernels overwrite their gradient outputs (they do not accumulate); a null
+//   pointer means "not needed" (e.g. no dx for the first layer).
+// - Kernels throw telar::Error on bad input that a user can cause (an index out of range);
+//   shape agreement is guaranteed by shape inference and only asserted cheaply.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "core/tensor.hpp"
+#include "graph/op.hpp"
+
+namespace telar::ops {
+
+using graph::BatchNormAttrs;
+using graph::Conv2dAttrs;
+using graph::DotInteractionAttrs;
+using graph::EmbeddingBagAttrs;
+using graph::Pool2dAttrs;
+
+// ---- Linear: y[B,out] = x[B,in] * w[out,in]^T + b[out]
+void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y);
+void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
+                     Tensor* db);
+
+// ---- Conv2d (stride, padding, dilation, groups; depthwise is groups == in_channels)
+void conv2d_forward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, const Tensor* b,
+                    Tensor& y);
+void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, const Tensor& dy,
+                     Tensor* dx, Tensor* dw, Tensor* db);
+
+// ---- BatchNorm2d. Training mode normalizes with the batch statistics (biased variance),
+// saves mean and 1/sqrt(var+eps) per channel for backward, and updates the running statistics
+// with the unbiased variance: running = (1-momentum)*running + momentum*batch.
+void batchnorm_forward_train(const BatchNormAttrs& a, const Tensor& x, const Tensor& gamma,
+                             const Tensor& beta, Tensor& running_mean, Tensor& running_var,
+                             Tensor& y, Tensor& saved_mean, Tensor& saved_inv_std);
+void batchnorm_forward_eval(const BatchNormAttrs& a, const Tensor& x, const Tensor& gamma,
+                            const Tensor& beta, const Tensor& running_mean,
+                            const Tensor& running_var, Tensor& y);
+// Backward of the training-mode forward.
+void batchnorm_backward(const BatchNormAttrs& a, const Tensor& x, const Tensor& gamma,
+                        const Tensor& saved_mean, const Tensor& saved_inv_std, const Tensor& dy,
+                        Tensor* dx, Tensor* dgamma, Tensor* dbeta);
+
+// ---- Element-wise activations
+enum class Activation { ReLU, ReLU6, Sigmoid, Tanh };
+void activation_forward(Activation kind, const Tensor& x, Tensor& y);
+// Uses x (ReLU, ReLU6) or y (Sigmoid, Tanh), whichever the derivative needs.
+void activation_backward(Activation kind, const Tensor& x, const Tensor& y, const Tensor& dy,
+                         Tensor& dx);
+
+// ---- Softmax over axis 1 of [B,N]
+void softmax_forward(const Tensor& x, Tensor& y);
+void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx);
+
+// ---- Pooling. MaxPool records the flat input index (within its [H*W] plane) of each max in
+// `argmax` (i32, same shape as y); ties go to the first element in window order.
+void maxpool2d_forward(const Pool2dAttrs& a, const Tensor& x, Tensor& y, Tensor& argmax);
+void maxpool2d_backward(const Pool2dAttrs& a, const Tensor& argmax, const Tensor& dy, Tensor& dx);
+void avgpool2d_forward(const Pool2dAttrs& a, const Tensor& x, Tensor& y);
+void avgpool2d_backward(const Pool2dAttrs& a, const Tensor& dy, Tensor& dx);
+void global_avgpool_forward(const Tensor& x, Tensor& y);    // [B,C,H,W] -> [B,C]
+void global_avgpool_backward(const Tensor& dy, Tensor& dx);
+
+// ---- Dropout (inverted: kept values scaled by 1/(1-p)); mask (u8) records kept elements.
+void dropout_forward(float p, Rng& rng, const Tensor& x, Tensor& y, Tensor& mask);
+void dropout_backward(float p, const Tensor& mask, const Tensor& dy, Tensor& dx);
+
+// ---- Add and Concat (axis 1)
+void add_forward(const Tensor& a, const Tensor& b, Tensor& y);
+void concat_forward(std::span<const Tensor> xs, Tensor& y);
+void concat_backward(const Tensor& dy, std::span<Tensor> dxs);
+
+// ---- EmbeddingBag over CSR: bag b is indices[offsets[b] .. offsets[b+1]) (the last bag ends
+// at indices.numel()). Sum or mean of the selected rows, optionally weighted per index.
+// Throws telar::Error if an index is outside [0, rows) or offsets are not non-decreasing.
+void embedding_bag_forward(const EmbeddingBagAttrs& a, const Tensor& indices,
+                           const Tensor& offsets, const Tensor& weight,
+                           const Tensor* per_sample_weights, Tensor& y);
+// Dense gradient of the table (every row; rows never looked up get zero).
+void embedding_bag_backward(const EmbeddingBagAttrs& a, const Tensor& indices,
+                            const Tensor& offsets, const Tensor* per_sample_weights,
+                            const Tensor& dy, Tensor& dweight);
+
+// ---- DLRM dot interaction: S = [dense, emb_1..emb_T] (T+1 vectors of width d per sample);
+// y = [dense | S_i . S_j for i > j (i >= j with self_interaction)], pairs in DLRM's order
+// (row i ascending, then j ascending).
+void dot_interaction_forward(const DotInteractionAttrs& a, std::span<const Tensor> inputs,
+                             Tensor& y);
+void dot_interaction_backward(const DotInteractionAttrs& a, std::span<const Tensor> inputs,
+                              const Tensor& dy, std::span<Tensor> dinputs);
+
+// ---- Losses (mean over the batch). Each returns the loss and, if the gradient pointer is
+// non-null, writes d(loss)/d(first input) scaled by `scale` (the upstream gradient).
+float cross_entropy_with_logits(const Tensor& logits, const Tensor& labels, Tensor* dlogits,
+                                float scale = 1.0f);
+float bce_with_logits(const Tensor& logits, const Tensor& targets, Tensor* dlogits,
+                      float scale = 1.0f);
+// MSE = mean over all elements of (prediction - target)^2; target is f32 of the same shape,
+// or i64 labels [B] compared as one-hot rows of prediction's width.
+float mse(const Tensor& prediction, const Tensor& target, Tensor* dprediction, float scale = 1.0f);
+
+}  // namespace telar::ops
