@@ -43,6 +43,10 @@ class Executable {
   // transformed copies of weights refresh them. Cheap when there are none.
   virtual void parameters_updated() {}
 
+  // Random choices of the next forward (dropout masks) derive from this stream number and the
+  // compile seed; trainers set it to the global step so a resumed run repeats them exactly.
+  virtual void set_random_stream(std::uint64_t stream) = 0;
+
   void set_observer(NodeObserver* observer) { observer_ = observer; }
   virtual const graph::Graph& graph() const = 0;
   virtual std::string name() const = 0;  // e.g. "cpu:threads=2"

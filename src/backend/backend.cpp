@@ -1,0 +1,50 @@
+#include "backend/backend.hpp"
+
+#include <fmt/format.h>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "core/error.hpp"
+#include "core/parse.hpp"
+
+namespace telar::backend {
+
+BackendSpec parse_backend_spec(const std::string& text) {
+  BackendSpec spec;
+  spec.text = text;
+  const auto colon = text.find(':');
+  spec.kind = text.substr(0, colon);
+  const std::vector<std::string> kinds = {"cpu", "cuda", "sim"};
+  if (spec.kind != "cpu" && spec.kind != "cuda" && spec.kind != "sim") {
+    const std::string near = closest_match(spec.kind, kinds);
+    fail("unknown backend '{}'{}; use cpu, cpu:threads=N, cpu:ref, cuda:N or sim:CONFIG", text,
+         near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near));
+  }
+  if (colon == std::string::npos) return spec;
+  const std::string rest = text.substr(colon + 1);
+  if (spec.kind == "sim") {  // the rest is a path
+    spec.target = rest;
+    return spec;
+  }
+  for (const auto& part : split(rest, ':')) {
+    if (part.empty()) fail("backend '{}': empty option", text);
+    const auto eq = part.find('=');
+    if (eq == std::string::npos) {
+      if (!spec.target.empty() || !spec.options.empty())
+        fail("backend '{}': '{}' must be written key=value", text, part);
+      spec.target = part;
+    } else {
+      spec.options[part.substr(0, eq)] = part.substr(eq + 1);
+    }
+  }
+  return spec;
+}
+
+std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
+                                    graph::ParameterSet& params, const CompileOptions& options) {
+  if (spec.kind == "cpu") return cpu::compile(spec, graph, params, options);
+  if (spec.kind == "cuda")
+    fail("backend '{}': the CUDA backend is not built into this telar", spec.text);
+  fail("backend '{}': the simulator backend is not built into this telar yet", spec.text);
+}
+
+}  // namespace telar::backend

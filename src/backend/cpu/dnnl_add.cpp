@@ -1,0 +1,49 @@
+// Add (residual connections) on oneDNN binary, in the first operand's layout. Its backward
+// hands the output gradient to both operands, reordering where their layouts differ.
+#include "backend/cpu/dnnl_kernels.hpp"
+
+namespace telar::backend::cpu {
+
+namespace {
+
+class DnnlAdd final : public DnnlKernel {
+ public:
+  DnnlAdd(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
+    io_.inputs[1] = converter.convert(io_.inputs[1], in(0).md);
+    define_output(in(0).md, in(0).plain);
+    dnnl::binary::primitive_desc pd(
+        dnnl::binary::desc(dnnl::algorithm::binary_add, in(0).md, in(1).md, out().md),
+        default_attr(), cpu_engine());
+    fwd_ = bind<dnnl::binary>(pd, {{DNNL_ARG_SRC_0, in(0).data_memory()},
+                                   {DNNL_ARG_SRC_1, in(1).data_memory()},
+                                   {DNNL_ARG_DST, out().data_memory()}});
+  }
+
+  void forward(bool, std::uint64_t) override { fwd_.run(); }
+
+  void prepare_backward() override {
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!grad_of(i).tensor) continue;
+      dnnl::memory from = out().grad_memory();
+      dnnl::memory to = memory_over(in(i).md, *grad_of(i).tensor);
+      copies_[i] = {dnnl::reorder(from, to), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}};
+    }
+  }
+
+  void backward() override {
+    for (auto& c : copies_)
+      if (c.ready()) c.run();
+  }
+
+ private:
+  BoundPrimitive fwd_;
+  BoundPrimitive copies_[2];
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_dnnl_add(KernelIO io, LayoutConverter& converter) {
+  return std::make_unique<DnnlAdd>(std::move(io), converter);
+}
+
+}  // namespace telar::backend::cpu

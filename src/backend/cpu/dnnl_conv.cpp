@@ -1,0 +1,169 @@
+// Conv2d on oneDNN (grouped and depthwise too). oneDNN picks the activation and weight
+// layouts it runs fastest in (e.g. nChw16c); the plan keeps activations in that layout
+// between oneDNN kernels, and weights are reordered from the plain parameters only when the
+// parameters change.
+#include "backend/cpu/dnnl_kernels.hpp"
+
+namespace telar::backend::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+using md = dnnl::memory::desc;
+using conv_fwd = dnnl::convolution_forward;
+using conv_bwd_data = dnnl::convolution_backward_data;
+using conv_bwd_weights = dnnl::convolution_backward_weights;
+
+class DnnlConv final : public DnnlKernel {
+ public:
+  DnnlConv(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
+    const auto& a = node().attr<graph::Conv2dAttrs>();
+    const auto& x = in(0).shape;
+    const auto& y = out().shape;
+    strides_ = {a.stride_h, a.stride_w};
+    dilates_ = {a.dilation_h - 1, a.dilation_w - 1};
+    pad_l_ = {a.pad_h, a.pad_w};
+    pad_r_ = {padding_right(x[2], y[2], a.kernel_h, a.stride_h, a.pad_h, a.dilation_h),
+              padding_right(x[3], y[3], a.kernel_w, a.stride_w, a.pad_w, a.dilation_w)};
+    const auto f32 = dnnl::memory::data_type::f32;
+    const auto any = dnnl::memory::format_tag::any;
+    dnnl::memory::dims wdims =
+        a.groups == 1 ? dnnl::memory::dims{a.out_channels, a.in_channels, a.kernel_h, a.kernel_w}
+                      : dnnl::memory::dims{a.groups, a.out_channels / a.groups,
+                                           a.in_channels / a.groups, a.kernel_h, a.kernel_w};
+    w_plain_md_ = md(wdims, f32, a.groups == 1 ? dnnl::memory::format_tag::oihw
+                                               : dnnl::memory::format_tag::goihw);
+    b_md_ = a.bias ? in(2).md : md();
+    // Let oneDNN choose layouts for inference; training uses the same activation layouts.
+    auto pd = make_fwd(prop_kind::forward_inference, md(to_dims(x), f32, any),
+                       md(wdims, f32, any), md(to_dims(y), f32, any));
+    io_.inputs[0] = converter.convert(io_.inputs[0], pd.src_desc());
+    src_md_ = pd.src_desc();
+    dst_md_ = pd.dst_desc();
+    define_output(dst_md_, is_plain(dst_md_, y));
+    infer_pd_ = pd;
+  }
+
+  void forward(bool training, std::uint64_t) override {
+    BoundPrimitive& p = training ? train_ : infer_;
+    if (!p.ready()) {
+      conv_fwd::primitive_desc pd =
+          training ? train_pd() : infer_pd_;
+      dnnl::memory& w = weights_for(pd.weights_desc(), training ? train_w_ : infer_w_);
+      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
+                                                    {DNNL_ARG_WEIGHTS, w},
+                                                    {DNNL_ARG_DST, out().data_memory()}};
+      if (b_md_) args[DNNL_ARG_BIAS] = in(2).data_memory();
+      p = bind<conv_fwd>(pd, std::move(args));
+    }
+    refresh_weights(training ? train_w_ : infer_w_, training ? seen_train_ : seen_infer_);
+    p.run();
+  }
+
+  void prepare_backward() override {
+    conv_fwd::primitive_desc hint = train_pd();
+    const auto& a = node().attr<graph::Conv2dAttrs>();
+    (void)a;
+    if (grad_of(0).tensor) {
+      conv_bwd_data::primitive_desc pd(
+          conv_bwd_data::desc(algorithm::convolution_direct, src_md_, hint.weights_desc(), dst_md_,
+                              strides_, dilates_, pad_l_, pad_r_),
+          default_attr(), cpu_engine(), hint);
+      dnnl::memory& w = weights_for(hint.weights_desc(), train_w_);
+      bwd_data_ = bind<conv_bwd_data>(pd, {{DNNL_ARG_DIFF_DST, out().grad_memory()},
+                                           {DNNL_ARG_WEIGHTS, w},
+                                           {DNNL_ARG_DIFF_SRC, memory_over(src_md_, *grad_of(0).tensor)}});
+    }
+    if (grad_of(1).tensor) {
+      const auto any = dnnl::memory::format_tag::any;
+      conv_bwd_weights::primitive_desc pd(
+          conv_bwd_weights::desc(algorithm::convolution_direct, src_md_,
+                                 md(w_plain_md_.dims(), dnnl::memory::data_type::f32, any), b_md_,
+                                 dst_md_, strides_, dilates_, pad_l_, pad_r_),
+          default_attr(), cpu_engine(), hint);
+      dnnl::memory dw_plain = memory_over(w_plain_md_, *grad_of(1).tensor);
+      dnnl::memory dw = dw_plain;
+      if (pd.diff_weights_desc() != w_plain_md_) {
+        dw = owned(pd.diff_weights_desc());
+        dw_to_plain_ = {dnnl::reorder(dw, dw_plain), {{DNNL_ARG_FROM, dw}, {DNNL_ARG_TO, dw_plain}}};
+      }
+      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
+                                                    {DNNL_ARG_DIFF_DST, out().grad_memory()},
+                                                    {DNNL_ARG_DIFF_WEIGHTS, dw}};
+      if (b_md_) args[DNNL_ARG_DIFF_BIAS] = memory_over(b_md_, *grad_of(2).tensor);
+      bwd_weights_ = bind<conv_bwd_weights>(pd, std::move(args));
+    }
+  }
+
+  void backward() override {
+    if (bwd_data_.ready()) bwd_data_.run();
+    if (bwd_weights_.ready()) {
+      bwd_weights_.run();
+      if (dw_to_plain_.ready()) dw_to_plain_.run();
+    }
+  }
+
+ private:
+  struct Weights {
+    dnnl::memory memory;        // what the primitive reads
+    BoundPrimitive reorder;     // plain parameters -> memory (when layouts differ)
+  };
+
+  conv_fwd::primitive_desc make_fwd(prop_kind kind, const md& src, const md& w, const md& dst) {
+    conv_fwd::desc d = b_md_ ? conv_fwd::desc(kind, algorithm::convolution_direct, src, w, b_md_,
+                                              dst, strides_, dilates_, pad_l_, pad_r_)
+                             : conv_fwd::desc(kind, algorithm::convolution_direct, src, w, dst,
+                                              strides_, dilates_, pad_l_, pad_r_);
+    return conv_fwd::primitive_desc(d, default_attr(), cpu_engine());
+  }
+
+  conv_fwd::primitive_desc train_pd() {
+    if (!train_pd_ready_) {
+      const auto any = dnnl::memory::format_tag::any;
+      train_pd_ = make_fwd(prop_kind::forward_training, src_md_,
+                           md(w_plain_md_.dims(), dnnl::memory::data_type::f32, any), dst_md_);
+      train_pd_ready_ = true;
+    }
+    return train_pd_;
+  }
+
+  dnnl::memory& weights_for(const md& wanted, Weights& w) {
+    if (!w.memory) {
+      dnnl::memory plain = memory_over(w_plain_md_, in(1).data);
+      if (wanted == w_plain_md_) {
+        w.memory = plain;
+      } else {
+        w.memory = owned(wanted);
+        w.reorder = {dnnl::reorder(plain, w.memory), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, w.memory}}};
+      }
+    }
+    return w.memory;
+  }
+
+  void refresh_weights(Weights& w, std::uint64_t& seen) {
+    if (w.reorder.ready() && parameters_changed(io_, seen)) w.reorder.run();
+  }
+
+  dnnl::memory::dims strides_, dilates_, pad_l_, pad_r_;
+  md src_md_, dst_md_, w_plain_md_, b_md_;
+  conv_fwd::primitive_desc infer_pd_, train_pd_;
+  bool train_pd_ready_ = false;
+  Weights infer_w_, train_w_;
+  std::uint64_t seen_infer_ = ~0ULL, seen_train_ = ~0ULL;
+  BoundPrimitive train_, infer_, bwd_data_, bwd_weights_, dw_to_plain_;
+};
+
+}  // namespace
+
+dnnl::memory::dim padding_right(dnnl::memory::dim in, dnnl::memory::dim out,
+                                dnnl::memory::dim kernel, dnnl::memory::dim stride,
+                                dnnl::memory::dim pad_left, dnnl::memory::dim dilation) {
+  return (out - 1) * stride + (kernel - 1) * dilation + 1 - in - pad_left;
+}
+
+std::unique_ptr<Kernel> make_dnnl_conv(KernelIO io, LayoutConverter& converter) {
+  return std::make_unique<DnnlConv>(std::move(io), converter);
+}
+
+}  // namespace telar::backend::cpu

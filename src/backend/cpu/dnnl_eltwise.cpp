@@ -1,0 +1,68 @@
+// ReLU, ReLU6, Sigmoid and Tanh on oneDNN eltwise, in the layout of the input.
+#include "backend/cpu/dnnl_kernels.hpp"
+
+namespace telar::backend::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+using elt_fwd = dnnl::eltwise_forward;
+using elt_bwd = dnnl::eltwise_backward;
+
+class DnnlEltwise final : public DnnlKernel {
+ public:
+  DnnlEltwise(KernelIO io, LayoutConverter&) : DnnlKernel(std::move(io)) {
+    md_ = in(0).md;
+    define_output(md_, in(0).plain);
+    switch (node().kind) {
+      case graph::OpKind::ReLU: alg_ = algorithm::eltwise_relu; break;
+      case graph::OpKind::ReLU6:
+        alg_ = algorithm::eltwise_clip_v2;
+        beta_ = 6.0f;
+        break;
+      case graph::OpKind::Sigmoid: alg_ = algorithm::eltwise_logistic; break;
+      default: alg_ = algorithm::eltwise_tanh; break;
+    }
+  }
+
+  void forward(bool training, std::uint64_t) override {
+    BoundPrimitive& p = training ? train_ : infer_;
+    if (!p.ready()) {
+      auto pd = make_fwd(training ? prop_kind::forward_training : prop_kind::forward_inference);
+      p = bind<elt_fwd>(pd, {{DNNL_ARG_SRC, in(0).data_memory()}, {DNNL_ARG_DST, out().data_memory()}});
+    }
+    p.run();
+  }
+
+  void prepare_backward() override {
+    if (!grad_of(0).tensor) return;
+    elt_bwd::primitive_desc pd(elt_bwd::desc(alg_, md_, md_, alpha_, beta_), default_attr(),
+                               cpu_engine(), make_fwd(prop_kind::forward_training));
+    bwd_ = bind<elt_bwd>(pd, {{DNNL_ARG_SRC, in(0).data_memory()},
+                              {DNNL_ARG_DIFF_DST, out().grad_memory()},
+                              {DNNL_ARG_DIFF_SRC, memory_over(md_, *grad_of(0).tensor)}});
+  }
+
+  void backward() override {
+    if (bwd_.ready()) bwd_.run();
+  }
+
+ private:
+  elt_fwd::primitive_desc make_fwd(prop_kind kind) const {
+    return elt_fwd::primitive_desc(elt_fwd::desc(kind, alg_, md_, alpha_, beta_), default_attr(),
+                                   cpu_engine());
+  }
+  algorithm alg_ = algorithm::eltwise_relu;
+  float alpha_ = 0.0f, beta_ = 0.0f;
+  dnnl::memory::desc md_;
+  BoundPrimitive train_, infer_, bwd_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_dnnl_eltwise(KernelIO io, LayoutConverter& converter) {
+  return std::make_unique<DnnlEltwise>(std::move(io), converter);
+}
+
+}  // namespace telar::backend::cpu

@@ -1,0 +1,47 @@
+#pragma once
+// Shared pieces of the oneDNN kernels: a primitive with its argument map built once, and the
+// kernel-owned scratchpad (user scratchpad mode: nothing is allocated while running).
+#include <unordered_map>
+#include <vector>
+
+#include "backend/cpu/dnnl_context.hpp"
+#include "backend/cpu/kernel.hpp"
+
+namespace telar::backend::cpu {
+
+struct BoundPrimitive {
+  dnnl::primitive primitive;
+  std::unordered_map<int, dnnl::memory> args;
+  bool ready() const { return static_cast<bool>(primitive); }
+  void run() const { primitive.execute(cpu_stream(), args); }
+};
+
+class DnnlKernel : public Kernel {
+ protected:
+  using Kernel::Kernel;
+  // Binds a primitive with its arguments and a scratchpad sized for it:
+  // bind<dnnl::convolution_forward>(pd, {{DNNL_ARG_SRC, src}, ...}).
+  template <typename Primitive, typename PrimitiveDesc>
+  BoundPrimitive bind(const PrimitiveDesc& pd, std::unordered_map<int, dnnl::memory> args) {
+    const auto sd = pd.scratchpad_desc();
+    if (sd.get_size() > 0) {
+      scratchpads_.emplace_back(sd, cpu_engine());
+      args[DNNL_ARG_SCRATCHPAD] = scratchpads_.back();
+    }
+    return {Primitive(pd), std::move(args)};
+  }
+  dnnl::memory memory_over(const dnnl::memory::desc& md, const Tensor& t) const {
+    return dnnl::memory(md, cpu_engine(), t.raw());
+  }
+  // A oneDNN-owned buffer (weights in a blocked layout, workspaces, statistics).
+  static dnnl::memory owned(const dnnl::memory::desc& md) { return dnnl::memory(md, cpu_engine()); }
+
+ private:
+  std::vector<dnnl::memory> scratchpads_;
+};
+
+// Whether parameters changed since `seen` (the plan bumps the counter after optimizer steps
+// and checkpoint loads); updates `seen`.
+bool parameters_changed(const KernelIO& io, std::uint64_t& seen);
+
+}  // namespace telar::backend::cpu

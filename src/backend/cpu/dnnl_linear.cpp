@@ -1,0 +1,85 @@
+// Linear on oneDNN's inner product (plain layouts: gemm-based, no weight reorders).
+#include "backend/cpu/dnnl_kernels.hpp"
+
+namespace telar::backend::cpu {
+
+namespace {
+
+using dnnl::prop_kind;
+using ip_fwd = dnnl::inner_product_forward;
+using ip_bwd_data = dnnl::inner_product_backward_data;
+using ip_bwd_weights = dnnl::inner_product_backward_weights;
+
+class DnnlLinear final : public DnnlKernel {
+ public:
+  DnnlLinear(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
+    io_.inputs[0] = converter.to_plain(io_.inputs[0]);
+    define_plain_output();
+    src_md_ = in(0).md;
+    w_md_ = in(1).md;
+    dst_md_ = out().md;
+    b_md_ = has_bias() ? in(2).md : dnnl::memory::desc();
+  }
+
+  void forward(bool training, std::uint64_t) override {
+    BoundPrimitive& p = training ? train_ : infer_;
+    if (!p.ready()) {
+      ip_fwd::primitive_desc pd(ip_fwd::desc(training ? prop_kind::forward_training
+                                                      : prop_kind::forward_inference,
+                                             src_md_, w_md_, b_md_, dst_md_),
+                                default_attr(), cpu_engine());
+      fwd_pd_ = pd;
+      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
+                                                    {DNNL_ARG_WEIGHTS, in(1).data_memory()},
+                                                    {DNNL_ARG_DST, out().data_memory()}};
+      if (has_bias()) args[DNNL_ARG_BIAS] = in(2).data_memory();
+      p = bind<ip_fwd>(pd, std::move(args));
+    }
+    p.run();
+  }
+
+  void prepare_backward() override {
+    if (!train_.ready()) forward_pd_for_hint();
+    if (grad_of(0).tensor) {
+      ip_bwd_data::primitive_desc pd(ip_bwd_data::desc(src_md_, w_md_, dst_md_), default_attr(),
+                                     cpu_engine(), fwd_pd_);
+      bwd_data_ = bind<ip_bwd_data>(pd, {{DNNL_ARG_DIFF_DST, out().grad_memory()},
+                                         {DNNL_ARG_WEIGHTS, in(1).data_memory()},
+                                         {DNNL_ARG_DIFF_SRC, memory_over(src_md_, *grad_of(0).tensor)}});
+    }
+    if (grad_of(1).tensor) {
+      ip_bwd_weights::primitive_desc pd(ip_bwd_weights::desc(src_md_, w_md_, b_md_, dst_md_),
+                                        default_attr(), cpu_engine(), fwd_pd_);
+      std::unordered_map<int, dnnl::memory> args = {
+          {DNNL_ARG_SRC, in(0).data_memory()},
+          {DNNL_ARG_DIFF_DST, out().grad_memory()},
+          {DNNL_ARG_DIFF_WEIGHTS, memory_over(w_md_, *grad_of(1).tensor)}};
+      if (has_bias()) args[DNNL_ARG_DIFF_BIAS] = memory_over(b_md_, *grad_of(2).tensor);
+      bwd_weights_ = bind<ip_bwd_weights>(pd, std::move(args));
+    }
+  }
+
+  void backward() override {
+    if (bwd_data_.ready()) bwd_data_.run();
+    if (bwd_weights_.ready()) bwd_weights_.run();
+  }
+
+ private:
+  bool has_bias() const { return io_.inputs.size() > 2; }
+  void forward_pd_for_hint() {
+    fwd_pd_ = ip_fwd::primitive_desc(
+        ip_fwd::desc(prop_kind::forward_training, src_md_, w_md_, b_md_, dst_md_), default_attr(),
+        cpu_engine());
+  }
+  dnnl::memory::desc src_md_, w_md_, b_md_, dst_md_;
+  ip_fwd::primitive_desc fwd_pd_;
+  BoundPrimitive train_, infer_, bwd_data_, bwd_weights_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_dnnl_linear(KernelIO io, LayoutConverter& converter) {
+  return std::make_unique<DnnlLinear>(std::move(io), converter);
+}
+
+}  // namespace telar::backend::cpu

@@ -1,0 +1,71 @@
+#pragma once
+// A node's kernel inside a plan: created once per (graph, batch size), run every step.
+#include <memory>
+#include <vector>
+
+#include "backend/cpu/slot.hpp"
+#include "core/rng.hpp"
+#include "graph/graph.hpp"
+
+namespace telar::backend::cpu {
+
+// Where a kernel's backward writes the gradient of input i: straight into the input slot's
+// grad (the first writer in backward order), or into a scratch buffer the plan then adds to
+// it (a value read by several nodes), or nowhere (the input needs no gradient).
+struct GradTarget {
+  Tensor* tensor = nullptr;    // null: no gradient needed
+  bool accumulate = false;
+};
+
+struct KernelIO {
+  const graph::Node* node = nullptr;
+  std::vector<Slot*> inputs;
+  Slot* output = nullptr;
+  std::vector<GradTarget> input_grads;   // filled by the plan before prepare_backward()
+  std::uint64_t seed = 0;                // per-node random stream base (dropout)
+  const std::uint64_t* params_version = nullptr;  // bumped when parameters change
+};
+
+class Kernel {
+ public:
+  explicit Kernel(KernelIO io) : io_(std::move(io)) {}
+  virtual ~Kernel() = default;
+  const graph::Node& node() const { return *io_.node; }
+
+  // Allocates what backward needs (primitives, workspaces); called once, before the first
+  // training-mode forward, after input_grads are set.
+  virtual void prepare_backward() {}
+  virtual void forward(bool training, std::uint64_t random_stream) = 0;
+  virtual void backward() = 0;
+
+  KernelIO& io() { return io_; }
+
+ protected:
+  // Sets the output slot's layout and allocates its storage (constructors call this once).
+  void define_output(const dnnl::memory::desc& md, bool plain);
+  void define_plain_output();
+  const Slot& in(std::size_t i) const { return *io_.inputs.at(i); }
+  Slot& in_mut(std::size_t i) { return *io_.inputs.at(i); }
+  Slot& out() { return *io_.output; }
+  const GradTarget& grad_of(std::size_t i) const { return io_.input_grads.at(i); }
+  KernelIO io_;
+};
+
+// While a plan is built, kernels may ask for an input in another layout: the plan inserts a
+// reorder step (with its backward) before the kernel and returns the converted slot.
+class LayoutConverter {
+ public:
+  virtual ~LayoutConverter() = default;
+  virtual Slot* convert(Slot* from, const dnnl::memory::desc& md) = 0;  // `from` if equal
+  virtual Slot* to_plain(Slot* from) = 0;
+};
+
+// Reference kernels (portable C++, ops/): every op. Inputs are converted to plain layouts.
+std::unique_ptr<Kernel> make_reference_kernel(KernelIO io);
+// oneDNN kernels where oneDNN has a primitive; nullptr where it has none. The kernel sets its
+// output slot's layout (md, plain) in its constructor, before the plan allocates the slot.
+std::unique_ptr<Kernel> make_dnnl_kernel(KernelIO io, LayoutConverter& converter);
+// A layout conversion step (src slot -> dst slot of another layout), with backward.
+std::unique_ptr<Kernel> make_reorder_kernel(KernelIO io);
+
+}  // namespace telar::backend::cpu

@@ -1,0 +1,229 @@
+#include "backend/cpu/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+
+#include "backend/cpu/dnnl_context.hpp"
+#include "core/error.hpp"
+
+namespace telar::backend::cpu {
+
+using graph::ValueKind;
+
+void Kernel::define_output(const dnnl::memory::desc& md, bool plain) {
+  Slot& o = out();
+  o.md = md;
+  o.plain = plain;
+  o.data = allocate_for(md, o.shape, plain);
+}
+
+void Kernel::define_plain_output() {
+  Slot& o = out();
+  if (o.dtype == DType::F32 && shape_is_concrete(o.shape)) o.md = plain_f32(o.shape);
+  o.plain = true;
+  o.data = Tensor(o.shape, o.dtype);
+}
+
+Slot* Plan::new_slot() {
+  slots_.emplace_back();
+  return &slots_.back();
+}
+
+Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::ParameterSet& grads,
+           std::int64_t batch, const PlanOptions& options)
+    : graph_(graph), params_(params), grads_(grads), batch_(batch), options_(options) {
+  value_slots_.assign(graph.values().size(), nullptr);
+  for (const auto& v : graph.values()) {
+    if (v.kind == ValueKind::Activation) continue;
+    Slot* s = new_slot();
+    s->id = v.id;
+    s->kind = v.kind;
+    s->dtype = v.dtype;
+    s->shape = v.kind == ValueKind::Input ? bind_batch(v.shape, batch) : v.shape;
+    if (v.dtype == DType::F32 && shape_is_concrete(s->shape)) s->md = plain_f32(s->shape);
+    if (v.kind == ValueKind::Input) {
+      if (!s->dynamic()) s->data = Tensor(s->shape, s->dtype);
+    } else {
+      s->data = params.at(v.id);  // shares the caller's storage
+      s->requires_grad = v.kind == ValueKind::Parameter;
+    }
+    value_slots_[static_cast<std::size_t>(v.id)] = s;
+  }
+
+  for (const auto& node : graph.nodes()) {
+    building_node_ = &node;
+    KernelIO io;
+    io.node = &node;
+    for (graph::ValueId in : node.inputs) io.inputs.push_back(value_slots_.at(static_cast<std::size_t>(in)));
+    Slot* out = new_slot();
+    const graph::Value& ov = graph.value(node.outputs.at(0));
+    out->id = ov.id;
+    out->dtype = ov.dtype;
+    out->shape = bind_batch(ov.shape, batch);
+    for (Slot* in : io.inputs) out->requires_grad |= in->requires_grad && in->dtype == DType::F32;
+    value_slots_[static_cast<std::size_t>(ov.id)] = out;
+    io.output = out;
+    io.seed = mix64(options.seed ^ (0x5eedULL + static_cast<std::uint64_t>(node.id)));
+    io.params_version = options.params_version;
+
+    std::unique_ptr<Kernel> kernel;
+    try {
+      if (options.use_dnnl) kernel = make_dnnl_kernel(io, *this);
+    } catch (const dnnl::error& e) {
+      fail("internal: oneDNN could not set up node '{}' ({} {}): {}", node.name,
+           graph::op_name(node.kind), shape_str(out->shape), e.what());
+    }
+    if (!kernel) {
+      for (Slot*& in : io.inputs)
+        if (in->dtype == DType::F32 && !in->plain) in = to_plain(in);
+      kernel = make_reference_kernel(io);
+    }
+    steps_.push_back({std::move(kernel), &node, false});
+  }
+  building_node_ = nullptr;
+  for (graph::ValueId id : graph.outputs()) {
+    Slot* s = value_slots_.at(static_cast<std::size_t>(id));
+    output_slots_.push_back(s->dtype == DType::F32 && !s->plain ? to_plain(s) : s);
+  }
+  accumulations_.resize(steps_.size());
+}
+
+Slot* Plan::convert(Slot* from, const dnnl::memory::desc& md) {
+  if (from->md == md) return from;
+  Slot* s = new_slot();
+  s->id = from->id;
+  s->kind = ValueKind::Activation;
+  s->dtype = from->dtype;
+  s->shape = from->shape;
+  s->md = md;
+  s->plain = is_plain(md, from->shape);
+  s->requires_grad = from->requires_grad;
+  s->data = allocate_for(md, s->shape, s->plain);
+  KernelIO io;
+  io.node = building_node_;
+  io.inputs = {from};
+  io.output = s;
+  steps_.push_back({make_reorder_kernel(io), building_node_, true});
+  return s;
+}
+
+Slot* Plan::to_plain(Slot* from) { return convert(from, plain_f32(from->shape)); }
+
+void Plan::prepare_backward() {
+  for (Slot& s : slots_) {
+    if (!s.requires_grad || s.grad.defined()) continue;
+    if (s.kind == ValueKind::Parameter) {
+      s.grad = grads_.at(s.id);  // parameter slots share the caller-visible gradient tensors
+    } else {
+      s.grad = allocate_for(s.md, s.shape, s.plain);
+    }
+  }
+  // Graph outputs are written first in backward order (by the caller's seed, or zeros).
+  std::map<const Slot*, bool> written;
+  for (Slot* s : output_slots_) written[s] = true;
+  for (std::size_t k = steps_.size(); k-- > 0;) {
+    KernelIO& io = steps_[k].kernel->io();
+    io.input_grads.assign(io.inputs.size(), GradTarget{});
+    for (std::size_t i = 0; i < io.inputs.size(); ++i) {
+      Slot* s = io.inputs[i];
+      if (!s->requires_grad) continue;
+      if (!written[s]) {
+        written[s] = true;
+        io.input_grads[i] = {&s->grad, false};
+      } else {
+        accumulations_[k].push_back({s, allocate_for(s->md, s->shape, s->plain)});
+        io.input_grads[i] = {&accumulations_[k].back().scratch, true};
+      }
+    }
+  }
+  for (auto& step : steps_) step.kernel->prepare_backward();
+  backward_ready_ = true;
+}
+
+void Plan::forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t random_stream,
+                   NodeObserver* observer) {
+  const auto& ids = graph_.inputs();
+  if (inputs.size() != ids.size())
+    fail("graph '{}' takes {} inputs, got {}", graph_.name(), ids.size(), inputs.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    Slot* s = value_slots_[static_cast<std::size_t>(ids[i])];
+    const Tensor& t = inputs[i];
+    const graph::Value& v = graph_.value(ids[i]);
+    if (t.dtype() != s->dtype)
+      fail("input '{}' has dtype {}, expected {}", v.name, dtype_name(t.dtype()),
+           dtype_name(s->dtype));
+    if (s->dynamic()) {
+      if (t.rank() != static_cast<int>(s->shape.size()))
+        fail("input '{}' has rank {}, expected {}", v.name, t.rank(), s->shape.size());
+      s->data = t;
+    } else {
+      if (t.shape() != s->shape)
+        fail("input '{}' has shape {}, expected {}", v.name, shape_str(t.shape()),
+             shape_str(s->shape));
+      std::memcpy(s->data.raw(), t.raw(), t.nbytes());
+    }
+  }
+  const bool training = mode == Mode::Train;
+  if (training && !backward_ready_) prepare_backward();
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
+    const graph::Node* node = steps_[k].node;
+    const bool first = node && (k == 0 || steps_[k - 1].node != node);
+    const bool last = node && (k + 1 == steps_.size() || steps_[k + 1].node != node);
+    if (observer && first) observer->on_node_begin(*node, Pass::Forward);
+    try {
+      steps_[k].kernel->forward(training, random_stream);
+    } catch (const dnnl::error& e) {
+      fail("internal: oneDNN failed in the forward pass of node '{}': {}",
+           node ? node->name : "(output)", e.what());
+    }
+    if (observer && last) observer->on_node_end(*node, Pass::Forward);
+  }
+  cpu_stream().wait();
+  last_forward_trained_ = training;
+}
+
+void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer) {
+  if (!last_forward_trained_)
+    fail("internal: backward() needs a training-mode forward() first");
+  if (output_grads.size() > output_slots_.size())
+    fail("internal: {} output gradients for {} outputs", output_grads.size(), output_slots_.size());
+  for (std::size_t i = 0; i < output_slots_.size(); ++i) {
+    Slot* s = output_slots_[i];
+    if (!s->requires_grad) continue;
+    if (i < output_grads.size() && output_grads[i].defined()) {
+      if (output_grads[i].numel() != s->grad.numel())
+        fail("internal: output gradient {} has {} elements, expected {}", i,
+             output_grads[i].numel(), s->grad.numel());
+      std::memcpy(s->grad.raw(), output_grads[i].raw(), s->grad.nbytes());
+    } else {
+      s->grad.zero();
+    }
+  }
+  for (std::size_t k = steps_.size(); k-- > 0;) {
+    const graph::Node* node = steps_[k].node;
+    const bool first = node && (k + 1 == steps_.size() || steps_[k + 1].node != node);
+    const bool last = node && (k == 0 || steps_[k - 1].node != node);
+    if (observer && first) observer->on_node_begin(*node, Pass::Backward);
+    try {
+      steps_[k].kernel->backward();
+    } catch (const dnnl::error& e) {
+      fail("internal: oneDNN failed in the backward pass of node '{}': {}",
+           node ? node->name : "(output)", e.what());
+    }
+    for (auto& acc : accumulations_[k]) {
+      float* dst = acc.slot->grad.data<float>();
+      const float* src = acc.scratch.data<float>();
+      const std::int64_t n = acc.slot->grad.numel();
+#pragma omp parallel for simd if (n > 65536)
+      for (std::int64_t j = 0; j < n; ++j) dst[j] += src[j];
+    }
+    if (observer && last) observer->on_node_end(*node, Pass::Backward);
+  }
+  cpu_stream().wait();
+}
+
+const Tensor& Plan::output(std::size_t i) const { return output_slots_.at(i)->data; }
+
+}  // namespace telar::backend::cpu

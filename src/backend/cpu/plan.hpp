@@ -1,0 +1,64 @@
+#pragma once
+// A plan: a graph bound to one batch size on the CPU. It owns every value's storage, the
+// kernels (oneDNN primitives created once and reused) in execution order, layout conversion
+// steps between them, and the backward schedule (which step writes or accumulates which
+// gradient), so a steady-state training step allocates nothing.
+#include <deque>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "backend/cpu/kernel.hpp"
+#include "backend/executable.hpp"
+#include "graph/parameters.hpp"
+
+namespace telar::backend::cpu {
+
+struct PlanOptions {
+  bool use_dnnl = true;   // false: reference kernels only ("cpu:ref")
+  std::uint64_t seed = 0;
+  const std::uint64_t* params_version = nullptr;  // owned by the executable
+};
+
+class Plan : public LayoutConverter {
+ public:
+  Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::ParameterSet& grads,
+       std::int64_t batch, const PlanOptions& options);
+
+  void forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t random_stream,
+               NodeObserver* observer);
+  void backward(std::span<const Tensor> output_grads, NodeObserver* observer);
+  const Tensor& output(std::size_t i) const;
+
+  Slot* convert(Slot* from, const dnnl::memory::desc& md) override;
+  Slot* to_plain(Slot* from) override;
+
+ private:
+  struct Step {
+    std::unique_ptr<Kernel> kernel;
+    const graph::Node* node;   // the graph node it belongs to (conversions: their consumer)
+    bool is_conversion;
+  };
+  struct Accumulation {       // after step `step`'s backward: slot->grad += scratch
+    Slot* slot;
+    Tensor scratch;
+  };
+  Slot* new_slot();
+  void prepare_backward();
+
+  const graph::Graph& graph_;
+  graph::ParameterSet& params_;
+  graph::ParameterSet& grads_;
+  std::int64_t batch_;
+  PlanOptions options_;
+  std::deque<Slot> slots_;                 // stable addresses
+  std::vector<Slot*> value_slots_;         // by ValueId
+  std::vector<Step> steps_;
+  std::vector<Slot*> output_slots_;        // plain views of the graph outputs
+  std::vector<std::vector<Accumulation>> accumulations_;  // by step
+  const graph::Node* building_node_ = nullptr;
+  bool backward_ready_ = false;
+  bool last_forward_trained_ = false;
+};
+
+}  // namespace telar::backend::cpu

@@ -1,0 +1,16 @@
+#include "backend/cpu/slot.hpp"
+
+#include "backend/cpu/dnnl_context.hpp"
+
+namespace telar::backend::cpu {
+
+Tensor allocate_for(const dnnl::memory::desc& md, const Shape& shape, bool plain) {
+  if (plain) return Tensor(shape);
+  const auto bytes = static_cast<std::int64_t>(md.get_size());
+  return Tensor({(bytes + 3) / 4});
+}
+
+dnnl::memory Slot::data_memory() const { return dnnl::memory(md, cpu_engine(), data.raw()); }
+dnnl::memory Slot::grad_memory() const { return dnnl::memory(md, cpu_engine(), grad.raw()); }
+
+}  // namespace telar::backend::cpu

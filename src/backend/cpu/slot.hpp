@@ -1,0 +1,32 @@
+#pragma once
+// The storage of one graph value inside a plan: data (and gradient) in a layout chosen by the
+// value's producer. Plain values hold a tensor of the logical shape; values a oneDNN producer
+// keeps in a blocked layout (e.g. nChw16c) hold a flat buffer of the descriptor's size.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "core/tensor.hpp"
+#include "graph/graph.hpp"
+
+namespace telar::backend::cpu {
+
+struct Slot {
+  graph::ValueId id = graph::kNoValue;
+  Shape shape;                 // concrete (batch bound); kDynamicDim stays for dynamic inputs
+  DType dtype = DType::F32;
+  graph::ValueKind kind = graph::ValueKind::Activation;
+  dnnl::memory::desc md;       // storage layout of data and grad (f32 values only)
+  bool plain = true;
+  Tensor data;
+  bool requires_grad = false;
+  Tensor grad;                 // same layout as data; allocated for training
+
+  bool dynamic() const { return !shape_is_concrete(shape); }
+  // A oneDNN memory over this slot's data or gradient (created on demand; cheap).
+  dnnl::memory data_memory() const;
+  dnnl::memory grad_memory() const;
+};
+
+// Allocates a tensor for a descriptor: logical shape if plain, flat f32 buffer otherwise.
+Tensor allocate_for(const dnnl::memory::desc& md, const Shape& shape, bool plain);
+
+}  // namespace telar::backend::cpu

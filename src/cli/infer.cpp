@@ -1,0 +1,99 @@
+// telar infer: inference latency and throughput of a model at a batch size (warm-up
+// excluded, median of repeats).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "backend/backend.hpp"
+#include "cli/model_options.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "graph/parameters.hpp"
+#include "core/files.hpp"
+#include "core/threads.hpp"
+#include "report/run_dir.hpp"
+
+namespace telar::cli {
+
+namespace {
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const double pos = p * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+int run_infer(const Args& args) {
+  CLI::App app{"Measure inference latency and throughput of a model at a batch size "
+               "(warm-up excluded, median of repeats).",
+               "infer"};
+  ModelOptions model;
+  model.add_to(app);
+  std::int64_t batch = 1;
+  int warmup = 5, repeats = 30, threads = 0;
+  std::string backend_name = "cpu", out;
+  bool json = false;
+  std::uint64_t seed = 0;
+  app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
+  app.add_option("--repeats", repeats, "timed runs")->check(CLI::PositiveNumber);
+  app.add_option("--backend", backend_name, "backend: cpu, cpu:ref, cpu:threads=N");
+  app.add_option("--seed", seed, "seed for the random weights and input");
+  app.add_option("--out", out, "also write run.json and latency.csv to this directory");
+  add_threads_option(app, &threads);
+  app.add_flag("--json", json, "print the result as one JSON object on the last line");
+  int code = 0;
+  if (!parse(app, args, "infer", &code)) return code;
+  apply_threads(threads);
+
+  graph::Graph g = model.build();
+  graph::ParameterSet params = graph::ParameterSet::initialize(g, seed);
+  if (g.inputs().size() != 1)
+    fail("model '{}' takes {} inputs; telar infer feeds one image batch", model.model,
+         g.inputs().size());
+  auto exe = backend::compile(backend::parse_backend_spec(backend_name), g, params);
+  Shape shape = bind_batch(g.value(g.inputs()[0]).shape, batch);
+  Tensor x(shape);
+  Rng rng(seed);
+  for (auto& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+  std::vector<Tensor> inputs = {x};
+
+  for (int i = 0; i < warmup; ++i) exe->forward(inputs, backend::Mode::Eval);
+  std::vector<double> ms;
+  for (int i = 0; i < repeats; ++i) {
+    Stopwatch sw;
+    exe->forward(inputs, backend::Mode::Eval);
+    ms.push_back(sw.seconds() * 1e3);
+  }
+  const double median = percentile(ms, 0.5);
+  const double throughput = static_cast<double>(batch) / (median * 1e-3);
+  std::cout << fmt::format(
+      "{} on {} (batch {}, {} threads): median {:.3f} ms, p10 {:.3f} ms, p90 {:.3f} ms, "
+      "{:.1f} samples/s\n",
+      model.model, exe->name(), batch, compute_threads(), median, percentile(ms, 0.1),
+      percentile(ms, 0.9), throughput);
+  nlohmann::json result = {{"model", model.model},     {"backend", exe->name()},
+                           {"batch", batch},           {"threads", compute_threads()},
+                           {"latency_ms_median", median}, {"latency_ms_p10", percentile(ms, 0.1)},
+                           {"latency_ms_p90", percentile(ms, 0.9)},
+                           {"samples_per_s", throughput}};
+  if (!out.empty()) {
+    report::RunDirectory run(out);
+    std::string csv = "repeat,latency_ms\n";
+    for (std::size_t i = 0; i < ms.size(); ++i) csv += fmt::format("{},{:.6f}\n", i, ms[i]);
+    write_file_atomic(run.file("latency.csv"), csv);
+    run.write_run_json("infer", {{"model", model.model}, {"batch", batch}, {"warmup", warmup},
+                                 {"repeats", repeats}, {"backend", backend_name}},
+                       {{"result", result}});
+  }
+  if (json) print_json(result);
+  return 0;
+}
+
+}  // namespace telar::cli

@@ -1,0 +1,200 @@
+// The oneDNN CPU backend against the reference kernels (cpu:ref): forward outputs and every
+// parameter gradient, on the zoo models and on graphs that exercise layouts, accumulation of
+// gradients and batch-size changes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backend/backend.hpp"
+#include "core/rng.hpp"
+#include "graph/builder.hpp"
+#include "graph/zoo/zoo.hpp"
+#include "graph/loss.hpp"
+
+using namespace telar;
+using namespace telar::graph;
+
+namespace {
+
+Tensor random_tensor(const Shape& shape, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
+  Tensor t(shape);
+  Rng rng(seed);
+  for (auto& v : t.span<float>()) v = rng.uniform(lo, hi);
+  return t;
+}
+
+Tensor labels(std::int64_t batch, std::int64_t classes, std::uint64_t seed) {
+  Tensor t({batch}, DType::I64);
+  Rng rng(seed);
+  for (auto& v : t.span<std::int64_t>()) v = static_cast<std::int64_t>(rng.below(classes));
+  return t;
+}
+
+// Cosine similarity of two tensors seen as vectors.
+double cosine(const Tensor& a, const Tensor& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    ab += static_cast<double>(a.f32()[i]) * b.f32()[i];
+    aa += static_cast<double>(a.f32()[i]) * a.f32()[i];
+    bb += static_cast<double>(b.f32()[i]) * b.f32()[i];
+  }
+  return aa == 0 && bb == 0 ? 1.0 : ab / std::sqrt(aa * bb + 1e-300);
+}
+
+// Largest |a - b| relative to the largest |b| (a scale-aware comparison for whole tensors).
+double relative_difference(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.numel(), b.numel());
+  double diff = 0, scale = 1e-12;
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::abs(a.f32()[i] - b.f32()[i])));
+    scale = std::max(scale, static_cast<double>(std::abs(b.f32()[i])));
+  }
+  return diff / scale;
+}
+
+struct Run {
+  std::vector<Tensor> outputs;
+  ParameterSet grads;
+  ParameterSet params_after;  // buffers (BatchNorm running statistics) after the forward
+};
+
+Run run(const std::string& backend, const Graph& g, const ParameterSet& initial,
+        const std::vector<Tensor>& inputs, bool train) {
+  ParameterSet params = ParameterSet::initialize(g, 0);
+  for (ValueId id : initial.ids()) params.at(id).copy_from(initial.at(id));
+  auto exe = backend::compile(backend::parse_backend_spec(backend), g, params);
+  exe->forward(inputs, train ? backend::Mode::Train : backend::Mode::Eval);
+  Run r;
+  for (std::size_t i = 0; i < g.outputs().size(); ++i) r.outputs.push_back(exe->output(i).clone());
+  if (train) {
+    Tensor one(Shape{});
+    one.f32()[0] = 1.0f;
+    std::vector<Tensor> seeds(g.outputs().size());
+    seeds.back() = one;  // the loss is the last output
+    exe->backward(seeds);
+    r.grads = ParameterSet::zeros_like_parameters(g);
+    for (ValueId id : g.parameters()) r.grads.at(id).copy_from(exe->gradients().at(id));
+  }
+  r.params_after = std::move(params);
+  return r;
+}
+
+// Deep ReLU networks: rounding differences in the forward pass flip a few ReLU masks near
+// zero, which moves individual gradient entries by O(1) while leaving the gradient's
+// direction intact. For them `deep` compares gradients by cosine similarity (a wrong layout,
+// a lost accumulation or a wrong kernel gives far less than 0.999); outputs are compared
+// element-wise in every case.
+void expect_backends_agree(const Graph& model, const Shape& input, std::int64_t batch,
+                           std::int64_t classes, double tolerance, bool deep = false) {
+  Graph g = with_loss(model, LossKind::CrossEntropy);
+  ParameterSet params = ParameterSet::initialize(g, 11);
+  Shape x_shape = input;
+  x_shape.insert(x_shape.begin(), batch);
+  std::vector<Tensor> inputs = {random_tensor(x_shape, 5), labels(batch, classes, 6)};
+
+  for (bool train : {false, true}) {
+    SCOPED_TRACE(train ? "training mode" : "evaluation mode");
+    Run ref = run("cpu:ref", g, params, inputs, train);
+    Run fast = run("cpu", g, params, inputs, train);
+    for (std::size_t i = 0; i < ref.outputs.size(); ++i)
+      EXPECT_LT(relative_difference(fast.outputs[i], ref.outputs[i]), tolerance) << "output " << i;
+    if (!train) continue;
+    for (ValueId id : g.parameters()) {
+      if (deep)
+        EXPECT_GT(cosine(fast.grads.at(id), ref.grads.at(id)), 0.999)
+            << "gradient of " << g.value(id).name;
+      else
+        EXPECT_LT(relative_difference(fast.grads.at(id), ref.grads.at(id)), tolerance)
+            << "gradient of " << g.value(id).name;
+    }
+    for (ValueId id : g.buffers())
+      EXPECT_LT(relative_difference(fast.params_after.at(id), ref.params_after.at(id)), tolerance)
+          << "buffer " << g.value(id).name;
+  }
+}
+
+}  // namespace
+
+TEST(CpuBackend, MlpMatchesReference) {
+  expect_backends_agree(zoo::build("mlp:64-32-16-10", {Shape{64}, std::nullopt}), {64}, 8, 10, 1e-4);
+}
+
+TEST(CpuBackend, MnistCnnMatchesReference) {
+  expect_backends_agree(zoo::build("mnist_cnn"), {1, 28, 28}, 4, 10, 1e-4);
+}
+
+TEST(CpuBackend, MobileNetMatchesReference) {
+  expect_backends_agree(zoo::build("mobilenet_v1:0.25", {Shape{3, 96, 96}, 10}), {3, 96, 96}, 4,
+                        10, 1e-3, true);
+}
+
+TEST(CpuBackend, ResNet18MatchesReference) {
+  expect_backends_agree(zoo::build("resnet18", {Shape{3, 40, 40}, 7}), {3, 40, 40}, 2, 7, 1e-3, true);
+}
+
+TEST(CpuBackend, AlexNetMatchesReference) {
+  expect_backends_agree(zoo::build("alexnet", {Shape{3, 67, 67}, 5}), {3, 67, 67}, 2, 5, 1e-3, true);
+}
+
+TEST(CpuBackend, EveryOneDnnOpAndLayoutChangeMatchesReference) {
+  GraphBuilder b("ops");
+  ValueId x = b.input("x", {8, 11, 11});
+  ValueId c1 = b.conv2d(x, 16, 3, 1, 1, 1, true, "c1");
+  ValueId y = b.relu6(b.batchnorm2d(c1, "bn"), "r6");
+  y = b.graph().add_node(OpKind::AvgPool2d, "avg", Pool2dAttrs{3, 3, 2, 2, 1, 1, false}, {y});
+  ValueId dw = b.conv2d(y, 16, 3, 1, 1, 16, false, "dw");
+  ValueId g2 = b.conv2d(y, 16, 3, 1, 2, 4, true, "grouped", 2);
+  ValueId s = b.add(b.sigmoid(dw, "sig"), b.tanh(g2, "tanh"), "add");
+  ValueId m = b.maxpool2d(s, 2, 2, 0, "max");
+  ValueId gap = b.global_avgpool(m, "gap");
+  ValueId f = b.flatten(c1, "flat");  // a blocked value read again by a plain consumer
+  ValueId h = b.concat({gap, b.linear(f, 16, "fc_side")}, "cat");
+  ValueId logits = b.linear(b.softmax(h, "sm"), 6, "fc");
+  b.output(logits);
+  expect_backends_agree(b.finish(), {8, 11, 11}, 3, 6, 1e-4);
+}
+
+TEST(CpuBackend, DepthwiseSeparableBlocksMatchReference) {
+  // Channel counts below and at the 16-wide blocking of the layouts oneDNN picks, strides 1
+  // and 2, into BatchNorm, ReLU and a global average pool.
+  for (int variant = 0; variant < 6; ++variant) {
+    SCOPED_TRACE(variant);
+    GraphBuilder b("block");
+    const std::int64_t c = variant < 3 ? 8 : 16;
+    const std::int64_t stride = (variant % 3) == 0 ? 1 : 2;
+    const std::int64_t hw = (variant % 3) == 2 ? 12 : 7;
+    ValueId x = b.input("x", {c, hw, hw});
+    ValueId y = b.conv2d(x, c, 3, stride, 1, c, false, "dw");
+    y = b.relu(b.batchnorm2d(y, "bn1"), "r1");
+    y = b.conv2d(y, 2 * c, 1, 1, 0, 1, false, "pw");
+    y = b.relu(b.batchnorm2d(y, "bn2"), "r2");
+    y = b.global_avgpool(y, "gap");
+    b.output(b.linear(y, 5, "fc"));
+    expect_backends_agree(b.finish(), {c, hw, hw}, 8, 5, 1e-4);
+  }
+}
+
+TEST(CpuBackend, BatchSizeChangesReuseNothingStale) {
+  Graph g = with_loss(zoo::build("mnist_cnn"), LossKind::CrossEntropy);
+  ParameterSet params = ParameterSet::initialize(g, 3);
+  auto exe = backend::compile(backend::parse_backend_spec("cpu"), g, params);
+  Tensor x5 = random_tensor({5, 1, 28, 28}, 1), x3 = x5.slice_rows(0, 3).clone();
+  std::vector<Tensor> in5 = {x5, labels(5, 10, 2)};
+  std::vector<Tensor> in3 = {x3, in5[1].slice_rows(0, 3).clone()};
+  exe->forward(in3, backend::Mode::Eval);
+  Tensor first = exe->output(0).clone();
+  exe->forward(in5, backend::Mode::Eval);
+  Tensor five = exe->output(0).clone();
+  exe->forward(in3, backend::Mode::Eval);
+  EXPECT_EQ(relative_difference(exe->output(0), first), 0.0);
+  // The first three rows of the batch of five are the batch of three.
+  EXPECT_LT(relative_difference(five.slice_rows(0, 3).clone(), first), 1e-5);
+}
+
+TEST(CpuBackend, BadBackendStringsAreErrors) {
+  EXPECT_THROW(backend::parse_backend_spec("gpu"), Error);
+  Graph g = zoo::build("mnist_cnn");
+  ParameterSet p = ParameterSet::initialize(g, 0);
+  EXPECT_THROW(backend::compile(backend::parse_backend_spec("cpu:threads=0"), g, p), Error);
+  EXPECT_THROW(backend::compile(backend::parse_backend_spec("cpu:fast=1"), g, p), Error);
+}
