@@ -95,10 +95,10 @@ TEST(OpsMse, ByHand) {
   Tensor p = f32({1, 2, 3, 4}, {2, 2}), t = f32({0, 2, 5, 4}, {2, 2}), d({2, 2});
   EXPECT_NEAR(mse(p, t, &d), (1 + 4) / 4.0, 1e-7);
   expect_values(d, {0.5f, 0, -1, 0});
-  // Labels as one-hot rows: targets (0, 1) and (0, 1).
+  // Labels as one-hot rows: targets (0, 1) and (1, 0); gradient 2 * scale / 4 * difference.
   Tensor q = f32({0.2f, 0.8f, 0.6f, 0.4f}, {2, 2});
-  EXPECT_NEAR(mse(q, i64({1, 1}), &d, 2.0f), (0.04 + 0.04 + 0.36 + 0.36) / 4, 1e-6);
-  expect_values(d, {0.2f, -0.2f, 0.6f, -0.6f});
+  EXPECT_NEAR(mse(q, i64({1, 0}), &d, 2.0f), (0.04 + 0.04 + 0.16 + 0.16) / 4, 1e-6);
+  expect_values(d, {0.2f, -0.2f, -0.4f, 0.4f});
 }
 
 TEST(OpsMse, GradientsMatchFiniteDifferences) {
