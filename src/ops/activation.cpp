@@ -1,0 +1,91 @@
+// Element-wise activations. NaN inputs propagate (like PyTorch); derivatives at the kinks
+// follow PyTorch: ReLU passes the gradient where x > 0, ReLU6 where 0 < x < 6.
+#include <cmath>
+#include <cstdint>
+
+#include "ops/detail.hpp"
+#include "ops/kernels.hpp"
+
+namespace telar::ops {
+
+namespace {
+
+constexpr std::int64_t kParallelThreshold = 1 << 16;
+
+float sigmoid(float x) {
+  // Two branches so exp never overflows.
+  if (x >= 0.0f) return 1.0f / (1.0f + std::exp(-x));
+  const float e = std::exp(x);
+  return e / (1.0f + e);
+}
+
+}  // namespace
+
+void activation_forward(Activation kind, const Tensor& x, Tensor& y) {
+  detail::expect_same_numel("activation_forward", "y", y, x.numel());
+  const std::int64_t count = x.numel();
+  const float* xp = x.f32();
+  float* yp = y.f32();
+  switch (kind) {
+    case Activation::ReLU:
+#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
+      for (std::int64_t i = 0; i < count; ++i) yp[i] = xp[i] < 0.0f ? 0.0f : xp[i];
+      return;
+    case Activation::ReLU6:
+#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
+      for (std::int64_t i = 0; i < count; ++i)
+        yp[i] = xp[i] < 0.0f ? 0.0f : (xp[i] > 6.0f ? 6.0f : xp[i]);
+      return;
+    case Activation::Sigmoid:
+#pragma omp parallel for schedule(static) if (count > kParallelThreshold)
+      for (std::int64_t i = 0; i < count; ++i) yp[i] = sigmoid(xp[i]);
+      return;
+    case Activation::Tanh:
+#pragma omp parallel for schedule(static) if (count > kParallelThreshold)
+      for (std::int64_t i = 0; i < count; ++i) yp[i] = std::tanh(xp[i]);
+      return;
+  }
+  fail("internal: activation_forward: unknown activation {}", static_cast<int>(kind));
+}
+
+void activation_backward(Activation kind, const Tensor& x, const Tensor& y, const Tensor& dy,
+                         Tensor& dx) {
+  const std::int64_t count = dy.numel();
+  detail::expect_same_numel("activation_backward", "dx", dx, count);
+  const float* dyp = dy.f32();
+  float* dxp = dx.f32();
+  switch (kind) {
+    case Activation::ReLU: {
+      detail::expect_same_numel("activation_backward", "x", x, count);
+      const float* xp = x.f32();
+#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
+      for (std::int64_t i = 0; i < count; ++i) dxp[i] = xp[i] > 0.0f ? dyp[i] : 0.0f;
+      return;
+    }
+    case Activation::ReLU6: {
+      detail::expect_same_numel("activation_backward", "x", x, count);
+      const float* xp = x.f32();
+#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
+      for (std::int64_t i = 0; i < count; ++i)
+        dxp[i] = (xp[i] > 0.0f && xp[i] < 6.0f) ? dyp[i] : 0.0f;
+      return;
+    }
+    case Activation::Sigmoid: {
+      detail::expect_same_numel("activation_backward", "y", y, count);
+      const float* yp = y.f32();
+#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
+      for (std::int64_t i = 0; i < count; ++i) dxp[i] = dyp[i] * yp[i] * (1.0f - yp[i]);
+      return;
+    }
+    case Activation::Tanh: {
+      detail::expect_same_numel("activation_backward", "y", y, count);
+      const float* yp = y.f32();
+#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
+      for (std::int64_t i = 0; i < count; ++i) dxp[i] = dyp[i] * (1.0f - yp[i] * yp[i]);
+      return;
+    }
+  }
+  fail("internal: activation_backward: unknown activation {}", static_cast<int>(kind));
+}
+
+}  // namespace telar::ops

@@ -1,0 +1,93 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ops/kernels.hpp"
+#include "test_util.hpp"
+
+using namespace telar;
+using namespace telar::ops;
+using namespace telar::ops::testing;
+
+namespace {
+
+Tensor forward(Activation kind, const Tensor& x) {
+  Tensor y(x.shape());
+  activation_forward(kind, x, y);
+  return y;
+}
+
+void check_gradient(Activation kind, Tensor x, const char* what) {
+  Rng rng(61);
+  Tensor y(x.shape()), r = uniform(x.shape(), rng);
+  auto objective = [&] {
+    activation_forward(kind, x, y);
+    return project(y, r);
+  };
+  objective();
+  Tensor dx(x.shape());
+  activation_backward(kind, x, y, r, dx);
+  expect_gradient(what, x, dx, objective);
+}
+
+}  // namespace
+
+TEST(OpsActivation, ForwardByHand) {
+  Tensor x = f32({-2, -0.5f, 0, 0.5f, 3, 7}, {2, 3});
+  expect_values(forward(Activation::ReLU, x), {0, 0, 0, 0.5f, 3, 7});
+  expect_values(forward(Activation::ReLU6, x), {0, 0, 0, 0.5f, 3, 6});
+  // sigmoid(±ln 3) = 3/4, 1/4; tanh(ln 2) = (2 - 1/2) / (2 + 1/2) = 0.6.
+  const float ln3 = std::log(3.0f), ln2 = std::log(2.0f);
+  Tensor s = f32({0, ln3, -ln3, 100, -100, -1000}, {6});
+  expect_values(forward(Activation::Sigmoid, s), {0.5f, 0.75f, 0.25f, 1, 0, 0});
+  Tensor t = f32({0, ln2, -ln2, 50}, {4});
+  expect_values(forward(Activation::Tanh, t), {0, 0.6f, -0.6f, 1});
+}
+
+TEST(OpsActivation, NaNPropagates) {
+  Tensor x = f32({std::nanf("")}, {1});
+  for (Activation k : {Activation::ReLU, Activation::ReLU6, Activation::Sigmoid, Activation::Tanh})
+    EXPECT_TRUE(std::isnan(forward(k, x).f32()[0])) << static_cast<int>(k);
+}
+
+TEST(OpsActivation, BackwardAtTheKinksFollowsPyTorch) {
+  // ReLU passes the gradient only where x > 0; ReLU6 only where 0 < x < 6.
+  Tensor x = f32({-1, 0, 2, 6, 8}, {5});
+  Tensor dy = f32({1, 2, 3, 4, 5}, {5});
+  Tensor dx({5});
+  activation_backward(Activation::ReLU, x, forward(Activation::ReLU, x), dy, dx);
+  expect_values(dx, {0, 0, 3, 4, 5});
+  activation_backward(Activation::ReLU6, x, forward(Activation::ReLU6, x), dy, dx);
+  expect_values(dx, {0, 0, 3, 0, 0});
+  // Sigmoid and tanh read their output: y (1 - y) and 1 - y^2.
+  Tensor y = f32({0.5f, 0.25f, 0.9f, 0, 0, 0}, {6});
+  Tensor dy6 = f32({1, 2, 3, 4, 5, 6}, {6});
+  Tensor dx6({6});
+  activation_backward(Activation::Sigmoid, Tensor(), y, dy6, dx6);
+  expect_values(dx6, {0.25f, 2 * 0.1875f, 3 * 0.09f, 0, 0, 0});
+  activation_backward(Activation::Tanh, Tensor(), y, dy6, dx6);
+  expect_values(dx6, {0.75f, 2 * 0.9375f, 3 * 0.19f, 4, 5, 6});
+}
+
+TEST(OpsActivation, GradientsMatchFiniteDifferences) {
+  Rng rng(62);
+  check_gradient(Activation::ReLU, away_from_zero({3, 7}, rng), "relu");
+  // ReLU6: values around both kinks, none within 0.1 of them.
+  Tensor x6 = away_from_zero({3, 7}, rng);
+  for (std::int64_t i = 0; i < x6.numel(); i += 3) x6.f32()[i] += 6.0f;
+  check_gradient(Activation::ReLU6, x6, "relu6");
+  check_gradient(Activation::Sigmoid, uniform({3, 7}, rng, -4, 4), "sigmoid");
+  check_gradient(Activation::Tanh, uniform({3, 7}, rng, -2, 2), "tanh");
+}
+
+TEST(OpsActivation, LargeTensorsUseEveryElement) {
+  // Crosses the parallel threshold: every element computed, none skipped by the partition.
+  Rng rng(63);
+  Tensor x = uniform({300, 301}, rng, -8, 8);
+  Tensor y = forward(Activation::ReLU6, x);
+  for (std::int64_t i = 0; i < x.numel(); ++i)
+    ASSERT_EQ(y.f32()[i], std::min(std::max(x.f32()[i], 0.0f), 6.0f)) << i;
+  Tensor s = forward(Activation::Sigmoid, x);
+  for (std::int64_t i = 0; i < x.numel(); i += 97)
+    ASSERT_NEAR(s.f32()[i], 1.0 / (1.0 + std::exp(-static_cast<double>(x.f32()[i]))), 1e-6) << i;
+}
