@@ -1,0 +1,127 @@
+#include "train/model_fingerprint.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+namespace telar::train {
+
+namespace {
+
+// FNV-1a, 64-bit. Every field is fed in a fixed width and byte order, and strings carry their
+// length, so distinct structures cannot produce the same byte stream.
+class StableHasher {
+ public:
+  void bytes(const void* data, std::size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < n; ++i) {
+      hash_ ^= p[i];
+      hash_ *= 0x100000001b3ULL;
+    }
+  }
+  void u64(std::uint64_t v) {
+    unsigned char le[8];
+    for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(v >> (8 * i));
+    bytes(le, 8);
+  }
+  void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
+  void f32(float v) { u64(std::bit_cast<std::uint32_t>(v)); }
+  void flag(bool v) { u64(v ? 1 : 0); }
+  void text(std::string_view s) {
+    u64(s.size());
+    bytes(s.data(), s.size());
+  }
+  std::uint64_t value() const { return hash_; }
+
+ private:
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+// Names rather than enum ordinals, so reordering an enum does not change fingerprints.
+std::string_view value_kind_name(graph::ValueKind kind) {
+  switch (kind) {
+    case graph::ValueKind::Input: return "input";
+    case graph::ValueKind::Parameter: return "parameter";
+    case graph::ValueKind::Buffer: return "buffer";
+    case graph::ValueKind::Activation: return "activation";
+  }
+  return "?";
+}
+
+std::string_view embedding_bag_mode_name(graph::EmbeddingBagMode mode) {
+  return mode == graph::EmbeddingBagMode::Sum ? "sum" : "mean";
+}
+
+// The op name, hashed by the caller, determines which struct is present.
+void hash_attrs(StableHasher& h, const graph::Attrs& attrs) {
+  std::visit(
+      [&h](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, std::monostate>) {
+        } else if constexpr (std::is_same_v<A, graph::LinearAttrs>) {
+          h.i64(a.in_features); h.i64(a.out_features); h.flag(a.bias);
+        } else if constexpr (std::is_same_v<A, graph::Conv2dAttrs>) {
+          h.i64(a.in_channels); h.i64(a.out_channels); h.i64(a.kernel_h); h.i64(a.kernel_w);
+          h.i64(a.stride_h); h.i64(a.stride_w); h.i64(a.pad_h); h.i64(a.pad_w);
+          h.i64(a.dilation_h); h.i64(a.dilation_w); h.i64(a.groups); h.flag(a.bias);
+        } else if constexpr (std::is_same_v<A, graph::BatchNormAttrs>) {
+          h.i64(a.channels); h.f32(a.eps); h.f32(a.momentum);
+        } else if constexpr (std::is_same_v<A, graph::Pool2dAttrs>) {
+          h.i64(a.kernel_h); h.i64(a.kernel_w); h.i64(a.stride_h); h.i64(a.stride_w);
+          h.i64(a.pad_h); h.i64(a.pad_w); h.flag(a.count_include_pad);
+        } else if constexpr (std::is_same_v<A, graph::DropoutAttrs>) {
+          h.f32(a.p);
+        } else if constexpr (std::is_same_v<A, graph::ConcatAttrs>) {
+          h.i64(a.axis);
+        } else if constexpr (std::is_same_v<A, graph::EmbeddingBagAttrs>) {
+          h.i64(a.num_embeddings); h.i64(a.dim); h.text(embedding_bag_mode_name(a.mode));
+          h.flag(a.per_sample_weights);
+        } else if constexpr (std::is_same_v<A, graph::DotInteractionAttrs>) {
+          h.i64(a.num_sparse); h.i64(a.dim); h.flag(a.self_interaction);
+        } else if constexpr (std::is_same_v<A, graph::MseAttrs>) {
+          h.flag(a.one_hot_labels);
+        } else {
+          // A new attribute struct must be added above, or two models differing only in it
+          // would share a fingerprint.
+          static_assert(sizeof(A) == 0, "model_fingerprint: hash the fields of this new op attribute struct");
+        }
+      },
+      attrs);
+}
+
+}  // namespace
+
+std::uint64_t model_fingerprint(const graph::Graph& graph) {
+  StableHasher h;
+  h.text("telar-model-fingerprint-v1");
+  h.u64(graph.values().size());
+  for (const graph::Value& v : graph.values()) {
+    h.text(value_kind_name(v.kind));
+    h.text(v.name);
+    h.text(dtype_name(v.dtype));
+    h.u64(v.shape.size());
+    for (std::int64_t d : v.shape) h.i64(d);
+  }
+  h.u64(graph.nodes().size());
+  for (const graph::Node& n : graph.nodes()) {
+    h.text(graph::op_name(n.kind));
+    h.text(n.name);
+    hash_attrs(h, n.attrs);
+    h.u64(n.inputs.size());
+    for (graph::ValueId id : n.inputs) h.i64(id);
+    h.u64(n.outputs.size());
+    for (graph::ValueId id : n.outputs) h.i64(id);
+  }
+  h.u64(graph.inputs().size());
+  for (graph::ValueId id : graph.inputs()) h.i64(id);
+  h.u64(graph.outputs().size());
+  for (graph::ValueId id : graph.outputs()) h.i64(id);
+  return h.value();
+}
+
+std::string fingerprint_str(std::uint64_t fingerprint) { return fmt::format("0x{:016x}", fingerprint); }
+
+}  // namespace telar::train
