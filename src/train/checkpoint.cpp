@@ -298,8 +298,8 @@ Checkpoint read_checkpoint(const fs::path& path) {
     fail("checkpoint '{}' has format version {}, but this telar reads version {}; load it with the "
          "telar that wrote it",
          path.string(), version, kCheckpointFormatVersion);
-  // A damaged size field could make the sum wrap around; any such file is reported truncated.
-  if (payload_bytes > file_size)
+  // A damaged size field could make the sum below wrap around.
+  if (payload_bytes > std::numeric_limits<std::uint64_t>::max() - kHeaderBytes - kTrailerBytes)
     fail("checkpoint '{}' is truncated: its header announces {} payload bytes, the file holds {} "
          "bytes; use an earlier checkpoint or start a new run",
          path.string(), payload_bytes, file_size);

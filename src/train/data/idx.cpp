@@ -136,7 +136,7 @@ IdxArray read_idx(const fs::path& path, std::uint32_t expected_magic) {
   // Grown chunk by chunk so that a damaged header on a short file costs only what the file
   // holds, not what the header claims.
   constexpr std::uint64_t kChunk = std::uint64_t{1} << 24;
-  out.values.reserve(static_cast<std::size_t>(std::min(element_count, 16 * kChunk)));
+  out.values.reserve(static_cast<std::size_t>(std::min(element_count, kChunk)));
   std::uint64_t values_read = 0;
   while (values_read < element_count) {
     const std::uint64_t want = std::min(kChunk, element_count - values_read);
