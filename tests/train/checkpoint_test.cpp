@@ -160,7 +160,8 @@ TEST(Checkpoint, FileFollowsTheDocumentedLayout) {
   std::memcpy(&stored_crc, bytes.data() + bytes.size() - 4, 4);
   EXPECT_EQ(version, kCheckpointFormatVersion);
   EXPECT_EQ(payload + 28, bytes.size());
-  const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(bytes.data() + 24), static_cast<uInt>(payload));
+  const uLong crc =
+      crc32(0L, reinterpret_cast<const Bytef*>(bytes.data() + 24), static_cast<uInt>(payload));
   EXPECT_EQ(stored_crc, static_cast<std::uint32_t>(crc));
   // Nothing but the checkpoint is left in the directory (the temporary file was renamed).
   int files = 0;
@@ -281,7 +282,8 @@ TEST(Checkpoint, WithoutTheModelCheckNamesAndShapesStillMustMatch) {
   graph::GraphBuilder extra_layer("small_cnn");
   {
     ValueId x = extra_layer.input("x", {1, 6, 6});
-    x = extra_layer.relu(extra_layer.batchnorm2d(extra_layer.conv2d(x, 3, 3, 1, 1, 1, true, "conv1"), "bn1"));
+    x = extra_layer.relu(
+        extra_layer.batchnorm2d(extra_layer.conv2d(x, 3, 3, 1, 1, 1, true, "conv1"), "bn1"));
     x = extra_layer.dropout(extra_layer.flatten(extra_layer.maxpool2d(x, 2, 2)), 0.25f);
     x = extra_layer.relu(extra_layer.linear(x, 6, "fc1"));
     x = extra_layer.linear(x, 4, "fc2");
@@ -338,7 +340,10 @@ TEST(Checkpoint, OverwritingKeepsOnlyTheNewCheckpoint) {
 TEST(Checkpoint, UnwritableDestinationIsAnError) {
   TempDir dir("ckpt_unwritable");
   TrainedModel model;
-  expect_error([&] {
-    save_checkpoint(dir / "missing_subdir" / "c", model.graph, model.params, nullptr, model.trainer);
-  }, {"cannot write", "missing_subdir"});
+  expect_error(
+      [&] {
+        save_checkpoint(dir / "missing_subdir" / "c", model.graph, model.params, nullptr,
+                        model.trainer);
+      },
+      {"cannot write", "missing_subdir"});
 }

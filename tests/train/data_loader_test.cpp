@@ -65,7 +65,8 @@ TEST(DataLoader, BatchCountsWithAndWithoutDropLast) {
 }
 
 TEST(DataLoader, EveryEpochServesEverySampleOnce) {
-  DataLoader loader(numbered(23), {.batch_size = 5, .shuffle = true, .drop_last = false, .seed = 7});
+  DataLoader loader(numbered(23),
+                    {.batch_size = 5, .shuffle = true, .drop_last = false, .seed = 7});
   for (std::int64_t epoch = 0; epoch < 3; ++epoch) {
     std::vector<std::int64_t> ids = epoch_ids(loader, epoch);
     std::sort(ids.begin(), ids.end());
@@ -89,7 +90,8 @@ TEST(DataLoader, OrderIsAFunctionOfSeedAndEpoch) {
   EXPECT_EQ(epoch_ids(b, 1), a1);
   EXPECT_EQ(epoch_ids(b, 0), a0);
   EXPECT_EQ(epoch_ids(a, 1), a1);
-  DataLoader other_seed(numbered(64), {.batch_size = 8, .shuffle = true, .drop_last = false, .seed = 4});
+  DataLoader other_seed(numbered(64),
+                        {.batch_size = 8, .shuffle = true, .drop_last = false, .seed = 4});
   EXPECT_NE(epoch_ids(other_seed, 0), a0);
 }
 
@@ -112,7 +114,8 @@ TEST(DataLoader, ResumingMidEpochContinuesWithTheSameBatches) {
 }
 
 TEST(DataLoader, NoShuffleServesSamplesInOrder) {
-  DataLoader loader(numbered(10), {.batch_size = 3, .shuffle = false, .drop_last = false, .seed = 1});
+  DataLoader loader(numbered(10),
+                    {.batch_size = 3, .shuffle = false, .drop_last = false, .seed = 1});
   std::vector<std::int64_t> expected(10);
   std::iota(expected.begin(), expected.end(), 0);
   EXPECT_EQ(epoch_ids(loader, 0), expected);
@@ -120,7 +123,8 @@ TEST(DataLoader, NoShuffleServesSamplesInOrder) {
 }
 
 TEST(DataLoader, BatchBuffersAreAllocatedOncePerBatchSize) {
-  DataLoader loader(numbered(10), {.batch_size = 4, .shuffle = true, .drop_last = false, .seed = 1});
+  DataLoader loader(numbered(10),
+                    {.batch_size = 4, .shuffle = true, .drop_last = false, .seed = 1});
   const Batch& first = loader.batch(0, 0);
   const void* full_images = first.images.raw();
   const void* full_labels = first.labels.raw();
@@ -138,7 +142,8 @@ TEST(DataLoader, BatchBuffersAreAllocatedOncePerBatchSize) {
 }
 
 TEST(DataLoader, FillsCallerTensors) {
-  DataLoader loader(numbered(10), {.batch_size = 4, .shuffle = true, .drop_last = false, .seed = 1});
+  DataLoader loader(numbered(10),
+                    {.batch_size = 4, .shuffle = true, .drop_last = false, .seed = 1});
   Tensor images({4, 2, 3});
   Tensor labels({4}, DType::I64);
   loader.fill(1, 1, images, labels);
@@ -151,7 +156,8 @@ TEST(DataLoader, FillsCallerTensors) {
 
 TEST(DataLoader, SubsetServesOnlyItsSamples) {
   const std::vector<std::int64_t> subset = {1, 3, 5, 7, 11, 13};
-  DataLoader loader(numbered(20), subset, {.batch_size = 4, .shuffle = true, .drop_last = false, .seed = 2});
+  DataLoader loader(numbered(20), subset,
+                    {.batch_size = 4, .shuffle = true, .drop_last = false, .seed = 2});
   EXPECT_EQ(loader.samples(), 6);
   EXPECT_EQ(loader.batches_per_epoch(), 2);
   std::vector<std::int64_t> ids = epoch_ids(loader, 0);
@@ -160,12 +166,19 @@ TEST(DataLoader, SubsetServesOnlyItsSamples) {
 }
 
 TEST(DataLoader, BadOptionsAreClearErrors) {
-  expect_error([] { DataLoader(numbered(10), {.batch_size = 0, .shuffle = true, .drop_last = false, .seed = 0}); },
-               {"batch size 0", "--batch-size"});
-  expect_error([] { DataLoader(numbered(3), {.batch_size = 4, .shuffle = true, .drop_last = true, .seed = 0}); },
-               {"3 samples", "batch of 4", "--batch-size"});
+  expect_error(
+      [] {
+        DataLoader(numbered(10), {.batch_size = 0, .shuffle = true, .drop_last = false, .seed = 0});
+      },
+      {"batch size 0", "--batch-size"});
+  expect_error(
+      [] {
+        DataLoader(numbered(3), {.batch_size = 4, .shuffle = true, .drop_last = true, .seed = 0});
+      },
+      {"3 samples", "batch of 4", "--batch-size"});
   Dataset bad = numbered(4);
   bad.labels.data<std::int64_t>()[2] = 9;
-  expect_error([&] { DataLoader(bad, {.batch_size = 2, .shuffle = true, .drop_last = false, .seed = 0}); },
-               {"label 9 of sample 2"});
+  expect_error(
+      [&] { DataLoader(bad, {.batch_size = 2, .shuffle = true, .drop_last = false, .seed = 0}); },
+      {"label 9 of sample 2"});
 }

@@ -16,9 +16,9 @@ bool have_fashion_mnist(DataSplit split) {
          std::filesystem::exists(fashion_mnist_labels_path(kFashionMnistDir, split));
 }
 
-#define SKIP_WITHOUT_FASHION_MNIST(split)                                                   \
-  if (!have_fashion_mnist(split))                                                           \
-  GTEST_SKIP() << "Fashion-MNIST is not installed under " << kFashionMnistDir               \
+#define SKIP_WITHOUT_FASHION_MNIST(split)                                     \
+  if (!have_fashion_mnist(split))                                             \
+  GTEST_SKIP() << "Fashion-MNIST is not installed under " << kFashionMnistDir \
                << " (scripts/setup.sh installs the Debian package dataset-fashion-mnist)"
 
 }  // namespace

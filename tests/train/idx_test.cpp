@@ -13,38 +13,18 @@
 using namespace telar;
 using namespace telar::train;
 using telar::train::testing::expect_error;
+using telar::train::testing::idx_bytes;
 using telar::train::testing::TempDir;
+using telar::train::testing::write_gzip;
+using telar::train::testing::write_plain;
 
 namespace {
 
-std::vector<std::uint8_t> idx_bytes(std::uint32_t magic, const std::vector<std::uint32_t>& dims,
-                                    const std::vector<std::uint8_t>& values) {
-  std::vector<std::uint8_t> out;
-  auto put_be32 = [&](std::uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(v >> shift));
-  };
-  put_be32(magic);
-  for (std::uint32_t d : dims) put_be32(d);
-  out.insert(out.end(), values.begin(), values.end());
-  return out;
-}
-
-void write_plain(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
-void write_gzip(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  ASSERT_EQ(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())), static_cast<int>(bytes.size()));
-  gzclose(f);
-}
-
-// Two 2x3 images (pixels 0..11, scaled by 17 so that 255 appears) and labels {1, 0}.
+// Pixels of two 2x3 images: 68, 85, ..., 255 (steps of 17, so that 255 appears).
 std::vector<std::uint8_t> tiny_pixels() {
   std::vector<std::uint8_t> p(12);
-  for (int i = 0; i < 12; ++i) p[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i * 17 + 68);
+  for (int i = 0; i < 12; ++i)
+    p[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i * 17 + 68);
   return p;  // 68 .. 255
 }
 
@@ -83,20 +63,20 @@ TEST(Idx, MnistPairBecomesScaledImagesAndLabels) {
 
 TEST(Idx, MissingFileNamesThePathAndTheSetupScript) {
   TempDir dir("idx_missing");
-  expect_error([&] { read_idx_images(dir / "nope.gz"); },
-               {(dir / "nope.gz").string(), "does not exist", "scripts/setup.sh",
-                "dataset-fashion-mnist"});
+  expect_error(
+      [&] { read_idx_images(dir / "nope.gz"); },
+      {(dir / "nope.gz").string(), "does not exist", "scripts/setup.sh", "dataset-fashion-mnist"});
   expect_error([&] { load_fashion_mnist(dir.path(), DataSplit::Train); },
                {"train-labels-idx1-ubyte.gz", "scripts/setup.sh"});
 }
 
 TEST(Idx, TruncatedPlainFileSaysExpectedAndActualBytes) {
   TempDir dir("idx_trunc");
-  auto bytes = idx_bytes(kIdxImagesMagic, {2, 2, 3}, tiny_pixels());
-  bytes.resize(bytes.size() - 5);  // 16 header + 12 pixels = 28 expected, 23 present
-  write_plain(dir / "img", bytes);
-  expect_error([&] { read_idx_images(dir / "img"); },
-               {"truncated", "expected 28 bytes, found 23"});
+  const auto bytes = idx_bytes(kIdxImagesMagic, {2, 2, 3}, tiny_pixels());
+  // 16 header + 12 pixels = 28 expected, 23 present. (Copied rather than resized: g++ 12 at
+  // -O1 with sanitizers warns falsely about resize here.)
+  write_plain(dir / "img", std::vector<std::uint8_t>(bytes.begin(), bytes.end() - 5));
+  expect_error([&] { read_idx_images(dir / "img"); }, {"truncated", "expected 28 bytes, found 23"});
   write_plain(dir / "short_header", {0, 0, 8, 3, 0, 0});
   expect_error([&] { read_idx_images(dir / "short_header"); },
                {"truncated", "expected 16 bytes, found 6"});
@@ -106,11 +86,13 @@ TEST(Idx, CutGzipStreamIsReportedAsTruncated) {
   TempDir dir("idx_cutgz");
   // Enough varied data that the compressed stream is long, then cut it in half.
   std::vector<std::uint8_t> pixels(100 * 28 * 28);
-  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
+  for (std::size_t i = 0; i < pixels.size(); ++i)
+    pixels[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
   write_gzip(dir / "full.gz", idx_bytes(kIdxImagesMagic, {100, 28, 28}, pixels));
   std::ifstream in(dir / "full.gz", std::ios::binary);
   std::vector<char> gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::uint8_t> half(gz.begin(), gz.begin() + static_cast<std::ptrdiff_t>(gz.size() / 2));
+  std::vector<std::uint8_t> half(gz.begin(),
+                                 gz.begin() + static_cast<std::ptrdiff_t>(gz.size() / 2));
   write_plain(dir / "cut.gz", half);
   expect_error([&] { read_idx_images(dir / "cut.gz"); },
                {"truncated", "expected 78416 bytes", "cut.gz"});
@@ -156,7 +138,8 @@ TEST(Idx, HugeDeclaredSizeOnAShortFileFailsWithoutAllocatingIt) {
   write_plain(dir / "img", idx_bytes(kIdxImagesMagic, {4000000000u, 256, 256}, {1, 2, 3}));
   expect_error([&] { read_idx_images(dir / "img"); }, {"too large"});
   write_plain(dir / "img2", idx_bytes(kIdxImagesMagic, {1000000, 28, 28}, {1, 2, 3}));
-  expect_error([&] { read_idx_images(dir / "img2"); }, {"truncated", "expected 784000016 bytes, found 19"});
+  expect_error([&] { read_idx_images(dir / "img2"); },
+               {"truncated", "expected 784000016 bytes, found 19"});
 }
 
 TEST(Idx, DataSplitNames) {

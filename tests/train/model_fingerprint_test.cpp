@@ -26,16 +26,16 @@ TEST(ModelFingerprint, SameStructureSameFingerprint) {
 
 TEST(ModelFingerprint, AnyStructuralChangeChangesIt) {
   const std::uint64_t base = model_fingerprint(mlp(16));
-  EXPECT_NE(model_fingerprint(mlp(17)), base);                  // a parameter shape
-  EXPECT_NE(model_fingerprint(mlp(16, "mlp", 0.2f)), base);     // an attribute
+  EXPECT_NE(model_fingerprint(mlp(17)), base);               // a parameter shape
+  EXPECT_NE(model_fingerprint(mlp(16, "mlp", 0.2f)), base);  // an attribute
   graph::GraphBuilder b("mlp");
   ValueId x = b.input("x", {8});
   b.output(b.linear(b.dropout(b.relu(b.linear(x, 16, "hidden")), 0.1f), 3, "fc2"));
-  EXPECT_NE(model_fingerprint(b.finish()), base);               // a parameter name
+  EXPECT_NE(model_fingerprint(b.finish()), base);  // a parameter name
   graph::GraphBuilder t("mlp");
   ValueId y = t.input("x", {8});
   t.output(t.linear(t.dropout(t.tanh(t.linear(y, 16, "fc1")), 0.1f), 3, "fc2"));
-  EXPECT_NE(model_fingerprint(t.finish()), base);               // an op kind
+  EXPECT_NE(model_fingerprint(t.finish()), base);  // an op kind
 }
 
 // The hash is part of the checkpoint format: it must not change between builds or releases.
@@ -55,5 +55,7 @@ TEST(ModelFingerprint, ZooModelsAreToldApart) {
   EXPECT_NE(model_fingerprint(graph::zoo::build("mlp:784-256-128-10")), cnn);
   EXPECT_NE(model_fingerprint(graph::zoo::build("mlp:784-256-128-10")),
             model_fingerprint(graph::zoo::build("mlp:784-128-10")));
-  EXPECT_NE(model_fingerprint(graph::zoo::build("mnist_cnn", {.input = std::nullopt, .classes = 9})), cnn);
+  EXPECT_NE(
+      model_fingerprint(graph::zoo::build("mnist_cnn", {.input = std::nullopt, .classes = 9})),
+      cnn);
 }

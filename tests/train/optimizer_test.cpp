@@ -106,7 +106,8 @@ TEST(Adagrad, TwoSteps) {
 
 TEST(Adagrad, LrDecayAndWeightDecay) {
   // lr_decay 0.5: step 2 uses clr = 0.1 / (1 + 0.5) -> p = 0.9 - 0.0666667 / sqrt(5) = 0.87018576
-  Adagrad decayed({.lr_decay = 0.5f, .weight_decay = 0.0f, .initial_accumulator = 0.0f, .eps = 1e-10f});
+  Adagrad decayed(
+      {.lr_decay = 0.5f, .weight_decay = 0.0f, .initial_accumulator = 0.0f, .eps = 1e-10f});
   Problem x({1.0f});
   x.step(decayed, {2.0f}, 0.1f);
   x.step(decayed, {1.0f}, 0.1f);
@@ -123,7 +124,8 @@ TEST(Adagrad, LrDecayAndWeightDecay) {
 
 TEST(Adagrad, InitialAccumulator) {
   // sum starts at 5: 5 + 4 = 9, p = 1 - 0.3 * 2 / 3 = 0.8
-  Adagrad adagrad({.lr_decay = 0.0f, .weight_decay = 0.0f, .initial_accumulator = 5.0f, .eps = 1e-10f});
+  Adagrad adagrad(
+      {.lr_decay = 0.0f, .weight_decay = 0.0f, .initial_accumulator = 5.0f, .eps = 1e-10f});
   Problem x({1.0f});
   x.step(adagrad, {2.0f}, 0.3f);
   EXPECT_NEAR(x.p(0), 0.8f, 1e-6);
@@ -296,7 +298,8 @@ TEST(Optimizer, StateRoundTripContinuesExactly) {
       if (s == 2) {
         // Hand the state over through its named-tensor form, as a checkpoint does.
         NamedTensors saved;
-        for (const NamedTensor& t : first_half->state(g)) saved.push_back({t.name, t.tensor.clone()});
+        for (const NamedTensor& t : first_half->state(g))
+          saved.push_back({t.name, t.tensor.clone()});
         second_half->load_state(g, saved);
       }
     }
@@ -326,12 +329,21 @@ TEST(Optimizer, BadStateIsRejectedWithoutChangingAnything) {
   ParameterSet grads = ParameterSet::zeros_like_parameters(g);
   adam.step(params, grads, g.parameters(), 0.1f);
   const ValueId fc1 = g.value_id("fc1.weight");
-  expect_error([&] { adam.load_state(g, {{"fc9.weight/exp_avg", Tensor({4, 3})}}); },
-               {"fc9.weight", "does not have"});
-  expect_error([&] { adam.load_state(g, {{"fc1.weight/momentum_buffer", Tensor({4, 3})}}); },
-               {"momentum_buffer", "another optimizer"});
-  expect_error([&] { adam.load_state(g, {{"fc1.weight/exp_avg", Tensor({3, 4})}}); },
-               {"fc1.weight/exp_avg", "[3, 4]", "[4, 3]"});
+  expect_error(
+      [&] {
+        adam.load_state(g, {{"fc9.weight/exp_avg", Tensor({4, 3})}});
+      },
+      {"fc9.weight", "does not have"});
+  expect_error(
+      [&] {
+        adam.load_state(g, {{"fc1.weight/momentum_buffer", Tensor({4, 3})}});
+      },
+      {"momentum_buffer", "another optimizer"});
+  expect_error(
+      [&] {
+        adam.load_state(g, {{"fc1.weight/exp_avg", Tensor({3, 4})}});
+      },
+      {"fc1.weight/exp_avg", "[3, 4]", "[4, 3]"});
   expect_error([&] { adam.load_state(g, {{"no_slash", Tensor({1})}}); }, {"PARAMETER/SLOT"});
   EXPECT_EQ(adam.steps_taken(fc1), 1);
 }
@@ -347,7 +359,8 @@ TEST(Optimizer, FactoryNamesAndErrors) {
   expect_error([&] { make_optimizer(adam_with_momentum); }, {"adam does not use --momentum"});
   OptimizerOptions nesterov_without_momentum{.name = "sgd", .momentum = 0.0f, .nesterov = true};
   expect_error([&] { make_optimizer(nesterov_without_momentum); }, {"Nesterov", "--momentum"});
-  OptimizerOptions negative_decay{.name = "sgd", .momentum = 0.0f, .nesterov = false, .weight_decay = -1.0f};
+  OptimizerOptions negative_decay{
+      .name = "sgd", .momentum = 0.0f, .nesterov = false, .weight_decay = -1.0f};
   expect_error([&] { make_optimizer(negative_decay); }, {"weight decay -1", "--weight-decay"});
   OptimizerOptions bad_beta;
   bad_beta.name = "adam";

@@ -55,7 +55,8 @@ TEST(Split, ParseFractionOrCount) {
 }
 
 TEST(Split, BadSizesAreClearErrors) {
-  expect_error([] { ValidationSize::parse("1.5", "--validation"); }, {"--validation", "1.5", "[0, 1)"});
+  expect_error([] { ValidationSize::parse("1.5", "--validation"); },
+               {"--validation", "1.5", "[0, 1)"});
   expect_error([] { ValidationSize::parse("-3"); }, {"negative"});
   expect_error([] { ValidationSize::parse("ten"); }, {"'ten'"});
   expect_error([] { split_train_validation(100, ValidationSize::of_count(100), 0); },

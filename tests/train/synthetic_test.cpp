@@ -59,8 +59,8 @@ TEST(Synthetic, ZeroNoiseGivesThePrototypes) {
   spec.noise = 0.0f;
   Dataset d = make_synthetic_classification(spec);
   const float* x = d.images.f32();
-  EXPECT_EQ(std::memcmp(x, x + 4 * 16, 16 * sizeof(float)), 0);   // samples 0 and 4: class 0
-  EXPECT_NE(std::memcmp(x, x + 1 * 16, 16 * sizeof(float)), 0);   // class 0 vs class 1
+  EXPECT_EQ(std::memcmp(x, x + 4 * 16, 16 * sizeof(float)), 0);  // samples 0 and 4: class 0
+  EXPECT_NE(std::memcmp(x, x + 1 * 16, 16 * sizeof(float)), 0);  // class 0 vs class 1
 }
 
 // Learnable: a nearest-class-mean classifier fitted on one set classifies a second set made
@@ -88,7 +88,8 @@ TEST(Synthetic, NearestMeanClassifierSeparatesTheClasses) {
     for (std::int64_t y = 0; y < c; ++y) {
       double distance = 0.0;
       for (std::int64_t k = 0; k < f; ++k) {
-        const double diff = test.images.f32()[i * f + k] - mean[static_cast<std::size_t>(y * f + k)];
+        const double diff =
+            test.images.f32()[i * f + k] - mean[static_cast<std::size_t>(y * f + k)];
         distance += diff * diff;
       }
       if (distance < best_distance) best_distance = distance, best = y;
