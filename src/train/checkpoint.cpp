@@ -39,11 +39,16 @@ constexpr std::string_view kTrainerSection = "trainer";
 
 std::uint8_t dtype_code(DType t) {
   switch (t) {
-    case DType::F32: return 0;
-    case DType::F64: return 1;
-    case DType::I32: return 2;
-    case DType::I64: return 3;
-    case DType::U8: return 4;
+    case DType::F32:
+      return 0;
+    case DType::F64:
+      return 1;
+    case DType::I32:
+      return 2;
+    case DType::I64:
+      return 3;
+    case DType::U8:
+      return 4;
   }
   return 255;
 }
@@ -135,7 +140,8 @@ void emit_payload(Sink& sink, const std::vector<SectionWriter>& sections) {
 }
 
 void check_name_length(const std::string& name) {
-  require(name.size() < (std::size_t{1} << 20), "internal: checkpoint name of {} bytes", name.size());
+  require(name.size() < (std::size_t{1} << 20), "internal: checkpoint name of {} bytes",
+          name.size());
 }
 
 // ---------------------------------------------------------------- reading
@@ -152,9 +158,10 @@ class PayloadReader {
       : file_(file), path_(path), left_(limit) {}
 
   [[noreturn]] void damaged(std::string_view what) const {
-    fail("checkpoint '{}' is damaged ({}) although its checksum matches; it was not written by "
-         "this telar, use another checkpoint",
-         path_.string(), what);
+    fail(
+        "checkpoint '{}' is damaged ({}) although its checksum matches; it was not written by "
+        "this telar, use another checkpoint",
+        path_.string(), what);
   }
   void get(void* out, std::size_t n) {
     if (n > left_) damaged("a field runs past the end of its section");
@@ -168,11 +175,31 @@ class PayloadReader {
       fail("cannot read checkpoint '{}': {}", path_.string(), std::strerror(errno));
     left_ -= n;
   }
-  std::uint8_t u8() { std::uint8_t v; get(&v, 1); return v; }
-  std::uint32_t u32() { std::uint32_t v; get(&v, 4); return v; }
-  std::uint64_t u64() { std::uint64_t v; get(&v, 8); return v; }
-  std::int64_t i64() { std::int64_t v; get(&v, 8); return v; }
-  double f64() { double v; get(&v, 8); return v; }
+  std::uint8_t u8() {
+    std::uint8_t v;
+    get(&v, 1);
+    return v;
+  }
+  std::uint32_t u32() {
+    std::uint32_t v;
+    get(&v, 4);
+    return v;
+  }
+  std::uint64_t u64() {
+    std::uint64_t v;
+    get(&v, 8);
+    return v;
+  }
+  std::int64_t i64() {
+    std::int64_t v;
+    get(&v, 8);
+    return v;
+  }
+  double f64() {
+    double v;
+    get(&v, 8);
+    return v;
+  }
   std::string text() {
     const std::uint32_t n = u32();
     if (n > left_) damaged("a string runs past the end of its section");
@@ -187,7 +214,8 @@ class PayloadReader {
       NamedTensor t;
       t.name = text();
       DType dtype = DType::F32;
-      if (!dtype_from_code(u8(), dtype)) damaged(fmt::format("tensor '{}' has an unknown dtype", t.name));
+      if (!dtype_from_code(u8(), dtype))
+        damaged(fmt::format("tensor '{}' has an unknown dtype", t.name));
       const std::uint32_t rank = u32();
       if (rank > kMaxRank) damaged(fmt::format("tensor '{}' has rank {}", t.name, rank));
       Shape shape(rank);
@@ -215,7 +243,8 @@ class PayloadReader {
   std::uint64_t left_;
 };
 
-std::string describe_model(std::string_view name, std::int64_t parameters, std::uint64_t fingerprint) {
+std::string describe_model(std::string_view name, std::int64_t parameters,
+                           std::uint64_t fingerprint) {
   return fmt::format("model {} ({} parameters, fingerprint {})", name, parameters,
                      fingerprint_str(fingerprint));
 }
@@ -270,48 +299,57 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
 Checkpoint read_checkpoint(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
-    fail("checkpoint '{}' does not exist; give a checkpoint file written by telar train", path.string());
+    fail("checkpoint '{}' does not exist; give a checkpoint file written by telar train",
+         path.string());
   if (fs::is_directory(path, ec))
     fail("checkpoint '{}' is a directory; give the checkpoint file inside it ({})", path.string(),
          (path / kCheckpointFileName).string());
   const std::uint64_t file_size = fs::file_size(path, ec);
   if (ec) fail("cannot read checkpoint '{}': {}", path.string(), ec.message());
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail("cannot open checkpoint '{}': {}; check its permissions", path.string(), std::strerror(errno));
+  if (!file)
+    fail("cannot open checkpoint '{}': {}; check its permissions", path.string(),
+         std::strerror(errno));
   std::setvbuf(file.get(), nullptr, _IOFBF, 1 << 20);
 
   unsigned char header[kHeaderBytes] = {};
   const std::size_t header_read = std::fread(header, 1, kHeaderBytes, file.get());
   if (std::memcmp(header, kCheckpointMagic, std::min<std::size_t>(header_read, 8)) != 0)
-    fail("'{}' is not a telar checkpoint (it does not start with TELARCKP); give a checkpoint "
-         "file written by telar train",
-         path.string());
+    fail(
+        "'{}' is not a telar checkpoint (it does not start with TELARCKP); give a checkpoint "
+        "file written by telar train",
+        path.string());
   if (header_read < kHeaderBytes)
-    fail("checkpoint '{}' is truncated: expected at least {} bytes, found {}; use an earlier "
-         "checkpoint or start a new run",
-         path.string(), kHeaderBytes + kTrailerBytes, file_size);
+    fail(
+        "checkpoint '{}' is truncated: expected at least {} bytes, found {}; use an earlier "
+        "checkpoint or start a new run",
+        path.string(), kHeaderBytes + kTrailerBytes, file_size);
   std::uint32_t version = 0;
   std::uint64_t payload_bytes = 0;
   std::memcpy(&version, header + 8, 4);
   std::memcpy(&payload_bytes, header + 16, 8);
   if (version == 0 || version > kCheckpointFormatVersion)
-    fail("checkpoint '{}' has format version {}, but this telar reads version {}; load it with the "
-         "telar that wrote it",
-         path.string(), version, kCheckpointFormatVersion);
-  // A damaged size field could make the sum wrap around; any such file is reported truncated.
-  if (payload_bytes > file_size)
-    fail("checkpoint '{}' is truncated: its header announces {} payload bytes, the file holds {} "
-         "bytes; use an earlier checkpoint or start a new run",
-         path.string(), payload_bytes, file_size);
+    fail(
+        "checkpoint '{}' has format version {}, but this telar reads version {}; load it with the "
+        "telar that wrote it",
+        path.string(), version, kCheckpointFormatVersion);
+  // A damaged size field could make the sum below wrap around.
+  if (payload_bytes > std::numeric_limits<std::uint64_t>::max() - kHeaderBytes - kTrailerBytes)
+    fail(
+        "checkpoint '{}' is truncated: its header announces {} payload bytes, the file holds {} "
+        "bytes; use an earlier checkpoint or start a new run",
+        path.string(), payload_bytes, file_size);
   const std::uint64_t expected_size = kHeaderBytes + payload_bytes + kTrailerBytes;
   if (file_size < expected_size)
-    fail("checkpoint '{}' is truncated: expected {} bytes, found {}; use an earlier checkpoint or "
-         "start a new run",
-         path.string(), expected_size, file_size);
+    fail(
+        "checkpoint '{}' is truncated: expected {} bytes, found {}; use an earlier checkpoint or "
+        "start a new run",
+        path.string(), expected_size, file_size);
   if (file_size > expected_size)
-    fail("checkpoint '{}' is corrupted: {} bytes follow its end; use an earlier checkpoint or start "
-         "a new run",
-         path.string(), file_size - expected_size);
+    fail(
+        "checkpoint '{}' is corrupted: {} bytes follow its end; use an earlier checkpoint or start "
+        "a new run",
+        path.string(), file_size - expected_size);
 
   // The checksum is verified over the whole payload before any of it is interpreted.
   std::uint32_t computed_crc = 0;
@@ -330,9 +368,10 @@ Checkpoint read_checkpoint(const fs::path& path) {
   if (std::fread(&stored_crc, 1, 4, file.get()) != 4)
     fail("cannot read checkpoint '{}': {}", path.string(), std::strerror(errno));
   if (stored_crc != computed_crc)
-    fail("checkpoint '{}' is corrupted: checksum mismatch (stored 0x{:08x}, computed 0x{:08x}); "
-         "use an earlier checkpoint or start a new run",
-         path.string(), stored_crc, computed_crc);
+    fail(
+        "checkpoint '{}' is corrupted: checksum mismatch (stored 0x{:08x}, computed 0x{:08x}); "
+        "use an earlier checkpoint or start a new run",
+        path.string(), stored_crc, computed_crc);
 
   if (std::fseek(file.get(), static_cast<long>(kHeaderBytes), SEEK_SET) != 0)
     fail("cannot read checkpoint '{}': {}", path.string(), std::strerror(errno));
@@ -371,12 +410,13 @@ Checkpoint read_checkpoint(const fs::path& path) {
     } else {
       in.skip(body_bytes);  // written by a newer telar; not needed to resume
     }
-    if (in.left() != 0) in.damaged(fmt::format("section '{}' has {} unread bytes", name, in.left()));
+    if (in.left() != 0)
+      in.damaged(fmt::format("section '{}' has {} unread bytes", name, in.left()));
     in.set_left(after_section);
   }
   if (in.left() != 0) in.damaged("bytes follow the last section");
-  for (std::string_view required : {kModelSection, kParametersSection, kBuffersSection,
-                                    kOptimizerSection, kTrainerSection})
+  for (std::string_view required :
+       {kModelSection, kParametersSection, kBuffersSection, kOptimizerSection, kTrainerSection})
     if (!seen.contains(std::string(required)))
       in.damaged(fmt::format("section '{}' is missing", required));
   return c;
@@ -425,22 +465,25 @@ std::vector<std::pair<graph::ValueId, const Tensor*>> match_values(
     const auto it = std::find_if(saved.begin(), saved.end(),
                                  [&](const NamedTensor& t) { return t.name == value.name; });
     if (it == saved.end())
-      fail("checkpoint '{}' has no {} '{}', which model {} needs; it belongs to another model, use "
-           "the --model options it was written with",
-           source.string(), kind, value.name, graph.name());
+      fail(
+          "checkpoint '{}' has no {} '{}', which model {} needs; it belongs to another model, use "
+          "the --model options it was written with",
+          source.string(), kind, value.name, graph.name());
     if (it->tensor.shape() != value.shape || it->tensor.dtype() != value.dtype)
-      fail("{} '{}' is {} {} in checkpoint '{}' but {} {} in model {}; it belongs to another "
-           "model, use the --model options it was written with",
-           kind, value.name, dtype_name(it->tensor.dtype()), shape_str(it->tensor.shape()),
-           source.string(), dtype_name(value.dtype), shape_str(value.shape), graph.name());
+      fail(
+          "{} '{}' is {} {} in checkpoint '{}' but {} {} in model {}; it belongs to another "
+          "model, use the --model options it was written with",
+          kind, value.name, dtype_name(it->tensor.dtype()), shape_str(it->tensor.shape()),
+          source.string(), dtype_name(value.dtype), shape_str(value.shape), graph.name());
     used.insert(value.name);
     matched.emplace_back(id, &it->tensor);
   }
   for (const NamedTensor& t : saved)
     if (!used.contains(t.name))
-      fail("checkpoint '{}' has {} '{}', which model {} does not have; it belongs to another "
-           "model, use the --model options it was written with",
-           source.string(), kind, t.name, graph.name());
+      fail(
+          "checkpoint '{}' has {} '{}', which model {} does not have; it belongs to another "
+          "model, use the --model options it was written with",
+          source.string(), kind, t.name, graph.name());
   return matched;
 }
 
@@ -451,18 +494,21 @@ TrainerState restore_checkpoint(const Checkpoint& c, const fs::path& source,
                                 Optimizer* optimizer, RestoreOptions options) {
   const std::uint64_t fingerprint = model_fingerprint(graph);
   if (options.require_same_model && c.model_fingerprint != fingerprint)
-    fail("checkpoint '{}' was written for {}; this run builds {}; use the --model options it was "
-         "written with, or start a new run",
-         source.string(), describe_model(c.model_name, c.parameter_count, c.model_fingerprint),
-         describe_model(graph.name(), graph.parameter_count(), fingerprint));
-  const auto parameters = match_values(c.parameters, graph.parameters(), "parameter", source, graph);
+    fail(
+        "checkpoint '{}' was written for {}; this run builds {}; use the --model options it was "
+        "written with, or start a new run",
+        source.string(), describe_model(c.model_name, c.parameter_count, c.model_fingerprint),
+        describe_model(graph.name(), graph.parameter_count(), fingerprint));
+  const auto parameters =
+      match_values(c.parameters, graph.parameters(), "parameter", source, graph);
   const auto buffers = match_values(c.buffers, graph.buffers(), "buffer", source, graph);
 
   if (optimizer && options.restore_optimizer) {
     if (c.optimizer_name.empty())
-      fail("checkpoint '{}' holds no optimizer state, so training cannot resume from it exactly; "
-           "start a new run",
-           source.string());
+      fail(
+          "checkpoint '{}' holds no optimizer state, so training cannot resume from it exactly; "
+          "start a new run",
+          source.string());
     if (c.optimizer_name != optimizer->name())
       fail("checkpoint '{}' holds {} optimizer state; this run uses {}; resume with --optimizer {}",
            source.string(), c.optimizer_name, optimizer->name(), c.optimizer_name);

@@ -45,8 +45,8 @@ struct TrainerState {
   std::int64_t global_step = 0;    // optimizer steps taken in all (drives the lr schedule)
   std::array<std::uint64_t, 4> rng_state{};  // the trainer's Rng (Rng::state / set_state)
   double best_metric = std::numeric_limits<double>::quiet_NaN();  // NaN: none yet
-  std::string best_metric_name;    // e.g. "val_accuracy"
-  std::string config_json;         // the resolved run configuration
+  std::string best_metric_name;                                   // e.g. "val_accuracy"
+  std::string config_json;                                        // the resolved run configuration
 };
 
 struct Checkpoint {

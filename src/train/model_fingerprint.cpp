@@ -43,10 +43,14 @@ class StableHasher {
 // Names rather than enum ordinals, so reordering an enum does not change fingerprints.
 std::string_view value_kind_name(graph::ValueKind kind) {
   switch (kind) {
-    case graph::ValueKind::Input: return "input";
-    case graph::ValueKind::Parameter: return "parameter";
-    case graph::ValueKind::Buffer: return "buffer";
-    case graph::ValueKind::Activation: return "activation";
+    case graph::ValueKind::Input:
+      return "input";
+    case graph::ValueKind::Parameter:
+      return "parameter";
+    case graph::ValueKind::Buffer:
+      return "buffer";
+    case graph::ValueKind::Activation:
+      return "activation";
   }
   return "?";
 }
@@ -62,31 +66,54 @@ void hash_attrs(StableHasher& h, const graph::Attrs& attrs) {
         using A = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<A, std::monostate>) {
         } else if constexpr (std::is_same_v<A, graph::LinearAttrs>) {
-          h.i64(a.in_features); h.i64(a.out_features); h.flag(a.bias);
+          h.i64(a.in_features);
+          h.i64(a.out_features);
+          h.flag(a.bias);
         } else if constexpr (std::is_same_v<A, graph::Conv2dAttrs>) {
-          h.i64(a.in_channels); h.i64(a.out_channels); h.i64(a.kernel_h); h.i64(a.kernel_w);
-          h.i64(a.stride_h); h.i64(a.stride_w); h.i64(a.pad_h); h.i64(a.pad_w);
-          h.i64(a.dilation_h); h.i64(a.dilation_w); h.i64(a.groups); h.flag(a.bias);
+          h.i64(a.in_channels);
+          h.i64(a.out_channels);
+          h.i64(a.kernel_h);
+          h.i64(a.kernel_w);
+          h.i64(a.stride_h);
+          h.i64(a.stride_w);
+          h.i64(a.pad_h);
+          h.i64(a.pad_w);
+          h.i64(a.dilation_h);
+          h.i64(a.dilation_w);
+          h.i64(a.groups);
+          h.flag(a.bias);
         } else if constexpr (std::is_same_v<A, graph::BatchNormAttrs>) {
-          h.i64(a.channels); h.f32(a.eps); h.f32(a.momentum);
+          h.i64(a.channels);
+          h.f32(a.eps);
+          h.f32(a.momentum);
         } else if constexpr (std::is_same_v<A, graph::Pool2dAttrs>) {
-          h.i64(a.kernel_h); h.i64(a.kernel_w); h.i64(a.stride_h); h.i64(a.stride_w);
-          h.i64(a.pad_h); h.i64(a.pad_w); h.flag(a.count_include_pad);
+          h.i64(a.kernel_h);
+          h.i64(a.kernel_w);
+          h.i64(a.stride_h);
+          h.i64(a.stride_w);
+          h.i64(a.pad_h);
+          h.i64(a.pad_w);
+          h.flag(a.count_include_pad);
         } else if constexpr (std::is_same_v<A, graph::DropoutAttrs>) {
           h.f32(a.p);
         } else if constexpr (std::is_same_v<A, graph::ConcatAttrs>) {
           h.i64(a.axis);
         } else if constexpr (std::is_same_v<A, graph::EmbeddingBagAttrs>) {
-          h.i64(a.num_embeddings); h.i64(a.dim); h.text(embedding_bag_mode_name(a.mode));
+          h.i64(a.num_embeddings);
+          h.i64(a.dim);
+          h.text(embedding_bag_mode_name(a.mode));
           h.flag(a.per_sample_weights);
         } else if constexpr (std::is_same_v<A, graph::DotInteractionAttrs>) {
-          h.i64(a.num_sparse); h.i64(a.dim); h.flag(a.self_interaction);
+          h.i64(a.num_sparse);
+          h.i64(a.dim);
+          h.flag(a.self_interaction);
         } else if constexpr (std::is_same_v<A, graph::MseAttrs>) {
           h.flag(a.one_hot_labels);
         } else {
           // A new attribute struct must be added above, or two models differing only in it
           // would share a fingerprint.
-          static_assert(sizeof(A) == 0, "model_fingerprint: hash the fields of this new op attribute struct");
+          static_assert(sizeof(A) == 0,
+                        "model_fingerprint: hash the fields of this new op attribute struct");
         }
       },
       attrs);
@@ -122,6 +149,8 @@ std::uint64_t model_fingerprint(const graph::Graph& graph) {
   return h.value();
 }
 
-std::string fingerprint_str(std::uint64_t fingerprint) { return fmt::format("0x{:016x}", fingerprint); }
+std::string fingerprint_str(std::uint64_t fingerprint) {
+  return fmt::format("0x{:016x}", fingerprint);
+}
 
 }  // namespace telar::train

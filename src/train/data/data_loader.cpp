@@ -93,10 +93,11 @@ void DataLoader::fill(std::int64_t epoch, std::int64_t index, Tensor& images, Te
   const std::int64_t size = batch_size_of(index);
   require(images.dtype() == DType::F32 && images.rank() >= 1 && images.dim(0) == size &&
               images.numel() == size * data_.sample_numel(),
-          "internal: batch images tensor {} does not hold {} samples of {}", shape_str(images.shape()),
-          size, shape_str(data_.sample_shape()));
+          "internal: batch images tensor {} does not hold {} samples of {}",
+          shape_str(images.shape()), size, shape_str(data_.sample_shape()));
   require(labels.dtype() == DType::I64 && labels.numel() == size,
-          "internal: batch labels tensor {} does not hold {} labels", shape_str(labels.shape()), size);
+          "internal: batch labels tensor {} does not hold {} labels", shape_str(labels.shape()),
+          size);
   const std::span<const std::int64_t> served = order(epoch);
   const auto* src = static_cast<const char*>(data_.images.raw());
   auto* dst = static_cast<char*>(images.raw());

@@ -12,7 +12,9 @@ Shape Dataset::sample_shape() const {
   return Shape(images.shape().begin() + 1, images.shape().end());
 }
 
-std::int64_t Dataset::sample_numel() const { return shape_numel(sample_shape()); }
+std::int64_t Dataset::sample_numel() const {
+  return shape_numel(sample_shape());
+}
 
 void Dataset::validate() const {
   require(images.defined() && labels.defined(), "data set '{}' has no samples", name);
@@ -31,16 +33,17 @@ void Dataset::validate() const {
   const std::int64_t* label = labels.data<std::int64_t>();
   for (std::int64_t i = 0; i < labels.dim(0); ++i)
     if (label[i] < 0 || label[i] >= num_classes)
-      fail("data set '{}': label {} of sample {} is outside [0, {}); check the label file or the "
-           "number of classes",
-           name, label[i], i, num_classes);
+      fail(
+          "data set '{}': label {} of sample {} is outside [0, {}); check the label file or the "
+          "number of classes",
+          name, label[i], i, num_classes);
 }
 
 Dataset subset(const Dataset& data, std::span<const std::int64_t> indices, std::string name) {
   Shape shape = data.images.shape();
   shape[0] = static_cast<std::int64_t>(indices.size());
-  Dataset out{std::move(name), Tensor(shape, DType::F32),
-              Tensor({shape[0]}, DType::I64), data.num_classes};
+  Dataset out{std::move(name), Tensor(shape, DType::F32), Tensor({shape[0]}, DType::I64),
+              data.num_classes};
   const std::size_t row_bytes = static_cast<std::size_t>(data.sample_numel()) * sizeof(float);
   const auto* src = static_cast<const char*>(data.images.raw());
   auto* dst = static_cast<char*>(out.images.raw());
@@ -48,8 +51,8 @@ Dataset subset(const Dataset& data, std::span<const std::int64_t> indices, std::
   std::int64_t* dst_label = out.labels.data<std::int64_t>();
   for (std::size_t i = 0; i < indices.size(); ++i) {
     const std::int64_t index = indices[i];
-    require(index >= 0 && index < data.size(), "internal: sample index {} outside data set '{}' of {}",
-            index, data.name, data.size());
+    require(index >= 0 && index < data.size(),
+            "internal: sample index {} outside data set '{}' of {}", index, data.name, data.size());
     std::memcpy(dst + i * row_bytes, src + static_cast<std::size_t>(index) * row_bytes, row_bytes);
     dst_label[i] = src_label[index];
   }
@@ -57,7 +60,8 @@ Dataset subset(const Dataset& data, std::span<const std::int64_t> indices, std::
 }
 
 std::vector<std::int64_t> class_counts(const Dataset& data) {
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(std::max<std::int64_t>(data.num_classes, 0)), 0);
+  std::vector<std::int64_t> counts(
+      static_cast<std::size_t>(std::max<std::int64_t>(data.num_classes, 0)), 0);
   const std::int64_t* label = data.labels.data<std::int64_t>();
   for (std::int64_t i = 0; i < data.labels.numel(); ++i)
     if (label[i] >= 0 && label[i] < data.num_classes) ++counts[static_cast<std::size_t>(label[i])];

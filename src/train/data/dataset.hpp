@@ -11,9 +11,9 @@
 namespace telar::train {
 
 struct Dataset {
-  std::string name;           // e.g. "fashion-mnist/train"; used in messages and run.json
-  Tensor images;              // f32 [N, ...]
-  Tensor labels;              // i64 [N]
+  std::string name;  // e.g. "fashion-mnist/train"; used in messages and run.json
+  Tensor images;     // f32 [N, ...]
+  Tensor labels;     // i64 [N]
   std::int64_t num_classes = 0;
 
   std::int64_t size() const { return images.defined() ? images.dim(0) : 0; }

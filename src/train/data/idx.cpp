@@ -60,9 +60,10 @@ class GzReader {
           cut_short_ = true;
           break;
         }
-        fail("cannot read data file '{}': {} (zlib error {}); the file is damaged, reinstall or "
-             "re-download it",
-             path_.string(), message ? message : "unknown error", code);
+        fail(
+            "cannot read data file '{}': {} (zlib error {}); the file is damaged, reinstall or "
+            "re-download it",
+            path_.string(), message ? message : "unknown error", code);
       }
       if (got == 0) ended_ = true;
       done += static_cast<std::size_t>(got);
@@ -85,17 +86,21 @@ std::uint32_t big_endian_u32(const std::uint8_t* p) {
 
 std::string describe_magic(std::uint32_t magic) {
   switch (magic) {
-    case kIdxImagesMagic: return "an IDX image file";
-    case kIdxLabelsMagic: return "an IDX label file";
-    default: return "not an MNIST-format IDX file";
+    case kIdxImagesMagic:
+      return "an IDX image file";
+    case kIdxLabelsMagic:
+      return "an IDX label file";
+    default:
+      return "not an MNIST-format IDX file";
   }
 }
 
 [[noreturn]] void fail_truncated(const fs::path& path, std::uint64_t expected, std::uint64_t actual,
                                  bool gzip_cut_short) {
-  fail("data file '{}' is truncated: expected {} bytes, found {}{}; the file is incomplete, "
-       "reinstall or re-download it",
-       path.string(), expected, actual, gzip_cut_short ? " (the gzip stream ends early)" : "");
+  fail(
+      "data file '{}' is truncated: expected {} bytes, found {}{}; the file is incomplete, "
+      "reinstall or re-download it",
+      path.string(), expected, actual, gzip_cut_short ? " (the gzip stream ends early)" : "");
 }
 
 }  // namespace
@@ -109,10 +114,11 @@ IdxArray read_idx(const fs::path& path, std::uint32_t expected_magic) {
   if (magic_read < 4) fail_truncated(path, 4, magic_read, reader.cut_short());
   out.magic = big_endian_u32(magic_bytes);
   if (out.magic != expected_magic)
-    fail("data file '{}' has magic number 0x{:08X} ({}), expected 0x{:08X} ({}); check that the "
-         "image and label files are given in the right places",
-         path.string(), out.magic, describe_magic(out.magic), expected_magic,
-         describe_magic(expected_magic));
+    fail(
+        "data file '{}' has magic number 0x{:08X} ({}), expected 0x{:08X} ({}); check that the "
+        "image and label files are given in the right places",
+        path.string(), out.magic, describe_magic(out.magic), expected_magic,
+        describe_magic(expected_magic));
 
   const std::size_t rank = magic_bytes[3];
   std::vector<std::uint8_t> dim_bytes(4 * rank);
@@ -127,21 +133,23 @@ IdxArray read_idx(const fs::path& path, std::uint32_t expected_magic) {
     out.dims.push_back(size);
     element_count *= size;  // each factor < 2^32 and the running product is capped below
     if (element_count > kMaxIdxBytes)
-      fail("data file '{}' declares dimensions too large for an IDX data set; the header is "
-           "damaged, reinstall or re-download it",
-           path.string());
+      fail(
+          "data file '{}' declares dimensions too large for an IDX data set; the header is "
+          "damaged, reinstall or re-download it",
+          path.string());
   }
 
   const std::uint64_t expected_total = header_bytes + element_count;
   // Grown chunk by chunk so that a damaged header on a short file costs only what the file
   // holds, not what the header claims.
   constexpr std::uint64_t kChunk = std::uint64_t{1} << 24;
-  out.values.reserve(static_cast<std::size_t>(std::min(element_count, 16 * kChunk)));
+  out.values.reserve(static_cast<std::size_t>(std::min(element_count, kChunk)));
   std::uint64_t values_read = 0;
   while (values_read < element_count) {
     const std::uint64_t want = std::min(kChunk, element_count - values_read);
     out.values.resize(static_cast<std::size_t>(values_read + want));
-    const std::size_t got = reader.read(out.values.data() + values_read, static_cast<std::size_t>(want));
+    const std::size_t got =
+        reader.read(out.values.data() + values_read, static_cast<std::size_t>(want));
     values_read += got;
     if (got < want) break;
   }
@@ -150,9 +158,10 @@ IdxArray read_idx(const fs::path& path, std::uint32_t expected_magic) {
 
   std::uint8_t extra[1];
   if (reader.read(extra, 1) != 0)
-    fail("data file '{}' is longer than its header says ({} bytes expected); it is not a single "
-         "IDX array, check the file",
-         path.string(), expected_total);
+    fail(
+        "data file '{}' is longer than its header says ({} bytes expected); it is not a single "
+        "IDX array, check the file",
+        path.string(), expected_total);
   return out;
 }
 

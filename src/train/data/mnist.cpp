@@ -18,7 +18,9 @@ std::string_view data_split_name(DataSplit split) {
 }
 
 namespace {
-std::string_view file_prefix(DataSplit split) { return split == DataSplit::Train ? "train" : "t10k"; }
+std::string_view file_prefix(DataSplit split) {
+  return split == DataSplit::Train ? "train" : "t10k";
+}
 }  // namespace
 
 fs::path fashion_mnist_images_path(const fs::path& dir, DataSplit split) {
@@ -37,11 +39,14 @@ Dataset load_mnist_format(const fs::path& images_path, const fs::path& labels_pa
   const std::vector<std::uint8_t> labels = read_idx_labels(labels_path);
   IdxImages images = read_idx_images(images_path);
   if (static_cast<std::int64_t>(labels.size()) != images.count)
-    fail("'{}' holds {} images but '{}' holds {} labels; give the label file that belongs to "
-         "these images",
-         images_path.string(), images.count, labels_path.string(), labels.size());
-  require(images.rows > 0 && images.cols > 0, "'{}' declares images of {}x{} pixels; the file is "
-          "damaged", images_path.string(), images.rows, images.cols);
+    fail(
+        "'{}' holds {} images but '{}' holds {} labels; give the label file that belongs to "
+        "these images",
+        images_path.string(), images.count, labels_path.string(), labels.size());
+  require(images.rows > 0 && images.cols > 0,
+          "'{}' declares images of {}x{} pixels; the file is "
+          "damaged",
+          images_path.string(), images.rows, images.cols);
 
   Dataset out{std::move(name), Tensor({images.count, 1, images.rows, images.cols}, DType::F32),
               Tensor({images.count}, DType::I64), num_classes};
@@ -52,9 +57,10 @@ Dataset load_mnist_format(const fs::path& images_path, const fs::path& labels_pa
   std::int64_t* label = out.labels.data<std::int64_t>();
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (labels[i] >= num_classes)
-      fail("'{}': label {} of sample {} is outside [0, {}); check the label file or the number "
-           "of classes",
-           labels_path.string(), labels[i], i, num_classes);
+      fail(
+          "'{}': label {} of sample {} is outside [0, {}); check the label file or the number "
+          "of classes",
+          labels_path.string(), labels[i], i, num_classes);
     label[i] = labels[i];
   }
   return out;

@@ -29,7 +29,9 @@ Dataset load_mnist_format(const std::filesystem::path& images_path,
 // {train,t10k}-{images-idx3,labels-idx1}-ubyte.gz under `dir`; the data set is named
 // "fashion-mnist/train" or "fashion-mnist/test".
 Dataset load_fashion_mnist(const std::filesystem::path& dir, DataSplit split);
-inline Dataset load_fashion_mnist(DataSplit split) { return load_fashion_mnist(kFashionMnistDir, split); }
+inline Dataset load_fashion_mnist(DataSplit split) {
+  return load_fashion_mnist(kFashionMnistDir, split);
+}
 
 // The two file paths load_fashion_mnist reads, for messages and for tests that skip without them.
 std::filesystem::path fashion_mnist_images_path(const std::filesystem::path& dir, DataSplit split);

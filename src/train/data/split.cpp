@@ -25,7 +25,8 @@ ValidationSize ValidationSize::parse(std::string_view text, std::string_view wha
     return of_fraction(f);
   }
   const std::int64_t n = parse_int(value, what);
-  require(n >= 0, "{}: {} samples is negative; give a fraction like 0.1 or a sample count", what, n);
+  require(n >= 0, "{}: {} samples is negative; give a fraction like 0.1 or a sample count", what,
+          n);
   return of_count(n);
 }
 
@@ -36,7 +37,8 @@ std::int64_t ValidationSize::resolve(std::int64_t dataset_size) const {
   } else {
     require(fraction >= 0.0 && fraction < 1.0,
             "validation fraction {} is outside [0, 1); give a fraction like 0.1", fraction);
-    held_out = static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(dataset_size)));
+    held_out =
+        static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(dataset_size)));
   }
   require(held_out < dataset_size,
           "a validation set of {} samples leaves no training samples out of {}; hold out fewer",
@@ -53,7 +55,8 @@ SplitIndices split_train_validation(std::int64_t dataset_size, ValidationSize si
   // Only the first `held_out` positions need to be drawn (a partial Fisher-Yates shuffle).
   Rng rng = Rng::derive(seed, kSplitStream);
   for (std::int64_t i = 0; i < held_out; ++i) {
-    const auto j = i + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(dataset_size - i)));
+    const auto j =
+        i + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(dataset_size - i)));
     std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(j)]);
   }
   SplitIndices out;

@@ -13,7 +13,7 @@ struct SyntheticSpec {
   std::int64_t samples = 1024;
   Shape sample_shape = {1, 8, 8};  // C x H x W, or {features}
   std::int64_t num_classes = 4;
-  float noise = 0.5f;              // standard deviation of the per-sample noise
+  float noise = 0.5f;  // standard deviation of the per-sample noise
   std::uint64_t seed = 0;
   std::string name = "synthetic";
 };

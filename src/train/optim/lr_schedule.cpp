@@ -84,8 +84,7 @@ LrSchedule LrSchedule::parse(std::string_view spec, double base_lr) {
               spec, parts[3]);
       staircase = true;
     }
-    return exponential(base_lr, parse_int(parts[1], what), parse_double(parts[2], what),
-                       staircase);
+    return exponential(base_lr, parse_int(parts[1], what), parse_double(parts[2], what), staircase);
   }
   const std::string suggestion = closest_match(kind, {"constant", "step", "exp"});
   fail("unknown learning-rate schedule '{}'{}; use {}", spec,
@@ -95,9 +94,11 @@ LrSchedule LrSchedule::parse(std::string_view spec, double base_lr) {
 
 double LrSchedule::at(std::int64_t global_step, std::int64_t epoch) const {
   switch (kind_) {
-    case Kind::Constant: return base_lr_;
+    case Kind::Constant:
+      return base_lr_;
     case Kind::Step:
-      return base_lr_ * std::pow(factor_, static_cast<double>(std::max<std::int64_t>(epoch, 0) / period_));
+      return base_lr_ *
+             std::pow(factor_, static_cast<double>(std::max<std::int64_t>(epoch, 0) / period_));
     case Kind::Exponential: {
       double exponent = static_cast<double>(std::max<std::int64_t>(global_step, 0)) /
                         static_cast<double>(period_);
@@ -110,8 +111,10 @@ double LrSchedule::at(std::int64_t global_step, std::int64_t epoch) const {
 
 std::string LrSchedule::spec() const {
   switch (kind_) {
-    case Kind::Constant: return "constant";
-    case Kind::Step: return fmt::format("step:{}:{}", period_, factor_);
+    case Kind::Constant:
+      return "constant";
+    case Kind::Step:
+      return fmt::format("step:{}:{}", period_, factor_);
     case Kind::Exponential:
       return fmt::format("exp:{}:{}{}", period_, factor_, staircase_ ? ":staircase" : "");
   }

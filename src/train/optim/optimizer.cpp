@@ -9,7 +9,9 @@ using graph::ValueId;
 namespace {
 constexpr std::string_view kStepSlot = "step";
 
-std::size_t index_of(ValueId id) { return static_cast<std::size_t>(id); }
+std::size_t index_of(ValueId id) {
+  return static_cast<std::size_t>(id);
+}
 }  // namespace
 
 Tensor& Optimizer::slot(std::size_t slot, ValueId id, const Tensor& param) {

@@ -19,14 +19,14 @@ namespace telar::train {
 // Everything the command line can set for an optimizer. Fields an optimizer does not use must
 // keep their defaults (a user-typed option that would silently do nothing is an error).
 struct OptimizerOptions {
-  std::string name = "sgd";     // sgd | adagrad | adam
-  float momentum = 0.0f;        // sgd
-  bool nesterov = false;        // sgd (needs momentum > 0)
-  float weight_decay = 0.0f;    // all: L2 penalty added to the gradient, g += wd * p
-  float beta1 = 0.9f;           // adam
-  float beta2 = 0.999f;         // adam
-  float eps = -1.0f;            // adam (default 1e-8), adagrad (default 1e-10); < 0: default
-  float lr_decay = 0.0f;        // adagrad
+  std::string name = "sgd";          // sgd | adagrad | adam
+  float momentum = 0.0f;             // sgd
+  bool nesterov = false;             // sgd (needs momentum > 0)
+  float weight_decay = 0.0f;         // all: L2 penalty added to the gradient, g += wd * p
+  float beta1 = 0.9f;                // adam
+  float beta2 = 0.999f;              // adam
+  float eps = -1.0f;                 // adam (default 1e-8), adagrad (default 1e-10); < 0: default
+  float lr_decay = 0.0f;             // adagrad
   float initial_accumulator = 0.0f;  // adagrad
 };
 
@@ -34,8 +34,8 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
 
-  virtual std::string_view name() const = 0;           // "sgd", "adagrad", "adam"
-  virtual std::string describe() const = 0;            // name and hyperparameters, for run.json
+  virtual std::string_view name() const = 0;  // "sgd", "adagrad", "adam"
+  virtual std::string describe() const = 0;   // name and hyperparameters, for run.json
 
   // Updates params[id] for every id in `ids` from grads[id] with learning rate `lr`.
   // State for a parameter is created (zero) on its first step; no allocation afterwards.

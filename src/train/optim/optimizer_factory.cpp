@@ -31,8 +31,8 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& o) {
   const OptimizerOptions defaults;
   const bool momentum_set = o.momentum != defaults.momentum || o.nesterov;
   const bool betas_set = o.beta1 != defaults.beta1 || o.beta2 != defaults.beta2;
-  const bool adagrad_set = o.lr_decay != defaults.lr_decay ||
-                           o.initial_accumulator != defaults.initial_accumulator;
+  const bool adagrad_set =
+      o.lr_decay != defaults.lr_decay || o.initial_accumulator != defaults.initial_accumulator;
   if (o.name == "sgd") {
     reject_unused(o, "betas", betas_set);
     reject_unused(o, "eps", o.eps >= 0.0f);

@@ -11,8 +11,7 @@ namespace {
 constexpr std::size_t kMomentumSlot = 0;
 }
 
-Sgd::Sgd(SgdOptions options)
-    : Optimizer({"momentum_buffer"}), options_(options) {
+Sgd::Sgd(SgdOptions options) : Optimizer({"momentum_buffer"}), options_(options) {
   require(options_.momentum >= 0.0f, "sgd: momentum {} is negative; give --momentum 0 or more",
           options_.momentum);
   require(options_.weight_decay >= 0.0f,
