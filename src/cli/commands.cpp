@@ -5,9 +5,15 @@ namespace telar::cli {
 // One entry function per subcommand file.
 int run_models(const Args& args);
 int run_infer(const Args& args);
+int run_train(const Args& args);
+int run_eval(const Args& args);
+int run_demo(const Args& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
+      {"demo", "a tour of telar in a few minutes (start here)", run_demo},
+      {"train", "train a model on a data set; writes a run directory", run_train},
+      {"eval", "evaluate a checkpoint on a data set", run_eval},
       {"models", "list the model zoo, or show one model's layers (models show NAME)", run_models},
       {"infer", "inference latency and throughput of a model at a batch size", run_infer},
   };

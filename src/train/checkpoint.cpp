@@ -278,6 +278,7 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
          s.f64(t.best_metric);
          s.text(t.best_metric_name);
          s.text(t.config_json);
+         s.text(t.progress_json);
        }},
   };
   CountingSink payload_size;
@@ -407,6 +408,7 @@ Checkpoint read_checkpoint(const fs::path& path) {
       t.best_metric = in.f64();
       t.best_metric_name = in.text();
       t.config_json = in.text();
+      t.progress_json = in.text();
     } else {
       in.skip(body_bytes);  // written by a newer telar; not needed to resume
     }

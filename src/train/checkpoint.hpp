@@ -16,7 +16,7 @@
 // Sections: "model" (string name, u64 fingerprint, i64 parameter count), "parameters" and
 // "buffers" (tensor lists keyed by value name), "optimizer" (string name, string description,
 // tensor list), "trainer" (i64 epoch, i64 step_in_epoch, i64 global_step, u64 rng[4],
-// f64 best_metric, string best_metric_name, string config_json). Readers skip sections they do
+// f64 best_metric, string best_metric_name, string config_json, string progress_json). Readers skip sections they do
 // not know, so sections can be added without a version change.
 #include <array>
 #include <cmath>
@@ -47,6 +47,7 @@ struct TrainerState {
   double best_metric = std::numeric_limits<double>::quiet_NaN();  // NaN: none yet
   std::string best_metric_name;                                   // e.g. "val_accuracy"
   std::string config_json;                                        // the resolved run configuration
+  std::string progress_json;                                      // the trainer's running sums of the epoch in progress
 };
 
 struct Checkpoint {

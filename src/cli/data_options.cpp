@@ -1,0 +1,46 @@
+#include "cli/data_options.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "train/data/data_spec.hpp"
+#include "train/data/mnist.hpp"
+
+namespace telar::cli {
+
+void DataOptions::add_to(CLI::App& app) {
+  app.add_option("--data", data,
+                 fmt::format("data set: {}", fmt::join(train::data_spec_forms(), " | ")));
+  app.add_option("--train-images", train_images, "MNIST-format training images file");
+  app.add_option("--train-labels", train_labels, "MNIST-format training labels file");
+  app.add_option("--test-images", test_images, "MNIST-format test images file");
+  app.add_option("--test-labels", test_labels, "MNIST-format test labels file");
+  app.add_option("--validation", validation,
+                 "hold out part of the training set for per-epoch validation: a fraction "
+                 "(0.1) or a count (5000)");
+}
+
+namespace {
+
+train::Dataset load(const DataOptions& o, bool training, std::uint64_t seed) {
+  const std::string& images = training ? o.train_images : o.test_images;
+  const std::string& labels = training ? o.train_labels : o.test_labels;
+  if (!images.empty() || !labels.empty()) {
+    if (images.empty() || labels.empty())
+      fail("--{0}-images and --{0}-labels go together; give both", training ? "train" : "test");
+    return train::load_mnist_format(images, labels, training ? "train" : "test");
+  }
+  return train::load_dataset(o.data, training ? train::DataSplit::Train : train::DataSplit::Test,
+                             seed);
+}
+
+}  // namespace
+
+train::Dataset DataOptions::load_train(std::uint64_t seed) const { return load(*this, true, seed); }
+train::Dataset DataOptions::load_test(std::uint64_t seed) const { return load(*this, false, seed); }
+
+std::string DataOptions::describe() const {
+  return train_images.empty() ? data : train_images;
+}
+
+}  // namespace telar::cli

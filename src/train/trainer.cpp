@@ -1,0 +1,165 @@
+#include "train/trainer.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/clock.hpp"
+
+namespace telar::train {
+
+std::int64_t count_correct(const Tensor& logits, const Tensor& labels) {
+  const std::int64_t rows = logits.dim(0), classes = logits.dim(1);
+  const float* p = logits.f32();
+  const std::int64_t* y = labels.data<std::int64_t>();
+  std::int64_t correct = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = p + r * classes;
+    std::int64_t best = 0;
+    for (std::int64_t c = 1; c < classes; ++c)
+      if (row[c] > row[best]) best = c;
+    correct += best == y[r];
+  }
+  return correct;
+}
+
+Trainer::Trainer(backend::Executable& exe, graph::ParameterSet& params, Optimizer& optimizer,
+                 LrSchedule schedule, TrainerOptions options)
+    : exe_(exe),
+      params_(params),
+      optimizer_(optimizer),
+      schedule_(schedule),
+      options_(options),
+      parameter_ids_(exe.graph().parameters()),
+      loss_seed_(Shape{}),
+      inputs_(2),
+      output_grads_(2) {
+  const auto& g = exe.graph();
+  require(g.inputs().size() == 2 && g.outputs().size() == 2,
+          "internal: the trainer needs a training graph (inputs: images, labels; outputs: "
+          "logits, loss), got {} inputs and {} outputs",
+          g.inputs().size(), g.outputs().size());
+  loss_seed_.f32()[0] = 1.0f;
+  output_grads_[1] = loss_seed_;
+  state_.epochs = options.epochs;
+}
+
+void Trainer::add_callback(Callback* callback) {
+  callbacks_.push_back(callback);
+  if (callback->wants_node_events()) node_callbacks_.push_back(callback);
+  exe_.set_observer(node_callbacks_.empty() ? nullptr : this);
+}
+
+void Trainer::on_node_begin(const graph::Node& node, backend::Pass pass) {
+  for (Callback* c : node_callbacks_) c->on_node_begin(state_, node, pass);
+}
+
+void Trainer::on_node_end(const graph::Node& node, backend::Pass pass) {
+  for (Callback* c : node_callbacks_) c->on_node_end(state_, node, pass);
+}
+
+std::pair<double, std::int64_t> Trainer::run_batch(const Batch& batch, bool training) {
+  inputs_[0] = batch.images;
+  inputs_[1] = batch.labels;
+  if (training) exe_.set_random_stream(static_cast<std::uint64_t>(progress_.global_step));
+  exe_.forward(inputs_, training ? backend::Mode::Train : backend::Mode::Eval);
+  const double loss = exe_.output(1).f32()[0];
+  const std::int64_t correct = count_correct(exe_.output(0), batch.labels);
+  if (!std::isfinite(loss)) {
+    throw NonFiniteLoss(
+        fmt::format("the {} loss became {} at epoch {} batch {} (step {}); training stopped. "
+                    "Lower --lr or check the data",
+                    training ? "training" : "evaluation", loss, progress_.epoch, batch.index,
+                    progress_.global_step),
+        progress_.epoch, batch.index, progress_.global_step);
+  }
+  if (training) {
+    exe_.backward(output_grads_);
+    const double lr = schedule_.at(progress_.global_step, progress_.epoch);
+    optimizer_.step(params_, exe_.gradients(), parameter_ids_, static_cast<float>(lr));
+    exe_.parameters_updated();
+    state_.lr = lr;
+  }
+  return {loss, correct};
+}
+
+PhaseMetrics Trainer::evaluate(DataLoader& data) {
+  state_.evaluating = true;
+  state_.eval_batches = data.batches_per_epoch();
+  for (Callback* c : callbacks_) c->on_eval_begin(state_);
+  Stopwatch sw;
+  double loss_sum = 0.0;
+  std::int64_t correct = 0, samples = 0;
+  for (std::int64_t i = 0; i < data.batches_per_epoch(); ++i) {
+    const Batch& b = data.batch(0, i);
+    state_.batch = i;
+    state_.batch_size = b.size;
+    auto [loss, ok] = run_batch(b, false);
+    loss_sum += loss * static_cast<double>(b.size);
+    correct += ok;
+    samples += b.size;
+  }
+  PhaseMetrics m;
+  m.samples = samples;
+  m.loss = samples ? loss_sum / static_cast<double>(samples) : 0.0;
+  m.accuracy = samples ? static_cast<double>(correct) / static_cast<double>(samples) : 0.0;
+  m.seconds = sw.seconds();
+  state_.eval = m;
+  for (Callback* c : callbacks_) c->on_eval_end(state_);
+  state_.evaluating = false;
+  return m;
+}
+
+void Trainer::fit(DataLoader& train, DataLoader* eval) {
+  std::int64_t per_epoch = train.batches_per_epoch();
+  if (options_.limit_batches > 0) per_epoch = std::min(per_epoch, options_.limit_batches);
+  state_.batches_per_epoch = per_epoch;
+  state_.epoch_seconds = progress_.epoch_seconds;
+  state_.global_step = progress_.global_step;
+  for (Callback* c : callbacks_) c->on_train_begin(state_);
+  while (progress_.epoch < options_.epochs) {
+    state_.epoch = progress_.epoch;
+    if (progress_.next_batch == 0) {
+      progress_.loss_sum = 0.0;
+      progress_.correct = 0;
+      progress_.samples = 0;
+      progress_.seconds = 0.0;
+    }
+    for (Callback* c : callbacks_) c->on_epoch_begin(state_);
+    for (std::int64_t i = progress_.next_batch; i < per_epoch; ++i) {
+      Stopwatch sw;
+      const Batch& b = train.batch(progress_.epoch, i);
+      state_.batch = i;
+      state_.batch_size = b.size;
+      state_.global_step = progress_.global_step;
+      for (Callback* c : callbacks_) c->on_batch_begin(state_);
+      auto [loss, correct] = run_batch(b, true);
+      ++progress_.global_step;
+      progress_.next_batch = i + 1;
+      progress_.loss_sum += loss * static_cast<double>(b.size);
+      progress_.correct += correct;
+      progress_.samples += b.size;
+      progress_.seconds += sw.seconds();
+      state_.global_step = progress_.global_step;
+      state_.batch_loss = loss;
+      state_.batch_accuracy = static_cast<double>(correct) / static_cast<double>(b.size);
+      state_.train.samples = progress_.samples;
+      state_.train.loss = progress_.loss_sum / static_cast<double>(progress_.samples);
+      state_.train.accuracy =
+          static_cast<double>(progress_.correct) / static_cast<double>(progress_.samples);
+      state_.train.seconds = progress_.seconds;
+      for (Callback* c : callbacks_) c->on_batch_end(state_);
+    }
+    progress_.epoch_seconds.push_back(progress_.seconds);
+    state_.epoch_seconds = progress_.epoch_seconds;
+    if (eval) evaluate(*eval);
+    // From here the resume point is the start of the next epoch (what a checkpoint written
+    // by on_epoch_end must record); state_.epoch still names the finished one.
+    ++progress_.epoch;
+    progress_.next_batch = 0;
+    for (Callback* c : callbacks_) c->on_epoch_end(state_);
+  }
+  for (Callback* c : callbacks_) c->on_train_end(state_);
+}
+
+}  // namespace telar::train
