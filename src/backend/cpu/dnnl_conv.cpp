@@ -61,44 +61,64 @@ class DnnlConv final : public DnnlKernel {
     p.run();
   }
 
+  // Backward primitives choose their own layouts ("any"): some layouts the forward prefers
+  // (e.g. nhwc for brgconv) have only slow reference backward kernels. Where the chosen layout
+  // differs from the value's, a reorder is staged before or after.
   void prepare_backward() override {
     conv_fwd::primitive_desc hint = train_pd();
-    const auto& a = node().attr<graph::Conv2dAttrs>();
-    (void)a;
+    const auto f32 = dnnl::memory::data_type::f32;
+    const auto any = dnnl::memory::format_tag::any;
+    const md src_any(src_md_.dims(), f32, any), dst_any(dst_md_.dims(), f32, any),
+        w_any(w_plain_md_.dims(), f32, any);
+    const dnnl::memory diff_dst = out().grad_memory();
     if (grad_of(0).tensor) {
       conv_bwd_data::primitive_desc pd(
-          conv_bwd_data::desc(algorithm::convolution_direct, src_md_, hint.weights_desc(), dst_md_,
-                              strides_, dilates_, pad_l_, pad_r_),
+          conv_bwd_data::desc(algorithm::convolution_direct, src_any, w_any, dst_any, strides_,
+                              dilates_, pad_l_, pad_r_),
           default_attr(), cpu_engine(), hint);
-      dnnl::memory& w = weights_for(hint.weights_desc(), train_w_);
-      bwd_data_ = bind<conv_bwd_data>(pd, {{DNNL_ARG_DIFF_DST, out().grad_memory()},
+      dnnl::memory dd = stage_in(diff_dst, pd.diff_dst_desc(), before_data_);
+      dnnl::memory target = memory_over(src_md_, *grad_of(0).tensor);
+      dnnl::memory ds = target;
+      if (pd.diff_src_desc() != src_md_) {
+        ds = owned(pd.diff_src_desc());
+        after_data_ = {dnnl::reorder(ds, target), {{DNNL_ARG_FROM, ds}, {DNNL_ARG_TO, target}}};
+      }
+      dnnl::memory& w = weights_for(pd.weights_desc(), pd.weights_desc() == hint.weights_desc()
+                                                           ? train_w_
+                                                           : bwd_w_);
+      bwd_data_ = bind<conv_bwd_data>(pd, {{DNNL_ARG_DIFF_DST, dd},
                                            {DNNL_ARG_WEIGHTS, w},
-                                           {DNNL_ARG_DIFF_SRC, memory_over(src_md_, *grad_of(0).tensor)}});
+                                           {DNNL_ARG_DIFF_SRC, ds}});
     }
     if (grad_of(1).tensor) {
-      const auto any = dnnl::memory::format_tag::any;
       conv_bwd_weights::primitive_desc pd(
-          conv_bwd_weights::desc(algorithm::convolution_direct, src_md_,
-                                 md(w_plain_md_.dims(), dnnl::memory::data_type::f32, any), b_md_,
-                                 dst_md_, strides_, dilates_, pad_l_, pad_r_),
+          conv_bwd_weights::desc(algorithm::convolution_direct, src_any, w_any, b_md_, dst_any,
+                                 strides_, dilates_, pad_l_, pad_r_),
           default_attr(), cpu_engine(), hint);
+      dnnl::memory src = stage_in(in(0).data_memory(), pd.src_desc(), before_weights_);
+      dnnl::memory dd = stage_in(diff_dst, pd.diff_dst_desc(), before_weights_dd_);
       dnnl::memory dw_plain = memory_over(w_plain_md_, *grad_of(1).tensor);
       dnnl::memory dw = dw_plain;
       if (pd.diff_weights_desc() != w_plain_md_) {
         dw = owned(pd.diff_weights_desc());
         dw_to_plain_ = {dnnl::reorder(dw, dw_plain), {{DNNL_ARG_FROM, dw}, {DNNL_ARG_TO, dw_plain}}};
       }
-      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
-                                                    {DNNL_ARG_DIFF_DST, out().grad_memory()},
-                                                    {DNNL_ARG_DIFF_WEIGHTS, dw}};
+      std::unordered_map<int, dnnl::memory> args = {
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
       if (b_md_) args[DNNL_ARG_DIFF_BIAS] = memory_over(b_md_, *grad_of(2).tensor);
       bwd_weights_ = bind<conv_bwd_weights>(pd, std::move(args));
     }
   }
 
   void backward() override {
-    if (bwd_data_.ready()) bwd_data_.run();
+    if (bwd_data_.ready()) {
+      refresh_weights(bwd_w_, seen_bwd_);
+      for (auto* r : {&before_data_}) if (r->ready()) r->run();
+      bwd_data_.run();
+      if (after_data_.ready()) after_data_.run();
+    }
     if (bwd_weights_.ready()) {
+      for (auto* r : {&before_weights_, &before_weights_dd_}) if (r->ready()) r->run();
       bwd_weights_.run();
       if (dw_to_plain_.ready()) dw_to_plain_.run();
     }
@@ -141,6 +161,14 @@ class DnnlConv final : public DnnlKernel {
     return w.memory;
   }
 
+  // `from` as the primitive wants it: itself, or a buffer that `reorder` fills.
+  dnnl::memory stage_in(const dnnl::memory& from, const md& wanted, BoundPrimitive& reorder) {
+    if (from.get_desc() == wanted) return from;
+    dnnl::memory local = owned(wanted);
+    reorder = {dnnl::reorder(from, local), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, local}}};
+    return local;
+  }
+
   void refresh_weights(Weights& w, std::uint64_t& seen) {
     if (w.reorder.ready() && parameters_changed(io_, seen)) w.reorder.run();
   }
@@ -149,9 +177,10 @@ class DnnlConv final : public DnnlKernel {
   md src_md_, dst_md_, w_plain_md_, b_md_;
   conv_fwd::primitive_desc infer_pd_, train_pd_;
   bool train_pd_ready_ = false;
-  Weights infer_w_, train_w_;
-  std::uint64_t seen_infer_ = ~0ULL, seen_train_ = ~0ULL;
+  Weights infer_w_, train_w_, bwd_w_;
+  std::uint64_t seen_infer_ = ~0ULL, seen_train_ = ~0ULL, seen_bwd_ = ~0ULL;
   BoundPrimitive train_, infer_, bwd_data_, bwd_weights_, dw_to_plain_;
+  BoundPrimitive before_data_, after_data_, before_weights_, before_weights_dd_;
 };
 
 }  // namespace
