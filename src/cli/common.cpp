@@ -12,6 +12,12 @@ namespace telar::cli {
 
 bool parse(CLI::App& app, const Args& args, const std::string& command, int* exit_code) {
   std::vector<std::string> reversed(args.rbegin(), args.rend());
+  // A repeated option takes its last value (scripts append overrides to a base command).
+  for (CLI::Option* opt : app.get_options())
+    if (opt->get_items_expected_max() == 1) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  for (CLI::App* sub : app.get_subcommands({}))
+    for (CLI::Option* opt : sub->get_options())
+      if (opt->get_items_expected_max() == 1) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {

@@ -13,7 +13,7 @@
 #include "core/threads.hpp"
 #include "graph/loss.hpp"
 #include "train/checkpoint.hpp"
-#include "train/trainer.hpp"
+#include "train/evaluate.hpp"
 
 namespace telar::cli {
 
@@ -59,10 +59,8 @@ int run_eval(const Args& args) {
   graph::ParameterSet params = graph::ParameterSet::initialize(g, 0);
   train::restore_checkpoint(ckpt, path, g, params, nullptr);
   auto exe = backend::compile(backend::parse_backend_spec(backend_name), g, params);
-  auto optimizer = train::make_optimizer({});
-  train::Trainer trainer(*exe, params, *optimizer, train::LrSchedule::constant(0.0), {});
   train::DataLoader loader(set, {batch_size, false, false, 0});
-  const train::PhaseMetrics m = trainer.evaluate(loader);
+  const train::PhaseMetrics m = train::evaluate_classifier(*exe, loader);
   std::cout << fmt::format("{} on {} ({} samples): accuracy {:.4f}, loss {:.4f}, {:.2f} s\n",
                            net.name(), set.name, m.samples, m.accuracy, m.loss, m.seconds);
   if (json)

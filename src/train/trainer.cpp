@@ -5,23 +5,9 @@
 #include <cmath>
 
 #include "core/clock.hpp"
+#include "train/evaluate.hpp"
 
 namespace telar::train {
-
-std::int64_t count_correct(const Tensor& logits, const Tensor& labels) {
-  const std::int64_t rows = logits.dim(0), classes = logits.dim(1);
-  const float* p = logits.f32();
-  const std::int64_t* y = labels.data<std::int64_t>();
-  std::int64_t correct = 0;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float* row = p + r * classes;
-    std::int64_t best = 0;
-    for (std::int64_t c = 1; c < classes; ++c)
-      if (row[c] > row[best]) best = c;
-    correct += best == y[r];
-  }
-  return correct;
-}
 
 Trainer::Trainer(backend::Executable& exe, graph::ParameterSet& params, Optimizer& optimizer,
                  LrSchedule schedule, TrainerOptions options)
@@ -58,28 +44,25 @@ void Trainer::on_node_end(const graph::Node& node, backend::Pass pass) {
   for (Callback* c : node_callbacks_) c->on_node_end(state_, node, pass);
 }
 
-std::pair<double, std::int64_t> Trainer::run_batch(const Batch& batch, bool training) {
+std::pair<double, std::int64_t> Trainer::train_batch(const Batch& batch) {
   inputs_[0] = batch.images;
   inputs_[1] = batch.labels;
-  if (training) exe_.set_random_stream(static_cast<std::uint64_t>(progress_.global_step));
-  exe_.forward(inputs_, training ? backend::Mode::Train : backend::Mode::Eval);
+  exe_.set_random_stream(static_cast<std::uint64_t>(progress_.global_step));
+  exe_.forward(inputs_, backend::Mode::Train);
   const double loss = exe_.output(1).f32()[0];
   const std::int64_t correct = count_correct(exe_.output(0), batch.labels);
   if (!std::isfinite(loss)) {
     throw NonFiniteLoss(
-        fmt::format("the {} loss became {} at epoch {} batch {} (step {}); training stopped. "
-                    "Lower --lr or check the data",
-                    training ? "training" : "evaluation", loss, progress_.epoch, batch.index,
-                    progress_.global_step),
+        fmt::format("the training loss became {} at epoch {} batch {} (step {}); training "
+                    "stopped. Lower --lr or check the data",
+                    loss, progress_.epoch, batch.index, progress_.global_step),
         progress_.epoch, batch.index, progress_.global_step);
   }
-  if (training) {
-    exe_.backward(output_grads_);
-    const double lr = schedule_.at(progress_.global_step, progress_.epoch);
-    optimizer_.step(params_, exe_.gradients(), parameter_ids_, static_cast<float>(lr));
-    exe_.parameters_updated();
-    state_.lr = lr;
-  }
+  exe_.backward(output_grads_);
+  const double lr = schedule_.at(progress_.global_step, progress_.epoch);
+  optimizer_.step(params_, exe_.gradients(), parameter_ids_, static_cast<float>(lr));
+  exe_.parameters_updated();
+  state_.lr = lr;
   return {loss, correct};
 }
 
@@ -87,27 +70,13 @@ PhaseMetrics Trainer::evaluate(DataLoader& data) {
   state_.evaluating = true;
   state_.eval_batches = data.batches_per_epoch();
   for (Callback* c : callbacks_) c->on_eval_begin(state_);
-  Stopwatch sw;
-  double loss_sum = 0.0;
-  std::int64_t correct = 0, samples = 0;
-  for (std::int64_t i = 0; i < data.batches_per_epoch(); ++i) {
-    const Batch& b = data.batch(0, i);
-    state_.batch = i;
-    state_.batch_size = b.size;
-    auto [loss, ok] = run_batch(b, false);
-    loss_sum += loss * static_cast<double>(b.size);
-    correct += ok;
-    samples += b.size;
-  }
-  PhaseMetrics m;
-  m.samples = samples;
-  m.loss = samples ? loss_sum / static_cast<double>(samples) : 0.0;
-  m.accuracy = samples ? static_cast<double>(correct) / static_cast<double>(samples) : 0.0;
-  m.seconds = sw.seconds();
-  state_.eval = m;
+  state_.eval = evaluate_classifier(exe_, data, [this](std::int64_t batch, std::int64_t size) {
+    state_.batch = batch;
+    state_.batch_size = size;
+  });
   for (Callback* c : callbacks_) c->on_eval_end(state_);
   state_.evaluating = false;
-  return m;
+  return state_.eval;
 }
 
 void Trainer::fit(DataLoader& train, DataLoader* eval) {
@@ -133,7 +102,7 @@ void Trainer::fit(DataLoader& train, DataLoader* eval) {
       state_.batch_size = b.size;
       state_.global_step = progress_.global_step;
       for (Callback* c : callbacks_) c->on_batch_begin(state_);
-      auto [loss, correct] = run_batch(b, true);
+      auto [loss, correct] = train_batch(b);
       ++progress_.global_step;
       progress_.next_batch = i + 1;
       progress_.loss_sum += loss * static_cast<double>(b.size);

@@ -65,8 +65,8 @@ class Trainer : private backend::NodeObserver {
  private:
   void on_node_begin(const graph::Node& node, backend::Pass pass) override;
   void on_node_end(const graph::Node& node, backend::Pass pass) override;
-  // Runs one batch forward (and backward + step when training); returns loss and #correct.
-  std::pair<double, std::int64_t> run_batch(const Batch& batch, bool training);
+  // Forward, backward and optimizer step on one batch; returns its loss and #correct.
+  std::pair<double, std::int64_t> train_batch(const Batch& batch);
 
   backend::Executable& exe_;
   graph::ParameterSet& params_;
@@ -82,8 +82,5 @@ class Trainer : private backend::NodeObserver {
   std::vector<Tensor> inputs_;
   std::vector<Tensor> output_grads_;
 };
-
-// Fraction of rows of `logits` [B,C] whose argmax equals `labels` [B] (count, not fraction).
-std::int64_t count_correct(const Tensor& logits, const Tensor& labels);
 
 }  // namespace telar::train

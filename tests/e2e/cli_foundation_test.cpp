@@ -1,0 +1,228 @@
+// End-to-end tests of the foundation commands (models, train, eval, infer, demo --help): real
+// runs of the built telar binary, bad inputs (one line, exit 2, no partial files), resume.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_command.hpp"
+#include "train/checkpoint.hpp"
+
+using telar::testing::count_files;
+using telar::testing::fresh_temp_dir;
+using telar::testing::run_telar;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Exit status 2, exactly one line on stderr containing `needle`.
+void expect_bad_input(const telar::testing::CommandResult& r, const std::string& needle) {
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr: " << r.err;
+}
+
+void write_bytes(const fs::path& p, const std::vector<unsigned char>& bytes) {
+  std::ofstream out(p, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::vector<unsigned char> be32(std::uint32_t v) {
+  return {static_cast<unsigned char>(v >> 24), static_cast<unsigned char>(v >> 16),
+          static_cast<unsigned char>(v >> 8), static_cast<unsigned char>(v)};
+}
+
+// An MNIST-format pair in `dir` named like MNIST's files (train and t10k share the content).
+void write_idx_pair(const fs::path& dir, std::uint32_t image_magic, std::uint32_t images,
+                    std::uint32_t labels, std::size_t pixel_bytes) {
+  for (const char* prefix : {"train", "t10k"}) {
+    std::vector<unsigned char> img = be32(image_magic);
+    for (auto v : {images, 28u, 28u}) {
+      auto b = be32(v);
+      img.insert(img.end(), b.begin(), b.end());
+    }
+    img.resize(img.size() + pixel_bytes, 7);
+    write_bytes(dir / (std::string(prefix) + "-images-idx3-ubyte"), img);
+    std::vector<unsigned char> lab = be32(0x00000801);
+    auto b = be32(labels);
+    lab.insert(lab.end(), b.begin(), b.end());
+    for (std::uint32_t i = 0; i < labels; ++i) lab.push_back(static_cast<unsigned char>(i % 10));
+    write_bytes(dir / (std::string(prefix) + "-labels-idx1-ubyte"), lab);
+  }
+}
+
+std::vector<std::string> quick_train(const std::string& out) {
+  return {"train", "--model", "mlp:784-32-10", "--data", "synthetic:256:1x28x28:10",
+          "--epochs", "1", "--batch-size", "32", "--threads", "1", "--quiet", "--out", out};
+}
+
+nlohmann::json last_json_line(const std::string& out) {
+  auto end = out.find_last_not_of('\n');
+  auto start = out.rfind('\n', end);
+  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1,
+                                          end - (start == std::string::npos ? 0 : start + 1) + 1));
+}
+
+}  // namespace
+
+TEST(CliFoundation, VersionAndHelpOfEveryCommand) {
+  auto v = run_telar({"--version"});
+  EXPECT_EQ(v.status, 0);
+  EXPECT_NE(v.out.find("telar 0."), std::string::npos);
+  auto h = run_telar({"--help"});
+  EXPECT_EQ(h.status, 0);
+  for (const char* cmd : {"models", "train", "eval", "infer", "demo"}) {
+    EXPECT_NE(h.out.find(cmd), std::string::npos) << cmd;
+    auto r = run_telar({cmd, "--help"});
+    EXPECT_EQ(r.status, 0) << cmd;
+    EXPECT_NE(r.out.find("--"), std::string::npos) << cmd << ": " << r.out;
+  }
+}
+
+TEST(CliFoundation, ModelsListsPublishedParameterCounts) {
+  auto r = run_telar({"models"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("57044810"), std::string::npos);  // AlexNet, 10 classes
+  auto show = run_telar({"models", "show", "resnet34", "--input", "1x148x197", "--classes", "9", "--json"});
+  EXPECT_EQ(show.status, 0);
+  EXPECT_EQ(last_json_line(show.out)["parameters"], 21283017);
+}
+
+TEST(CliFoundation, TrainWritesRunDirectoryAndJson) {
+  const std::string out = fresh_temp_dir("train") + "/run";
+  auto args = quick_train(out);
+  args.push_back("--json");
+  auto r = run_telar(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = last_json_line(r.out);
+  for (const char* key : {"train", "test", "samples_per_s", "epoch_seconds", "run_dir"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_GE(j["test"]["accuracy"].get<double>(), 0.0);
+  EXPECT_LE(j["test"]["accuracy"].get<double>(), 1.0);
+  for (const char* f : {"run.json", "metrics.csv", "report.html", "checkpoint.telar"})
+    EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
+  // The checkpoint evaluates to the same test accuracy the run reported.
+  auto e = run_telar({"eval", "--checkpoint", out, "--data", "synthetic:256:1x28x28:10", "--json"});
+  ASSERT_EQ(e.status, 0) << e.err;
+  EXPECT_DOUBLE_EQ(last_json_line(e.out)["accuracy"].get<double>(), j["test"]["accuracy"].get<double>());
+}
+
+TEST(CliFoundation, InferReportsLatency) {
+  auto r = run_telar({"infer", "--model", "mnist_cnn", "--batch", "2", "--repeats", "3", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = last_json_line(r.out);
+  EXPECT_GT(j["latency_ms_median"].get<double>(), 0.0);
+  EXPECT_EQ(j["batch"], 2);
+}
+
+TEST(CliFoundation, BadIdxFilesAreOneLineErrors) {
+  const std::string root = fresh_temp_dir("idx");
+  const std::string out = root + "/run";
+  // Missing files.
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/none", "--out", out}),
+                   "none");
+  // Truncated pixels: 10 images announced, 100 bytes present.
+  fs::create_directories(root + "/trunc");
+  write_idx_pair(root + "/trunc", 0x00000803, 10, 10, 100);
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/trunc", "--out", out}),
+                   "truncated");
+  // Wrong magic number.
+  fs::create_directories(root + "/magic");
+  write_idx_pair(root + "/magic", 0x00000804, 10, 10, 10 * 784);
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/magic", "--out", out}),
+                   "magic");
+  // Label and image counts differ.
+  fs::create_directories(root + "/count");
+  write_idx_pair(root + "/count", 0x00000803, 10, 9, 10 * 784);
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/count", "--out", out}),
+                   "10");
+  EXPECT_FALSE(fs::exists(out)) << "no run directory after bad input";
+}
+
+TEST(CliFoundation, BadOptionsAndModelsAreOneLineErrors) {
+  const std::string out = fresh_temp_dir("opts") + "/run";
+  auto base = quick_train(out);
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_telar(a);
+  };
+  expect_bad_input(with({"--model", "resnet50"}), "unknown model");
+  expect_bad_input(with({"--frobnicate"}), "frobnicate");
+  expect_bad_input(with({"--batch-size", "0"}), "--batch-size");
+  expect_bad_input(with({"--optimizer", "adamw"}), "adamw");
+  // A Linear whose input width does not match: 28x28 images into an MLP declared for 100 inputs.
+  expect_bad_input(with({"--model", "mlp:100-10"}), "100");
+  EXPECT_FALSE(fs::exists(out)) << "no run directory after bad input";
+  expect_bad_input(run_telar({"frobnicate"}), "unknown command");
+}
+
+TEST(CliFoundation, UnwritableOutputDirectory) {
+  const std::string root = fresh_temp_dir("unwritable");
+  std::ofstream(root + "/file") << "x";
+  expect_bad_input(run_telar(quick_train(root + "/file/run")), "file/run");
+}
+
+TEST(CliFoundation, NonFiniteLossStopsAndKeepsLastGoodCheckpoint) {
+  const std::string out = fresh_temp_dir("nan") + "/run";
+  auto args = quick_train(out);
+  args.insert(args.end(), {"--lr", "1e30", "--checkpoint-every", "1"});
+  auto r = run_telar(args);
+  expect_bad_input(r, "loss became");
+  EXPECT_NE(r.err.find("step"), std::string::npos);
+  EXPECT_NE(r.err.find("last good checkpoint"), std::string::npos) << r.err;
+  // The checkpoint on disk is intact (checksum verified) and records a finite step.
+  auto ckpt = telar::train::read_checkpoint(fs::path(out) / telar::train::kCheckpointFileName);
+  EXPECT_GE(ckpt.trainer.global_step, 1);
+}
+
+TEST(CliFoundation, CheckpointOfAnotherModelOrCorruptedIsRefused) {
+  const std::string out = fresh_temp_dir("ckpt") + "/run";
+  ASSERT_EQ(run_telar(quick_train(out)).status, 0);
+  auto other = quick_train(out);
+  other[2] = "mlp:784-64-10";
+  other.insert(other.end(), {"--resume", out, "--epochs", "2"});
+  other.erase(std::find(other.begin(), other.end(), "--out"), std::find(other.begin(), other.end(), "--out") + 2);
+  expect_bad_input(run_telar(other), "model");
+  // Flip one byte in the middle of the checkpoint.
+  const fs::path ckpt = fs::path(out) / "checkpoint.telar";
+  std::fstream f(ckpt, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(fs::file_size(ckpt) / 2));
+  char c = 0;
+  f.read(&c, 1);
+  f.seekp(static_cast<std::streamoff>(fs::file_size(ckpt) / 2));
+  c = static_cast<char>(c ^ 0x5a);
+  f.write(&c, 1);
+  f.close();
+  expect_bad_input(run_telar({"eval", "--checkpoint", out, "--data", "synthetic:256:1x28x28:10"}),
+                   "corrupt");
+}
+
+TEST(CliFoundation, ResumeGivesTheSameLossesAsAnUninterruptedRun) {
+  // A model with dropout, so the random stream must be resumed too.
+  auto run = [](const std::string& out, const std::string& epochs, bool resume) {
+    std::vector<std::string> a = {"train", "--model", "mnist_cnn", "--data", "synthetic:192:1x28x28:10",
+                                  "--epochs", epochs, "--batch-size", "32", "--threads", "1",
+                                  "--momentum", "0.9", "--lr", "0.01", "--quiet", "--seed", "5"};
+    if (resume) a.insert(a.end(), {"--resume", out});
+    else a.insert(a.end(), {"--out", out});
+    return run_telar(a);
+  };
+  const std::string root = fresh_temp_dir("resume");
+  ASSERT_EQ(run(root + "/whole", "2", false).status, 0);
+  ASSERT_EQ(run(root + "/split", "1", false).status, 0);
+  auto r = run(root + "/split", "2", true);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto losses = [](const std::string& dir) {
+    std::ifstream in(dir + "/metrics.csv");
+    std::string line;
+    std::vector<std::string> rows;
+    while (std::getline(in, line))
+      if (line.rfind("1,", 0) == 0 && line.find(",train,loss,") != std::string::npos) rows.push_back(line);
+    return rows;
+  };
+  auto whole = losses(root + "/whole"), split = losses(root + "/split");
+  ASSERT_EQ(whole.size(), 7u);  // 6 batches of epoch 2 and its whole-epoch row
+  EXPECT_EQ(whole, split);
+}

@@ -1,0 +1,25 @@
+#pragma once
+// Runs the built telar executable (or any command) for end-to-end tests: exit status, stdout
+// and stderr.
+#include <string>
+#include <vector>
+
+namespace telar::testing {
+
+struct CommandResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `telar ARGS` (the binary of this build), without a shell: arguments are passed as is.
+CommandResult run_telar(const std::vector<std::string>& args);
+// Runs a shell command line.
+CommandResult run_shell(const std::string& command);
+std::string telar_binary();
+// A fresh empty directory under the system temp directory.
+std::string fresh_temp_dir(const std::string& name);
+// Number of regular files below `dir` (0 if it does not exist).
+int count_files(const std::string& dir);
+
+}  // namespace telar::testing
