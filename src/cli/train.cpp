@@ -165,7 +165,8 @@ int run_train(const Args& args) {
        {"optimizer", optimizer->describe()},
        {"batch size", std::to_string(batch_size)},
        {"epochs", std::to_string(epochs)},
-       {"backend", exe->name() + fmt::format(", {} threads", compute_threads())}});
+       {"backend", exe->name() + fmt::format(", {} threads", compute_threads())}},
+      resume.empty() ? -1 : start.epoch);
   train::CheckpointCallback checkpointer(run.file(train::kCheckpointFileName), g, params,
                                          *optimizer, trainer, config.dump(), checkpoint_every);
   trainer.add_callback(&progress);

@@ -6,8 +6,11 @@
 
 #include <ctime>
 #include <fstream>
+#include <sstream>
 
+#include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/parse.hpp"
 #include "core/threads.hpp"
 #include "core/version.hpp"
 
@@ -64,6 +67,22 @@ std::string MetricsTable::csv() const {
 }
 
 void MetricsTable::write(const fs::path& path) const { write_file_atomic(path, csv()); }
+
+MetricsTable MetricsTable::read(const fs::path& path) {
+  MetricsTable t;
+  std::istringstream in(read_file(path));
+  std::string line;
+  std::getline(in, line);
+  if (line != "epoch,batch,phase,metric,value")
+    fail("{} is not a telar metrics file (its header is '{}')", path.string(), line);
+  for (int n = 2; std::getline(in, line); ++n) {
+    auto f = split(line, ',');
+    if (f.size() != 5) fail("{}:{}: expected 5 fields, got {}", path.string(), n, f.size());
+    t.add(parse_int(f[0], "epoch"), parse_int(f[1], "batch"), f[2], f[3],
+          parse_double(f[4], "value"));
+  }
+  return t;
+}
 
 fs::path default_run_path(const std::string& prefix, const fs::path& root) {
   std::time_t t = std::time(nullptr);

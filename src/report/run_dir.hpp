@@ -34,6 +34,9 @@ class MetricsTable {
            const std::string& metric, double value);
   std::string csv() const;
   void write(const std::filesystem::path& path) const;  // atomic
+  // Reads a file written by write() (a resumed run continues its metrics); throws on a
+  // malformed file.
+  static MetricsTable read(const std::filesystem::path& path);
   struct Row {
     std::int64_t epoch, batch;
     std::string phase, metric;

@@ -10,8 +10,14 @@
 namespace telar::report {
 
 TrainingRecorder::TrainingRecorder(const RunDirectory& run, std::string title,
-                                   std::vector<std::pair<std::string, std::string>> summary)
-    : run_(run), title_(std::move(title)), summary_(std::move(summary)) {}
+                                   std::vector<std::pair<std::string, std::string>> summary,
+                                   int resume_at_epoch)
+    : run_(run), title_(std::move(title)), summary_(std::move(summary)) {
+  if (resume_at_epoch < 0 || !std::filesystem::exists(run.file("metrics.csv"))) return;
+  const MetricsTable earlier = MetricsTable::read(run.file("metrics.csv"));
+  for (const auto& r : earlier.rows())
+    if (r.epoch < resume_at_epoch) metrics_.add(r.epoch, r.batch, r.phase, r.metric, r.value);
+}
 
 void TrainingRecorder::on_batch_end(const train::TrainState& s) {
   metrics_.add(s.epoch, s.batch, "train", "loss", s.batch_loss);

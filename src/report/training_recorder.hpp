@@ -13,8 +13,11 @@ namespace telar::report {
 class TrainingRecorder : public train::Callback {
  public:
   // `summary`: key/value lines shown at the top of the report (model, optimizer, ...).
+  // `resume_at_epoch` >= 0: a resumed run; rows of earlier epochs already in metrics.csv are
+  // kept (later ones, from the interrupted attempt, are dropped).
   TrainingRecorder(const RunDirectory& run, std::string title,
-                   std::vector<std::pair<std::string, std::string>> summary);
+                   std::vector<std::pair<std::string, std::string>> summary,
+                   int resume_at_epoch = -1);
   void on_batch_end(const train::TrainState& s) override;
   void on_epoch_end(const train::TrainState& s) override;
   void on_train_end(const train::TrainState& s) override;

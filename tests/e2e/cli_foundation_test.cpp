@@ -225,4 +225,8 @@ TEST(CliFoundation, ResumeGivesTheSameLossesAsAnUninterruptedRun) {
   auto whole = losses(root + "/whole"), split = losses(root + "/split");
   ASSERT_EQ(whole.size(), 7u);  // 6 batches of epoch 2 and its whole-epoch row
   EXPECT_EQ(whole, split);
+  // The resumed run's metrics.csv still holds the first epoch.
+  std::ifstream in(root + "/split/metrics.csv");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\n0,-1,train,loss,"), std::string::npos);
 }
