@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/parallel.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
 
@@ -28,21 +29,21 @@ void activation_forward(Activation kind, const Tensor& x, Tensor& y) {
   float* yp = y.f32();
   switch (kind) {
     case Activation::ReLU:
-#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
-      for (std::int64_t i = 0; i < count; ++i) yp[i] = xp[i] < 0.0f ? 0.0f : xp[i];
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { yp[i] = xp[i] < 0.0f ? 0.0f : xp[i]; });
       return;
     case Activation::ReLU6:
-#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
-      for (std::int64_t i = 0; i < count; ++i)
+      parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
         yp[i] = xp[i] < 0.0f ? 0.0f : (xp[i] > 6.0f ? 6.0f : xp[i]);
+      });
       return;
     case Activation::Sigmoid:
-#pragma omp parallel for schedule(static) if (count > kParallelThreshold)
-      for (std::int64_t i = 0; i < count; ++i) yp[i] = sigmoid(xp[i]);
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { yp[i] = sigmoid(xp[i]); });
       return;
     case Activation::Tanh:
-#pragma omp parallel for schedule(static) if (count > kParallelThreshold)
-      for (std::int64_t i = 0; i < count; ++i) yp[i] = std::tanh(xp[i]);
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { yp[i] = std::tanh(xp[i]); });
       return;
   }
   fail("internal: activation_forward: unknown activation {}", static_cast<int>(kind));
@@ -58,30 +59,30 @@ void activation_backward(Activation kind, const Tensor& x, const Tensor& y, cons
     case Activation::ReLU: {
       detail::expect_same_numel("activation_backward", "x", x, count);
       const float* xp = x.f32();
-#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
-      for (std::int64_t i = 0; i < count; ++i) dxp[i] = xp[i] > 0.0f ? dyp[i] : 0.0f;
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { dxp[i] = xp[i] > 0.0f ? dyp[i] : 0.0f; });
       return;
     }
     case Activation::ReLU6: {
       detail::expect_same_numel("activation_backward", "x", x, count);
       const float* xp = x.f32();
-#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
-      for (std::int64_t i = 0; i < count; ++i)
+      parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
         dxp[i] = (xp[i] > 0.0f && xp[i] < 6.0f) ? dyp[i] : 0.0f;
+      });
       return;
     }
     case Activation::Sigmoid: {
       detail::expect_same_numel("activation_backward", "y", y, count);
       const float* yp = y.f32();
-#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
-      for (std::int64_t i = 0; i < count; ++i) dxp[i] = dyp[i] * yp[i] * (1.0f - yp[i]);
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { dxp[i] = dyp[i] * yp[i] * (1.0f - yp[i]); });
       return;
     }
     case Activation::Tanh: {
       detail::expect_same_numel("activation_backward", "y", y, count);
       const float* yp = y.f32();
-#pragma omp parallel for simd schedule(static) if (count > kParallelThreshold)
-      for (std::int64_t i = 0; i < count; ++i) dxp[i] = dyp[i] * (1.0f - yp[i] * yp[i]);
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { dxp[i] = dyp[i] * (1.0f - yp[i] * yp[i]); });
       return;
     }
   }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/parallel.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
 
@@ -16,8 +17,7 @@ void add_forward(const Tensor& a, const Tensor& b, Tensor& y) {
   const float* ap = a.f32();
   const float* bp = b.f32();
   float* yp = y.f32();
-#pragma omp parallel for simd schedule(static) if (count > (1 << 16))
-  for (std::int64_t i = 0; i < count; ++i) yp[i] = ap[i] + bp[i];
+  parallel_for(0, count, count > (1 << 16), [&](std::int64_t i) { yp[i] = ap[i] + bp[i]; });
 }
 
 namespace {
@@ -31,7 +31,8 @@ struct ConcatLayout {
 // Checks that every part agrees with y except along axis 1, and that the widths add up.
 template <typename Part>
 ConcatLayout layout(std::string_view kernel, std::span<Part> parts, const Tensor& y) {
-  if (y.rank() < 2) fail("internal: {}: output {} must have rank >= 2", kernel, shape_str(y.shape()));
+  if (y.rank() < 2)
+    fail("internal: {}: output {} must have rank >= 2", kernel, shape_str(y.shape()));
   ConcatLayout l{y.dim(0), y.numel() / std::max<std::int64_t>(y.dim(0), 1), dtype_size(y.dtype())};
   std::int64_t width = 0;
   for (std::size_t k = 0; k < parts.size(); ++k) {
@@ -58,8 +59,7 @@ void concat_forward(std::span<const Tensor> xs, Tensor& y) {
   const ConcatLayout l = layout("concat_forward", xs, y);
   auto* yp = static_cast<char*>(y.raw());
   const std::size_t out_row_bytes = static_cast<std::size_t>(l.out_row) * l.elem;
-#pragma omp parallel for schedule(static) if (y.nbytes() > (1 << 20))
-  for (std::int64_t n = 0; n < l.batch; ++n) {
+  parallel_for(0, l.batch, y.nbytes() > (1 << 20), [&](std::int64_t n) {
     std::size_t at = static_cast<std::size_t>(n) * out_row_bytes;
     for (const Tensor& x : xs) {
       const std::size_t row = x.nbytes() / static_cast<std::size_t>(l.batch);
@@ -67,23 +67,21 @@ void concat_forward(std::span<const Tensor> xs, Tensor& y) {
                   row);
       at += row;
     }
-  }
+  });
 }
 
 void concat_backward(const Tensor& dy, std::span<Tensor> dxs) {
   const ConcatLayout l = layout("concat_backward", dxs, dy);
   const auto* dyp = static_cast<const char*>(dy.raw());
   const std::size_t in_row_bytes = static_cast<std::size_t>(l.out_row) * l.elem;
-#pragma omp parallel for schedule(static) if (dy.nbytes() > (1 << 20))
-  for (std::int64_t n = 0; n < l.batch; ++n) {
+  parallel_for(0, l.batch, dy.nbytes() > (1 << 20), [&](std::int64_t n) {
     std::size_t at = static_cast<std::size_t>(n) * in_row_bytes;
     for (Tensor& dx : dxs) {
       const std::size_t row = dx.nbytes() / static_cast<std::size_t>(l.batch);
-      std::memcpy(static_cast<char*>(dx.raw()) + static_cast<std::size_t>(n) * row,
-                  dyp + at, row);
+      std::memcpy(static_cast<char*>(dx.raw()) + static_cast<std::size_t>(n) * row, dyp + at, row);
       at += row;
     }
-  }
+  });
 }
 
 }  // namespace telar::ops

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/parallel.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
 
@@ -53,8 +54,7 @@ void batchnorm_forward_train(const BatchNormAttrs& a, const Tensor& x, const Ten
   float* yp = y.f32();
   const double momentum = a.momentum;
 
-#pragma omp parallel for schedule(static) if (g.c > 1 && x.numel() > 32768)
-  for (std::int64_t c = 0; c < g.c; ++c) {
+  parallel_for(0, g.c, g.c > 1 && x.numel() > 32768, [&](std::int64_t c) {
     double sum = 0.0;
     for (std::int64_t n = 0; n < g.n; ++n) {
       const float* xs = xp + (n * g.c + c) * g.plane;
@@ -88,7 +88,7 @@ void batchnorm_forward_train(const BatchNormAttrs& a, const Tensor& x, const Ten
         static_cast<float>((1.0 - momentum) * running_mean.f32()[c] + momentum * mean);
     running_var.f32()[c] =
         static_cast<float>((1.0 - momentum) * running_var.f32()[c] + momentum * unbiased);
-  }
+  });
 }
 
 void batchnorm_forward_eval(const BatchNormAttrs& a, const Tensor& x, const Tensor& gamma,
@@ -103,8 +103,7 @@ void batchnorm_forward_eval(const BatchNormAttrs& a, const Tensor& x, const Tens
   detail::expect_shape(kName, "y", y, x.shape());
   const float* xp = x.f32();
   float* yp = y.f32();
-#pragma omp parallel for schedule(static) if (g.n * g.c > 1 && x.numel() > 32768)
-  for (std::int64_t nc = 0; nc < g.n * g.c; ++nc) {
+  parallel_for(0, g.n * g.c, g.n * g.c > 1 && x.numel() > 32768, [&](std::int64_t nc) {
     const std::int64_t c = nc % g.c;
     const double inv_std =
         1.0 / std::sqrt(static_cast<double>(running_var.f32()[c]) + static_cast<double>(a.eps));
@@ -115,7 +114,7 @@ void batchnorm_forward_eval(const BatchNormAttrs& a, const Tensor& x, const Tens
     float* ys = yp + nc * g.plane;
 #pragma omp simd
     for (std::int64_t p = 0; p < g.plane; ++p) ys[p] = (xs[p] - m) * scale + shift;
-  }
+  });
 }
 
 void batchnorm_backward(const BatchNormAttrs& a, const Tensor& x, const Tensor& gamma,
@@ -137,8 +136,7 @@ void batchnorm_backward(const BatchNormAttrs& a, const Tensor& x, const Tensor& 
   // With xhat = (x - mean) * inv_std and y = gamma * xhat + beta:
   //   dbeta = sum(dy), dgamma = sum(dy * xhat),
   //   dx = gamma * inv_std * (dy - dbeta / M - xhat * dgamma / M), M = N * H * W.
-#pragma omp parallel for schedule(static) if (g.c > 1 && x.numel() > 32768)
-  for (std::int64_t c = 0; c < g.c; ++c) {
+  parallel_for(0, g.c, g.c > 1 && x.numel() > 32768, [&](std::int64_t c) {
     const double mean = saved_mean.f32()[c];
     const double inv_std = saved_inv_std.f32()[c];
     double sum_dy = 0.0, sum_dy_xhat = 0.0;
@@ -166,7 +164,7 @@ void batchnorm_backward(const BatchNormAttrs& a, const Tensor& x, const Tensor& 
           dxs[p] = k * (dys[p] - mean_dy - (xs[p] - m) * s * mean_dy_xhat);
       }
     }
-  }
+  });
 }
 
 }  // namespace telar::ops

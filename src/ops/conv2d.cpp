@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "graph/shape_inference.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
@@ -62,8 +63,7 @@ void conv2d_forward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, cons
   const std::int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
   const std::int64_t sh = a.stride_h, sw = a.stride_w;
 
-#pragma omp parallel for schedule(dynamic, 1) if (g.n * g.o > 1)
-  for (std::int64_t no = 0; no < g.n * g.o; ++no) {
+  parallel_for_dynamic(0, g.n * g.o, g.n * g.o > 1, 1, [&](std::int64_t no) {
     const std::int64_t n = no / g.o, o = no % g.o, group = o / g.og;
     float* yplane = yp + no * out_plane;
     std::fill(yplane, yplane + out_plane, bp ? bp[o] : 0.0f);
@@ -91,7 +91,7 @@ void conv2d_forward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, cons
         }
       }
     }
-  }
+  });
 }
 
 void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, const Tensor& dy,
@@ -108,8 +108,7 @@ void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, con
     // dx[n, c] gathers from every output channel of c's group: one thread per input plane.
     detail::expect_shape("conv2d_backward", "dx", *dx, x.shape());
     float* dxp = dx->f32();
-#pragma omp parallel for schedule(dynamic, 1) if (g.n * g.c > 1)
-    for (std::int64_t nc = 0; nc < g.n * g.c; ++nc) {
+    parallel_for_dynamic(0, g.n * g.c, g.n * g.c > 1, 1, [&](std::int64_t nc) {
       const std::int64_t n = nc / g.c, c = nc % g.c, group = c / g.cg, cl = c % g.cg;
       float* dxplane = dxp + nc * in_plane;
       std::fill(dxplane, dxplane + in_plane, 0.0f);
@@ -128,8 +127,7 @@ void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, con
               const float* dyrow = dyplane + oh * g.ow;
               if (sw == 1) {
 #pragma omp simd
-                for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow)
-                  dxrow[ow + off_w] += wv * dyrow[ow];
+                for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow) dxrow[ow + off_w] += wv * dyrow[ow];
               } else {
                 for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow)
                   dxrow[ow * sw + off_w] += wv * dyrow[ow];
@@ -138,7 +136,7 @@ void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, con
           }
         }
       }
-    }
+    });
   }
 
   if (dw) {
@@ -146,8 +144,7 @@ void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, con
     // float, rows into a double, so long reductions (large batch x plane) stay accurate.
     detail::expect_shape("conv2d_backward", "dw", *dw, w.shape());
     float* dwp = dw->f32();
-#pragma omp parallel for schedule(dynamic, 1) if (g.o * g.cg > 1)
-    for (std::int64_t oc = 0; oc < g.o * g.cg; ++oc) {
+    parallel_for_dynamic(0, g.o * g.cg, g.o * g.cg > 1, 1, [&](std::int64_t oc) {
       const std::int64_t o = oc / g.cg, cl = oc % g.cg, group = o / g.og;
       for (std::int64_t i = 0; i < g.kh; ++i) {
         const std::int64_t off_h = i * a.dilation_h - a.pad_h;
@@ -165,8 +162,7 @@ void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, con
               float row = 0.0f;
               if (sw == 1) {
 #pragma omp simd reduction(+ : row)
-                for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow)
-                  row += dyrow[ow] * xrow[ow + off_w];
+                for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow) row += dyrow[ow] * xrow[ow + off_w];
               } else {
                 for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow)
                   row += dyrow[ow] * xrow[ow * sw + off_w];
@@ -177,14 +173,13 @@ void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, con
           dwp[oc * g.kh * g.kw + i * g.kw + j] = static_cast<float>(acc);
         }
       }
-    }
+    });
   }
 
   if (db) {
     detail::expect_shape("conv2d_backward", "db", *db, {g.o});
     float* dbp = db->f32();
-#pragma omp parallel for schedule(static) if (g.o > 1 && g.n * g.o * out_plane > 32768)
-    for (std::int64_t o = 0; o < g.o; ++o) {
+    parallel_for(0, g.o, g.o > 1 && g.n * g.o * out_plane > 32768, [&](std::int64_t o) {
       double acc = 0.0;
       for (std::int64_t n = 0; n < g.n; ++n) {
         const float* dyplane = dyp + (n * g.o + o) * out_plane;
@@ -194,7 +189,7 @@ void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, con
         acc += plane;
       }
       dbp[o] = static_cast<float>(acc);
-    }
+    });
   }
 }
 

@@ -18,6 +18,14 @@ inline void expect_shape(std::string_view kernel, std::string_view what, const T
          shape_str(expected));
 }
 
+// The same for a brace list ({batch, dim}) without building a Shape (no allocation when the
+// shapes agree: kernels run in the steady-state training step).
+inline void expect_shape(std::string_view kernel, std::string_view what, const Tensor& t,
+                         std::initializer_list<std::int64_t> expected) {
+  if (!std::equal(t.shape().begin(), t.shape().end(), expected.begin(), expected.end()))
+    expect_shape(kernel, what, t, Shape(expected));
+}
+
 inline void expect_same_numel(std::string_view kernel, std::string_view what, const Tensor& t,
                               std::int64_t expected) {
   if (t.numel() != expected)

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
 
@@ -49,8 +50,7 @@ void dot_interaction_forward(const DotInteractionAttrs& a, std::span<const Tenso
   std::vector<const float*> s(static_cast<std::size_t>(g.vectors));
   for (std::int64_t v = 0; v < g.vectors; ++v) s[v] = inputs[v].f32();
   float* yp = y.f32();
-#pragma omp parallel for schedule(static) if (g.batch * g.width * g.dim > 32768)
-  for (std::int64_t n = 0; n < g.batch; ++n) {
+  parallel_for(0, g.batch, g.batch * g.width * g.dim > 32768, [&](std::int64_t n) {
     float* out = yp + n * g.width;
     const float* dense = s[0] + n * g.dim;
     std::copy(dense, dense + g.dim, out);
@@ -58,7 +58,7 @@ void dot_interaction_forward(const DotInteractionAttrs& a, std::span<const Tenso
     for (std::int64_t i = 0; i < g.vectors; ++i)
       for (std::int64_t j = 0; j < i + g.diag; ++j)
         out[at++] = dot(s[i] + n * g.dim, s[j] + n * g.dim, g.dim);
-  }
+  });
 }
 
 void dot_interaction_backward(const DotInteractionAttrs& a, std::span<const Tensor> inputs,

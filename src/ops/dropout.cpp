@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/parallel.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
 
@@ -31,8 +32,7 @@ void dropout_forward(float p, Rng& rng, const Tensor& x, Tensor& y, Tensor& mask
   const float scale = 1.0f / (1.0f - p);
   const double drop = p;
   const std::int64_t blocks = (count + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (blocks > 1)
-  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+  parallel_for(0, blocks, blocks > 1, [&](std::int64_t blk) {
     Rng stream = Rng::derive(seed, static_cast<std::uint64_t>(blk));
     const std::int64_t end = std::min(count, (blk + 1) * kBlock);
     for (std::int64_t i = blk * kBlock; i < end; ++i) {
@@ -40,7 +40,7 @@ void dropout_forward(float p, Rng& rng, const Tensor& x, Tensor& y, Tensor& mask
       mp[i] = keep ? 1 : 0;
       yp[i] = keep ? xp[i] * scale : 0.0f;
     }
-  }
+  });
 }
 
 void dropout_backward(float p, const Tensor& mask, const Tensor& dy, Tensor& dx) {
@@ -52,8 +52,8 @@ void dropout_backward(float p, const Tensor& mask, const Tensor& dy, Tensor& dx)
   const float* dyp = dy.f32();
   float* dxp = dx.f32();
   const float scale = 1.0f / (1.0f - p);
-#pragma omp parallel for simd schedule(static) if (count > (1 << 16))
-  for (std::int64_t i = 0; i < count; ++i) dxp[i] = mp[i] ? dyp[i] * scale : 0.0f;
+  parallel_for(0, count, count > (1 << 16),
+               [&](std::int64_t i) { dxp[i] = mp[i] ? dyp[i] * scale : 0.0f; });
 }
 
 }  // namespace telar::ops

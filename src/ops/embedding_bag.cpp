@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/parallel.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
 
@@ -34,14 +35,16 @@ Bags validate(std::string_view kernel, const EmbeddingBagAttrs& a, const Tensor&
 
   // Like PyTorch, the first bag must start at 0: indices before it would silently be ignored.
   if (bags.count > 0 && bags.offsets[0] != 0)
-    fail("EmbeddingBag: offsets[0] is {}, but the first bag must start at index 0 (offsets are "
-         "the start of each bag within the {} indices)",
-         bags.offsets[0], bags.nnz);
+    fail(
+        "EmbeddingBag: offsets[0] is {}, but the first bag must start at index 0 (offsets are "
+        "the start of each bag within the {} indices)",
+        bags.offsets[0], bags.nnz);
   for (std::int64_t b = 0; b + 1 < bags.count; ++b) {
     if (bags.offsets[b + 1] < bags.offsets[b])
-      fail("EmbeddingBag: offsets must be non-decreasing, but bag {} starts at {} and bag {} at "
-           "{}",
-           b, bags.offsets[b], b + 1, bags.offsets[b + 1]);
+      fail(
+          "EmbeddingBag: offsets must be non-decreasing, but bag {} starts at {} and bag {} at "
+          "{}",
+          b, bags.offsets[b], b + 1, bags.offsets[b + 1]);
   }
   if (bags.count > 0 && bags.offsets[bags.count - 1] > bags.nnz)
     fail("EmbeddingBag: the last bag ({}) starts at offset {}, past the end of the {} indices",
@@ -51,9 +54,10 @@ Bags validate(std::string_view kernel, const EmbeddingBagAttrs& a, const Tensor&
     for (std::int64_t k = bags.begin(b); k < bags.end(b); ++k) {
       const std::int64_t row = bags.indices[k];
       if (row < 0 || row >= a.num_embeddings)
-        fail("EmbeddingBag: index {} (position {}, bag {}) is out of range for a table of {} "
-             "rows; indices must be in [0, {})",
-             row, k, b, a.num_embeddings, a.num_embeddings);
+        fail(
+            "EmbeddingBag: index {} (position {}, bag {}) is out of range for a table of {} "
+            "rows; indices must be in [0, {})",
+            row, k, b, a.num_embeddings, a.num_embeddings);
     }
   }
   return bags;
@@ -61,9 +65,8 @@ Bags validate(std::string_view kernel, const EmbeddingBagAttrs& a, const Tensor&
 
 }  // namespace
 
-void embedding_bag_forward(const EmbeddingBagAttrs& a, const Tensor& indices,
-                           const Tensor& offsets, const Tensor& weight,
-                           const Tensor* per_sample_weights, Tensor& y) {
+void embedding_bag_forward(const EmbeddingBagAttrs& a, const Tensor& indices, const Tensor& offsets,
+                           const Tensor& weight, const Tensor* per_sample_weights, Tensor& y) {
   constexpr std::string_view kName = "embedding_bag_forward";
   detail::expect_shape(kName, "weight", weight, {a.num_embeddings, a.dim});
   const Bags bags = validate(kName, a, indices, offsets, per_sample_weights);
@@ -72,22 +75,22 @@ void embedding_bag_forward(const EmbeddingBagAttrs& a, const Tensor& indices,
   const float* wp = weight.f32();
   const float* psw = per_sample_weights ? per_sample_weights->f32() : nullptr;
   float* yp = y.f32();
-#pragma omp parallel for schedule(dynamic, 16) if (bags.count > 1 && bags.nnz * dim > 32768)
-  for (std::int64_t b = 0; b < bags.count; ++b) {
-    float* out = yp + b * dim;
-    std::fill(out, out + dim, 0.0f);
-    const std::int64_t begin = bags.begin(b), end = bags.end(b);
-    for (std::int64_t k = begin; k < end; ++k) {
-      const float* row = wp + bags.indices[k] * dim;
-      const float s = psw ? psw[k] : 1.0f;
+  parallel_for_dynamic(0, bags.count, bags.count > 1 && bags.nnz * dim > 32768, 16,
+                       [&](std::int64_t b) {
+                         float* out = yp + b * dim;
+                         std::fill(out, out + dim, 0.0f);
+                         const std::int64_t begin = bags.begin(b), end = bags.end(b);
+                         for (std::int64_t k = begin; k < end; ++k) {
+                           const float* row = wp + bags.indices[k] * dim;
+                           const float s = psw ? psw[k] : 1.0f;
 #pragma omp simd
-      for (std::int64_t d = 0; d < dim; ++d) out[d] += s * row[d];
-    }
-    if (a.mode == graph::EmbeddingBagMode::Mean && end > begin) {
-      const float count = static_cast<float>(end - begin);
-      for (std::int64_t d = 0; d < dim; ++d) out[d] /= count;
-    }
-  }
+                           for (std::int64_t d = 0; d < dim; ++d) out[d] += s * row[d];
+                         }
+                         if (a.mode == graph::EmbeddingBagMode::Mean && end > begin) {
+                           const float count = static_cast<float>(end - begin);
+                           for (std::int64_t d = 0; d < dim; ++d) out[d] /= count;
+                         }
+                       });
 }
 
 void embedding_bag_backward(const EmbeddingBagAttrs& a, const Tensor& indices,
@@ -102,8 +105,8 @@ void embedding_bag_backward(const EmbeddingBagAttrs& a, const Tensor& indices,
   const float* dyp = dy.f32();
   float* dwp = dweight.f32();
   const std::int64_t rows = a.num_embeddings;
-#pragma omp parallel for schedule(static) if (rows * dim > (1 << 16))
-  for (std::int64_t r = 0; r < rows; ++r) std::fill(dwp + r * dim, dwp + (r + 1) * dim, 0.0f);
+  parallel_for(0, rows, rows * dim > (1 << 16),
+               [&](std::int64_t r) { std::fill(dwp + r * dim, dwp + (r + 1) * dim, 0.0f); });
   // Rows repeat across bags, so the scatter is serial (and its summation order fixed).
   for (std::int64_t b = 0; b < bags.count; ++b) {
     const std::int64_t begin = bags.begin(b), end = bags.end(b);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
 
@@ -21,8 +22,7 @@ void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y
   const float* wp = w.f32();
   const float* bp = b ? b->f32() : nullptr;
   float* yp = y.f32();
-#pragma omp parallel for schedule(static) if (batch * out * in > 32768)
-  for (std::int64_t n = 0; n < batch; ++n) {
+  parallel_for(0, batch, batch * out * in > 32768, [&](std::int64_t n) {
     const float* xr = xp + n * in;
     for (std::int64_t o = 0; o < out; ++o) {
       const float* wr = wp + o * in;
@@ -31,7 +31,7 @@ void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y
       for (std::int64_t i = 0; i < in; ++i) acc += xr[i] * wr[i];
       yp[n * out + o] = acc + (bp ? bp[o] : 0.0f);
     }
-  }
+  });
 }
 
 void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
@@ -48,8 +48,7 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor*
   if (dx) {
     detail::expect_shape("linear_backward", "dx", *dx, {batch, in});
     float* dxp = dx->f32();
-#pragma omp parallel for schedule(static) if (big)
-    for (std::int64_t n = 0; n < batch; ++n) {
+    parallel_for(0, batch, big, [&](std::int64_t n) {
       float* dxr = dxp + n * in;
       std::fill(dxr, dxr + in, 0.0f);
       for (std::int64_t o = 0; o < out; ++o) {
@@ -58,13 +57,12 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor*
 #pragma omp simd
         for (std::int64_t i = 0; i < in; ++i) dxr[i] += g * wr[i];
       }
-    }
+    });
   }
   if (dw) {
     detail::expect_shape("linear_backward", "dw", *dw, {out, in});
     float* dwp = dw->f32();
-#pragma omp parallel for schedule(static) if (big)
-    for (std::int64_t o = 0; o < out; ++o) {
+    parallel_for(0, out, big, [&](std::int64_t o) {
       float* dwr = dwp + o * in;
       std::fill(dwr, dwr + in, 0.0f);
       for (std::int64_t n = 0; n < batch; ++n) {
@@ -73,7 +71,7 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor*
 #pragma omp simd
         for (std::int64_t i = 0; i < in; ++i) dwr[i] += g * xr[i];
       }
-    }
+    });
   }
   if (db) {
     detail::expect_shape("linear_backward", "db", *db, {out});

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
 
@@ -30,10 +31,15 @@ template <typename Partial>
 double blocked_sum(std::int64_t count, std::int64_t block, const Partial& partial) {
   block = std::max<std::int64_t>(block, 1);
   const std::int64_t blocks = (count + block - 1) / block;
-  std::vector<double> sums(static_cast<std::size_t>(blocks), 0.0);
-#pragma omp parallel for schedule(static) if (blocks > 1)
-  for (std::int64_t b = 0; b < blocks; ++b)
-    sums[b] = partial(b * block, std::min(count, (b + 1) * block));
+  // Reused across calls (grows only): the training step allocates nothing. The workers
+  // write through `out`, the calling thread's buffer, not their own thread_local copies.
+  thread_local std::vector<double> buffer;
+  buffer.assign(static_cast<std::size_t>(blocks), 0.0);
+  std::vector<double>& sums = buffer;
+  double* out = sums.data();
+  parallel_for(0, blocks, blocks > 1, [&](std::int64_t b) {
+    out[b] = partial(b * block, std::min(count, (b + 1) * block));
+  });
   double total = 0.0;
   for (double s : sums) total += s;
   return total;
@@ -61,29 +67,29 @@ float cross_entropy_with_logits(const Tensor& logits, const Tensor& labels, Tens
   float* dp = dlogits ? dlogits->f32() : nullptr;
   const double grad_scale = static_cast<double>(scale) / static_cast<double>(batch);
 
-  const double total = blocked_sum(
-      batch, kBlockElements / std::max<std::int64_t>(classes, 1),
-      [&](std::int64_t begin, std::int64_t end) {
-        double sum_loss = 0.0;
-        for (std::int64_t n = begin; n < end; ++n) {
-          const float* x = xp + n * classes;
-          // log sum exp x = max + log sum exp (x - max): no overflow for large logits.
-          double max = -std::numeric_limits<double>::infinity();
-          for (std::int64_t c = 0; c < classes; ++c) max = std::max(max, double{x[c]});
-          double sum = 0.0;
-          for (std::int64_t c = 0; c < classes; ++c) sum += std::exp(x[c] - max);
-          const double log_sum = max + std::log(sum);
-          sum_loss += log_sum - x[lp[n]];
-          if (dp) {
-            // d/dx_c = softmax_c - [c == label], averaged over the batch.
-            float* d = dp + n * classes;
-            for (std::int64_t c = 0; c < classes; ++c)
-              d[c] = static_cast<float>((std::exp(x[c] - log_sum) - (c == lp[n] ? 1.0 : 0.0)) *
-                                        grad_scale);
-          }
-        }
-        return sum_loss;
-      });
+  const double total =
+      blocked_sum(batch, kBlockElements / std::max<std::int64_t>(classes, 1),
+                  [&](std::int64_t begin, std::int64_t end) {
+                    double sum_loss = 0.0;
+                    for (std::int64_t n = begin; n < end; ++n) {
+                      const float* x = xp + n * classes;
+                      // log sum exp x = max + log sum exp (x - max): no overflow for large logits.
+                      double max = -std::numeric_limits<double>::infinity();
+                      for (std::int64_t c = 0; c < classes; ++c) max = std::max(max, double{x[c]});
+                      double sum = 0.0;
+                      for (std::int64_t c = 0; c < classes; ++c) sum += std::exp(x[c] - max);
+                      const double log_sum = max + std::log(sum);
+                      sum_loss += log_sum - x[lp[n]];
+                      if (dp) {
+                        // d/dx_c = softmax_c - [c == label], averaged over the batch.
+                        float* d = dp + n * classes;
+                        for (std::int64_t c = 0; c < classes; ++c)
+                          d[c] = static_cast<float>(
+                              (std::exp(x[c] - log_sum) - (c == lp[n] ? 1.0 : 0.0)) * grad_scale);
+                      }
+                    }
+                    return sum_loss;
+                  });
   return static_cast<float>(total / static_cast<double>(batch));
 }
 

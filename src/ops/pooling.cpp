@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/parallel.hpp"
 #include "graph/shape_inference.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
@@ -21,8 +22,8 @@ PoolGeometry geometry(std::string_view kernel, const Pool2dAttrs& a, const Tenso
   detail::expect_rank(kernel, "input", x_or_dx, 4);
   if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 || a.pad_h < 0 ||
       a.pad_w < 0)
-    fail("internal: {}: invalid window (kernel {}x{}, stride {}x{}, pad {}x{})", kernel,
-         a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
+    fail("internal: {}: invalid window (kernel {}x{}, stride {}x{}, pad {}x{})", kernel, a.kernel_h,
+         a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
   PoolGeometry g{};
   g.planes = x_or_dx.dim(0) * x_or_dx.dim(1);
   g.h = x_or_dx.dim(2);
@@ -64,8 +65,7 @@ void maxpool2d_forward(const Pool2dAttrs& a, const Tensor& x, Tensor& y, Tensor&
   const std::int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
   if (in_plane > std::numeric_limits<std::int32_t>::max())
     fail("maxpool2d_forward: a {}x{} plane is too large for i32 argmax indices", g.h, g.w);
-#pragma omp parallel for schedule(static) if (g.planes > 1 && x.numel() > 32768)
-  for (std::int64_t pl = 0; pl < g.planes; ++pl) {
+  parallel_for(0, g.planes, g.planes > 1 && x.numel() > 32768, [&](std::int64_t pl) {
     const float* xs = xp + pl * in_plane;
     for (std::int64_t oh = 0; oh < g.oh; ++oh) {
       for (std::int64_t ow = 0; ow < g.ow; ++ow) {
@@ -87,7 +87,7 @@ void maxpool2d_forward(const Pool2dAttrs& a, const Tensor& x, Tensor& y, Tensor&
         ap[pl * out_plane + oh * g.ow + ow] = static_cast<std::int32_t>(best_index);
       }
     }
-  }
+  });
 }
 
 void maxpool2d_backward(const Pool2dAttrs& a, const Tensor& argmax, const Tensor& dy, Tensor& dx) {
@@ -97,8 +97,7 @@ void maxpool2d_backward(const Pool2dAttrs& a, const Tensor& argmax, const Tensor
   const float* dyp = dy.f32();
   float* dxp = dx.f32();
   const std::int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-#pragma omp parallel for schedule(static) if (g.planes > 1 && dx.numel() > 32768)
-  for (std::int64_t pl = 0; pl < g.planes; ++pl) {
+  parallel_for(0, g.planes, g.planes > 1 && dx.numel() > 32768, [&](std::int64_t pl) {
     float* dxs = dxp + pl * in_plane;
     std::fill(dxs, dxs + in_plane, 0.0f);
     for (std::int64_t i = 0; i < out_plane; ++i) {
@@ -106,7 +105,7 @@ void maxpool2d_backward(const Pool2dAttrs& a, const Tensor& argmax, const Tensor
       // A window entirely in padding has no input to route to (shape inference prevents it).
       if (src >= 0 && src < in_plane) dxs[src] += dyp[pl * out_plane + i];
     }
-  }
+  });
 }
 
 void avgpool2d_forward(const Pool2dAttrs& a, const Tensor& x, Tensor& y) {
@@ -114,8 +113,7 @@ void avgpool2d_forward(const Pool2dAttrs& a, const Tensor& x, Tensor& y) {
   const float* xp = x.f32();
   float* yp = y.f32();
   const std::int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-#pragma omp parallel for schedule(static) if (g.planes > 1 && x.numel() > 32768)
-  for (std::int64_t pl = 0; pl < g.planes; ++pl) {
+  parallel_for(0, g.planes, g.planes > 1 && x.numel() > 32768, [&](std::int64_t pl) {
     const float* xs = xp + pl * in_plane;
     for (std::int64_t oh = 0; oh < g.oh; ++oh) {
       for (std::int64_t ow = 0; ow < g.ow; ++ow) {
@@ -128,7 +126,7 @@ void avgpool2d_forward(const Pool2dAttrs& a, const Tensor& x, Tensor& y) {
             divisor > 0 ? sum / static_cast<float>(divisor) : 0.0f;
       }
     }
-  }
+  });
 }
 
 void avgpool2d_backward(const Pool2dAttrs& a, const Tensor& dy, Tensor& dx) {
@@ -136,8 +134,7 @@ void avgpool2d_backward(const Pool2dAttrs& a, const Tensor& dy, Tensor& dx) {
   const float* dyp = dy.f32();
   float* dxp = dx.f32();
   const std::int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-#pragma omp parallel for schedule(static) if (g.planes > 1 && dx.numel() > 32768)
-  for (std::int64_t pl = 0; pl < g.planes; ++pl) {
+  parallel_for(0, g.planes, g.planes > 1 && dx.numel() > 32768, [&](std::int64_t pl) {
     float* dxs = dxp + pl * in_plane;
     std::fill(dxs, dxs + in_plane, 0.0f);
     for (std::int64_t oh = 0; oh < g.oh; ++oh) {
@@ -150,7 +147,7 @@ void avgpool2d_backward(const Pool2dAttrs& a, const Tensor& dy, Tensor& dx) {
           for (std::int64_t iw = win.w0; iw < win.w1; ++iw) dxs[ih * g.w + iw] += share;
       }
     }
-  }
+  });
 }
 
 void global_avgpool_forward(const Tensor& x, Tensor& y) {
@@ -159,13 +156,12 @@ void global_avgpool_forward(const Tensor& x, Tensor& y) {
   const std::int64_t planes = x.dim(0) * x.dim(1), plane = x.dim(2) * x.dim(3);
   const float* xp = x.f32();
   float* yp = y.f32();
-#pragma omp parallel for schedule(static) if (planes > 1 && x.numel() > 32768)
-  for (std::int64_t pl = 0; pl < planes; ++pl) {
+  parallel_for(0, planes, planes > 1 && x.numel() > 32768, [&](std::int64_t pl) {
     const float* xs = xp + pl * plane;
     double sum = 0.0;
     for (std::int64_t i = 0; i < plane; ++i) sum += xs[i];
     yp[pl] = plane > 0 ? static_cast<float>(sum / static_cast<double>(plane)) : 0.0f;
-  }
+  });
 }
 
 void global_avgpool_backward(const Tensor& dy, Tensor& dx) {
@@ -175,11 +171,10 @@ void global_avgpool_backward(const Tensor& dy, Tensor& dx) {
   const float* dyp = dy.f32();
   float* dxp = dx.f32();
   const float inv = plane > 0 ? 1.0f / static_cast<float>(plane) : 0.0f;
-#pragma omp parallel for schedule(static) if (planes > 1 && dx.numel() > 32768)
-  for (std::int64_t pl = 0; pl < planes; ++pl) {
+  parallel_for(0, planes, planes > 1 && dx.numel() > 32768, [&](std::int64_t pl) {
     const float g = dyp[pl] * inv;
     std::fill(dxp + pl * plane, dxp + (pl + 1) * plane, g);
-  }
+  });
 }
 
 }  // namespace telar::ops

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/parallel.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
 
@@ -15,8 +16,7 @@ void softmax_forward(const Tensor& x, Tensor& y) {
   const std::int64_t rows = x.dim(0), n = x.dim(1);
   const float* xp = x.f32();
   float* yp = y.f32();
-#pragma omp parallel for schedule(static) if (rows * n > 32768)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  parallel_for(0, rows, rows * n > 32768, [&](std::int64_t r) {
     const float* xr = xp + r * n;
     float* yr = yp + r * n;
     float max = -std::numeric_limits<float>::infinity();
@@ -28,7 +28,7 @@ void softmax_forward(const Tensor& x, Tensor& y) {
     }
     const float inv = static_cast<float>(1.0 / sum);
     for (std::int64_t i = 0; i < n; ++i) yr[i] *= inv;
-  }
+  });
 }
 
 void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
@@ -40,8 +40,7 @@ void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
   const float* dyp = dy.f32();
   float* dxp = dx.f32();
   // dx_i = y_i * (dy_i - sum_j dy_j y_j)
-#pragma omp parallel for schedule(static) if (rows * n > 32768)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  parallel_for(0, rows, rows * n > 32768, [&](std::int64_t r) {
     const float* yr = yp + r * n;
     const float* dyr = dyp + r * n;
     float* dxr = dxp + r * n;
@@ -49,7 +48,7 @@ void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
     for (std::int64_t i = 0; i < n; ++i) dot += static_cast<double>(dyr[i]) * yr[i];
     const float d = static_cast<float>(dot);
     for (std::int64_t i = 0; i < n; ++i) dxr[i] = yr[i] * (dyr[i] - d);
-  }
+  });
 }
 
 }  // namespace telar::ops

@@ -9,11 +9,23 @@
 
 namespace telar::backend::cpu {
 
+// A primitive with its arguments bound once. run() goes through the C API with the argument
+// array prepared here: the C++ wrapper's execute() builds a vector on every call.
 struct BoundPrimitive {
+  BoundPrimitive() = default;
+  BoundPrimitive(dnnl::primitive p, std::unordered_map<int, dnnl::memory> a)
+      : primitive(std::move(p)), args(std::move(a)) {
+    for (const auto& [id, mem] : args) c_args.push_back({id, mem.get()});
+  }
   dnnl::primitive primitive;
-  std::unordered_map<int, dnnl::memory> args;
+  std::unordered_map<int, dnnl::memory> args;  // keeps the memories alive
+  std::vector<dnnl_exec_arg_t> c_args;
   bool ready() const { return static_cast<bool>(primitive); }
-  void run() const { primitive.execute(cpu_stream(), args); }
+  void run() const {
+    dnnl::error::wrap_c_api(dnnl_primitive_execute(primitive.get(), cpu_stream().get(),
+                                                   static_cast<int>(c_args.size()), c_args.data()),
+                            "could not execute a primitive");
+  }
 };
 
 class DnnlKernel : public Kernel {

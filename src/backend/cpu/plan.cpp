@@ -7,6 +7,7 @@
 
 #include "backend/cpu/dnnl_context.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 
 namespace telar::backend::cpu {
 
@@ -56,7 +57,8 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     building_node_ = &node;
     KernelIO io;
     io.node = &node;
-    for (graph::ValueId in : node.inputs) io.inputs.push_back(value_slots_.at(static_cast<std::size_t>(in)));
+    for (graph::ValueId in : node.inputs)
+      io.inputs.push_back(value_slots_.at(static_cast<std::size_t>(in)));
     Slot* out = new_slot();
     const graph::Value& ov = graph.value(node.outputs.at(0));
     out->id = ov.id;
@@ -109,7 +111,9 @@ Slot* Plan::convert(Slot* from, const dnnl::memory::desc& md) {
   return s;
 }
 
-Slot* Plan::to_plain(Slot* from) { return convert(from, plain_f32(from->shape)); }
+Slot* Plan::to_plain(Slot* from) {
+  return convert(from, plain_f32(from->shape));
+}
 
 void Plan::prepare_backward() {
   for (Slot& s : slots_) {
@@ -185,8 +189,7 @@ void Plan::forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t rand
 }
 
 void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer) {
-  if (!last_forward_trained_)
-    fail("internal: backward() needs a training-mode forward() first");
+  if (!last_forward_trained_) fail("internal: backward() needs a training-mode forward() first");
   if (output_grads.size() > output_slots_.size())
     fail("internal: {} output gradients for {} outputs", output_grads.size(), output_slots_.size());
   for (std::size_t i = 0; i < output_slots_.size(); ++i) {
@@ -216,14 +219,15 @@ void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer
       float* dst = acc.slot->grad.data<float>();
       const float* src = acc.scratch.data<float>();
       const std::int64_t n = acc.slot->grad.numel();
-#pragma omp parallel for simd if (n > 65536)
-      for (std::int64_t j = 0; j < n; ++j) dst[j] += src[j];
+      parallel_for(0, n, n > 65536, [&](std::int64_t j) { dst[j] += src[j]; });
     }
     if (observer && last) observer->on_node_end(*node, Pass::Backward);
   }
   cpu_stream().wait();
 }
 
-const Tensor& Plan::output(std::size_t i) const { return output_slots_.at(i)->data; }
+const Tensor& Plan::output(std::size_t i) const {
+  return output_slots_.at(i)->data;
+}
 
 }  // namespace telar::backend::cpu

@@ -1,7 +1,6 @@
 // Layout conversion between two slots of the same value (e.g. nChw16c -> nchw), and back for
 // gradients.
-#include "backend/cpu/dnnl_context.hpp"
-#include "backend/cpu/kernel.hpp"
+#include "backend/cpu/dnnl_kernel.hpp"
 
 namespace telar::backend::cpu {
 
@@ -10,24 +9,22 @@ namespace {
 class ReorderKernel final : public Kernel {
  public:
   explicit ReorderKernel(KernelIO io) : Kernel(std::move(io)) {
-    src_ = in(0).data_memory();
-    dst_ = out().data_memory();
-    fwd_ = dnnl::reorder(src_, dst_);
+    dnnl::memory src = in(0).data_memory(), dst = out().data_memory();
+    fwd_ = {dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}};
   }
   void prepare_backward() override {
     if (!grad_of(0).tensor) return;
-    diff_dst_ = out().grad_memory();
-    diff_src_ = dnnl::memory(in(0).md, cpu_engine(), grad_of(0).tensor->raw());
-    bwd_ = dnnl::reorder(diff_dst_, diff_src_);
+    dnnl::memory diff_dst = out().grad_memory();
+    dnnl::memory diff_src(in(0).md, cpu_engine(), grad_of(0).tensor->raw());
+    bwd_ = {dnnl::reorder(diff_dst, diff_src), {{DNNL_ARG_FROM, diff_dst}, {DNNL_ARG_TO, diff_src}}};
   }
-  void forward(bool, std::uint64_t) override { fwd_.execute(cpu_stream(), src_, dst_); }
+  void forward(bool, std::uint64_t) override { fwd_.run(); }
   void backward() override {
-    if (grad_of(0).tensor) bwd_.execute(cpu_stream(), diff_dst_, diff_src_);
+    if (bwd_.ready()) bwd_.run();
   }
 
  private:
-  dnnl::memory src_, dst_, diff_src_, diff_dst_;
-  dnnl::reorder fwd_, bwd_;
+  BoundPrimitive fwd_, bwd_;
 };
 
 }  // namespace

@@ -4,14 +4,15 @@
 // result; small ones stay on one thread, where starting threads would cost more than the work.
 #include <cstdint>
 
+#include "core/parallel.hpp"
+
 namespace telar::train {
 
 inline constexpr std::int64_t kParallelUpdateThreshold = std::int64_t{1} << 16;
 
 template <typename Body>
 inline void for_each_element(std::int64_t n, Body body) {
-#pragma omp parallel for simd schedule(static) if (n >= kParallelUpdateThreshold)
-  for (std::int64_t i = 0; i < n; ++i) body(i);
+  parallel_for(0, n, n >= kParallelUpdateThreshold, body);
 }
 
 }  // namespace telar::train
