@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Side-by-side speed of telar and PyTorch 1.13 (Debian's python3-torch) on this machine, same
+# threads, one run of the script: each figure is the median of REPEATS alternating runs.
+#   bench/peer_compare.sh [--threads N] [--repeats R] [--quick]
+# --quick: fewer batches (a smoke run for tests), not for quoting.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+threads=$(nproc)
+repeats=3
+mlp_batches=300
+cnn_batches=60
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) threads=$2; shift 2 ;;
+    --repeats) repeats=$2; shift 2 ;;
+    --quick) repeats=1; mlp_batches=20; cnn_batches=4; shift ;;
+    -h|--help) sed -n 2,6p "$0"; exit 0 ;;
+    *) echo "peer_compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+telar=${TELAR:-build/release/telar}
+[ -x "$telar" ] || { echo "peer_compare.sh: $telar not built; run scripts/build.sh" >&2; exit 2; }
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+json_field() { "$py" -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['$1'])"; }
+median() { "$py" -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+
+train_pair() {  # model batches -> "telar torch" samples/s
+  local model=$1 batches=$2 t=() p=()
+  for r in $(seq "$repeats"); do
+    t+=("$("$telar" train --model "$model" --data fashion-mnist --epochs 1 --batch-size 128 \
+        --optimizer sgd --momentum 0.9 --lr 0.05 --limit-batches "$batches" --threads "$threads" \
+        --quiet --json --out "$tmp/run$r" | json_field samples_per_s)")
+    p+=("$("$py" bench/peer/torch_train.py --model "$model" --threads "$threads" \
+        --limit-batches "$batches" | json_field samples_per_s)")
+  done
+  echo "$(median "${t[@]}") $(median "${p[@]}")"
+}
+
+infer_pair() {  # model input batch -> "telar torch" median latency ms
+  local model=$1 input=$2 batch=$3 t=() p=()
+  for r in $(seq "$repeats"); do
+    t+=("$("$telar" infer --model "$model" --input "$input" --batch "$batch" --threads "$threads" \
+        --repeats 30 --json | json_field latency_ms_median)")
+    p+=("$("$py" bench/peer/torch_infer.py --model "$model" --input "$input" --batch "$batch" \
+        --threads "$threads" --repeats 30 | json_field latency_ms_median)")
+  done
+  echo "$(median "${t[@]}") $(median "${p[@]}")"
+}
+
+echo "telar vs PyTorch $("$py" -c 'import torch; print(torch.__version__)'), $threads threads, median of $repeats, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-48s %12s %12s %8s %s\n' "benchmark" "telar" "pytorch" "ratio" "goal"
+read -r t p <<<"$(train_pair mlp:784-256-128-10 "$mlp_batches")"
+printf '%-48s %12.0f %12.0f %7.2fx %s\n' "MLP 784-256-128-10 train, batch 128 (samples/s)" "$t" "$p" "$("$py" -c "print($t/$p)")" ">= 10x"
+read -r t p <<<"$(train_pair mnist_cnn "$cnn_batches")"
+printf '%-48s %12.0f %12.0f %7.2fx %s\n' "seed-001 CNN train, batch 128 (samples/s)" "$t" "$p" "$("$py" -c "print($t/$p)")" ">= 3x"
+read -r t p <<<"$(infer_pair mobilenet_v1 3x224x224 1)"
+printf '%-48s %12.3f %12.3f %7.2fx %s\n' "MobileNetV1 224 batch 1 latency (ms)" "$t" "$p" "$("$py" -c "print($t/$p)")" "<= 0.8x"
