@@ -23,8 +23,7 @@ double test_accuracy(std::vector<std::string> args) {
                            fresh_temp_dir("accuracy") + "/run"});
   auto r = run_telar(args);
   EXPECT_EQ(r.status, 0) << r.err;
-  const auto last = r.out.substr(r.out.rfind('{'));
-  return nlohmann::json::parse(last)["test"]["accuracy"].get<double>();
+  return nlohmann::json::parse(telar::testing::last_line(r.out))["test"]["accuracy"].get<double>();
 }
 
 }  // namespace

@@ -58,10 +58,7 @@ std::vector<std::string> quick_train(const std::string& out) {
 }
 
 nlohmann::json last_json_line(const std::string& out) {
-  auto end = out.find_last_not_of('\n');
-  auto start = out.rfind('\n', end);
-  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1,
-                                          end - (start == std::string::npos ? 0 : start + 1) + 1));
+  return nlohmann::json::parse(telar::testing::last_line(out));
 }
 
 }  // namespace

@@ -72,6 +72,14 @@ std::string fresh_temp_dir(const std::string& name) {
   return p.string();
 }
 
+std::string last_line(const std::string& out) {
+  const auto end = out.find_last_not_of('\n');
+  if (end == std::string::npos) return "";
+  const auto start = out.rfind('\n', end);
+  return out.substr(start == std::string::npos ? 0 : start + 1,
+                    end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
 int count_files(const std::string& dir) {
   if (!fs::exists(dir)) return 0;
   int n = 0;

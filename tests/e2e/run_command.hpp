@@ -21,5 +21,7 @@ std::string telar_binary();
 std::string fresh_temp_dir(const std::string& name);
 // Number of regular files below `dir` (0 if it does not exist).
 int count_files(const std::string& dir);
+// The last non-empty line of `out` (a command's --json result).
+std::string last_line(const std::string& out);
 
 }  // namespace telar::testing
