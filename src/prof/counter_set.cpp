@@ -54,8 +54,7 @@ std::string unsupported_reason(int err, const ResolvedEvent& event) {
     case ENOENT:
       return event.software
                  ? "this kernel does not know that software event"
-                 : "the kernel exposes no hardware PMU for it (no hardware counters here; "
-                   "common in virtual machines without a virtual PMU)";
+                 : "the kernel exposes no hardware PMU for it (common in virtual machines)";
     case EOPNOTSUPP: return "the PMU cannot count it in this mode";
     case ENODEV: return "its PMU is not on this machine";
     case EINVAL: return "the kernel rejected its encoding (EINVAL)";
@@ -128,7 +127,22 @@ CounterSet::CounterSet(std::vector<ResolvedEvent>& events, const CountingOptions
     targets = options.target_pid != 0 ? std::vector<pid_t>{options.target_pid} : threads_of(0);
   }
 
-  // 1. Which events can be counted here at all: open each term once on its own.
+  // 1. Without multiplexing every event of a thread/CPU is one group, which must fit the PMU;
+  // checked before anything is opened, from the resolved events alone.
+  const int limit = options.counter_limit > 0 ? options.counter_limit : native::core_counter_count();
+  if (!options.multiplex && limit > 0) {
+    int hardware_terms = 0;
+    for (const auto& event : events)
+      if (event.unavailable.empty())
+        for (const auto& term : event.terms) hardware_terms += is_hardware(term);
+    if (hardware_terms > limit)
+      fail("too many events for one group without multiplexing: {} hardware counters needed, "
+           "the PMU has {}; count fewer hardware events or allow multiplexing (leave out "
+           "--no-multiplex)",
+           hardware_terms, limit);
+  }
+
+  // 2. Which events can be counted here at all: open each term once on its own.
   for (auto& event : events) {
     if (!event.unavailable.empty()) continue;
     for (const auto& term : event.terms) {
@@ -145,22 +159,12 @@ CounterSet::CounterSet(std::vector<ResolvedEvent>& events, const CountingOptions
     }
   }
 
-  // 2. Without multiplexing every event of a thread/CPU is one group, which must fit the PMU.
   std::vector<std::pair<int, int>> terms;  // (event, term) that will be opened
-  int hardware_terms = 0;
   for (std::size_t e = 0; e < events.size(); ++e) {
     if (!events[e].unavailable.empty()) continue;
-    for (std::size_t t = 0; t < events[e].terms.size(); ++t) {
+    for (std::size_t t = 0; t < events[e].terms.size(); ++t)
       terms.emplace_back(static_cast<int>(e), static_cast<int>(t));
-      hardware_terms += is_hardware(events[e].terms[t]);
-    }
   }
-  const int limit = options.counter_limit > 0 ? options.counter_limit : native::core_counter_count();
-  if (!options.multiplex && limit > 0 && hardware_terms > limit)
-    fail("too many events for one group without multiplexing: {} hardware counters needed, the "
-         "PMU has {}; count fewer hardware events or allow multiplexing (leave out "
-         "--no-multiplex)",
-         hardware_terms, limit);
 
   // 3. The groups: without multiplexing one per thread/CPU; with it, the software events share
   // one group (they never compete for counters) and each hardware event is its own group, so

@@ -90,6 +90,11 @@ int Session::enclosing_recorded() const {
   return -1;
 }
 
+int Session::current_record() const {
+  const int i = enclosing_recorded();
+  return i < 0 ? -1 : stack_[static_cast<std::size_t>(i)].record;
+}
+
 void Session::begin(const ScopeLabel& label) {
   require(!finished_, "profiling session already finished; begin() needs a new session");
   require(label.kind != ScopeKind::Gap, "gap scopes are made by the session, not begun");

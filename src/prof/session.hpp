@@ -51,6 +51,8 @@ class Session {
   void end(ScopeKind expected);
 
   bool records(ScopeKind kind) const { return options_.scopes.contains(kind); }
+  // Index in the profile's records of the innermost open recorded scope; -1 if none.
+  int current_record() const;
   std::size_t open_scopes() const { return depth_; }
 
   // Closes scopes still open, stops counting and returns what was recorded. The session can

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <system_error>
 
@@ -75,21 +76,35 @@ std::string colon_lines(const Profile& profile) {
   return out;
 }
 
+namespace {
+
+// Whether a file can be created in `dir`, tried for real: permission bits do not tell for root,
+// for read-only mounts or for /proc. The probe file is removed at once.
+bool can_create_in(const fs::path& dir) {
+  std::string name = (dir / ".telar-write-probe-XXXXXX").string();
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) return false;
+  ::close(fd);
+  ::unlink(name.c_str());
+  return true;
+}
+
+}  // namespace
+
 void check_output_dir(const fs::path& dir, std::string_view option) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
-    require(fs::is_directory(dir, ec), "{}: '{}' exists and is not a directory; choose another "
-            "path", option, dir.string());
-    require(::access(dir.c_str(), W_OK) == 0,
-            "{}: directory '{}' is not writable ({}); choose a writable path", option,
-            dir.string(), std::strerror(errno));
+    require(fs::is_directory(dir, ec),
+            "{}: '{}' exists and is not a directory; choose another path", option, dir.string());
+    require(can_create_in(dir), "{}: directory '{}' is not writable ({}); choose a writable path",
+            option, dir.string(), std::strerror(errno));
     return;
   }
   // The nearest existing ancestor must be a writable directory for the rest to be created.
   fs::path ancestor = fs::absolute(dir, ec).parent_path();
   while (!ancestor.empty() && !fs::exists(ancestor, ec) && ancestor != ancestor.root_path())
     ancestor = ancestor.parent_path();
-  require(fs::is_directory(ancestor, ec) && ::access(ancestor.c_str(), W_OK) == 0,
+  require(fs::is_directory(ancestor, ec) && can_create_in(ancestor),
           "{}: cannot create '{}' because '{}' is not a writable directory; choose a writable "
           "path",
           option, dir.string(), ancestor.string());
