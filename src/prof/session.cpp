@@ -63,6 +63,16 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
     profile_.events.push_back({e.name, e.canonical, event_source_name(e.source),
                                e.unavailable.empty(), e.unavailable});
   now_.resize(counters_->size());
+  // The first boundaries should cost what later ones do: buffers for a few nesting levels are
+  // made now, and one read warms the code paths (lazy symbol binding, the kernel's read path).
+  constexpr std::size_t kExpectedDepth = 8;
+  stack_.resize(kExpectedDepth);
+  for (auto& open : stack_) {
+    open.start.resize(counters_->size());
+    open.children_sum.resize(profile_.cpus.size() * events_.size());
+  }
+  profile_.records.reserve(1024);
+  read_counters_once();
 }
 
 Session::~Session() {

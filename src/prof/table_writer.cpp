@@ -15,22 +15,39 @@ namespace {
 struct Row {
   std::string label;
   double wall_ms = 0;
-  std::vector<std::int64_t> values;  // per available event
-  std::vector<double> running;       // fraction of enabled time on a counter
+  std::vector<std::int64_t> values;   // per available event
+  std::vector<std::int64_t> enabled;  // ns, summed over CPUs (and scopes, for sums)
+  std::vector<std::int64_t> running;
+
+  double running_share(std::size_t i) const {
+    return running_fraction(static_cast<std::uint64_t>(std::max<std::int64_t>(enabled[i], 0)),
+                            static_cast<std::uint64_t>(std::max<std::int64_t>(running[i], 0)));
+  }
+  void add(const Row& other) {
+    wall_ms += other.wall_ms;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      values[i] += other.values[i];
+      enabled[i] += other.enabled[i];
+      running[i] += other.running[i];
+    }
+  }
 };
+
+Row empty_row(std::string label, std::size_t events) {
+  return {std::move(label), 0, std::vector<std::int64_t>(events, 0),
+          std::vector<std::int64_t>(events, 0), std::vector<std::int64_t>(events, 0)};
+}
 
 Row row_of(const Profile& p, const ScopeRecord& r, const std::vector<std::size_t>& events,
            std::string label) {
-  Row row{std::move(label), static_cast<double>(r.wall_ns) * 1e-6, {}, {}};
-  for (std::size_t e : events) {
-    std::int64_t enabled = 0, running = 0;
+  Row row = empty_row(std::move(label), events.size());
+  row.wall_ms = static_cast<double>(r.wall_ns) * 1e-6;
+  for (std::size_t i = 0; i < events.size(); ++i) {
     for (std::size_t c = 0; c < p.cpus.size(); ++c) {
-      enabled += p.count(r, c, e).time_enabled;
-      running += p.count(r, c, e).time_running;
+      row.enabled[i] += p.count(r, c, events[i]).time_enabled;
+      row.running[i] += p.count(r, c, events[i]).time_running;
     }
-    row.values.push_back(p.total(r, e));
-    row.running.push_back(running_fraction(static_cast<std::uint64_t>(std::max<std::int64_t>(enabled, 0)),
-                                           static_cast<std::uint64_t>(std::max<std::int64_t>(running, 0))));
+    row.values[i] = p.total(r, events[i]);
   }
   return row;
 }
@@ -72,8 +89,9 @@ std::string format_table(const Profile& p, const TableOptions& options) {
     const Row row = row_of(p, r, events, r.path);
     std::string body;
     for (std::size_t i = 0; i < events.size(); ++i) {
+      const double on_counter = row.running_share(i);
       const std::string share =
-          row.running[i] < 1.0 ? fmt::format("  ({:.1f}% of the time on a counter)", 100 * row.running[i]) : "";
+          on_counter < 1.0 ? fmt::format("  ({:.1f}% of the time on a counter)", 100 * on_counter) : "";
       body += fmt::format("  {:<40} {:>18}{}\n", p.events[events[i]].name, group_digits(row.values[i]), share);
     }
     body += fmt::format("  {:<40} {:>18.3f}\n", "wall time (ms)", row.wall_ms);
@@ -92,23 +110,19 @@ std::string format_table(const Profile& p, const TableOptions& options) {
   }
   // The mean training batch (eval batches have their own scopes above them).
   std::size_t batches = 0;
-  Row mean{"batch (mean)", 0, std::vector<std::int64_t>(events.size(), 0), std::vector<double>(events.size(), 1.0)};
+  Row mean = empty_row("batch (mean)", events.size());
   std::map<std::string, Row> nodes;
   std::vector<std::string> node_order;
   for (const auto& r : p.records) {
     if (r.kind == ScopeKind::Batch) {
-      const Row one = row_of(p, r, events, "");
       ++batches;
-      mean.wall_ms += one.wall_ms;
-      for (std::size_t i = 0; i < events.size(); ++i) mean.values[i] += one.values[i];
+      mean.add(row_of(p, r, events, ""));
     } else if (r.kind == ScopeKind::Node) {
-      const Row one = row_of(p, r, events, "");
-      auto [it, inserted] = nodes.try_emplace(r.node, Row{"node[" + r.node + "] (sum)", 0,
-                                                          std::vector<std::int64_t>(events.size(), 0),
-                                                          std::vector<double>(events.size(), 1.0)});
+      const std::string suffix = r.node.size() > r.name.size() ? r.node.substr(r.name.size()) : "";
+      auto [it, inserted] = nodes.try_emplace(
+          r.node, empty_row(fmt::format("node[{}]{} (sum)", r.name, suffix), events.size()));
       if (inserted) node_order.push_back(r.node);
-      it->second.wall_ms += one.wall_ms;
-      for (std::size_t i = 0; i < events.size(); ++i) it->second.values[i] += one.values[i];
+      it->second.add(row_of(p, r, events, ""));
     }
   }
   if (batches > 0) {
@@ -141,7 +155,7 @@ std::string format_table(const Profile& p, const TableOptions& options) {
     const Row& r = rows[k];
     std::string line = fmt::format("{:<{}} {:>12.3f}", r.label, label_width, r.wall_ms);
     for (std::size_t i = 0; i < events.size(); ++i) {
-      const bool mux = r.running[i] < 1.0;
+      const bool mux = r.running_share(i) < 1.0;
       any_multiplexed = any_multiplexed || mux;
       line += fmt::format(" {:>{}}", group_digits(r.values[i]) + (mux ? "*" : ""), widths[i]);
     }

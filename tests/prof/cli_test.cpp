@@ -21,7 +21,7 @@ fs::path scratch(const std::string& name) {
   return fs::temp_directory_path() / ("telar_prof_cli_" + std::to_string(::getpid()) + "_" + name);
 }
 
-Result telar(const std::string& args) {
+Result run_telar(const std::string& args) {
   const fs::path out = scratch("stdout"), err = scratch("stderr");
   const std::string command = std::string(TELAR_BINARY_DIR) + "/telar " + args + " >" +
                               out.string() + " 2>" + err.string();
@@ -44,7 +44,7 @@ std::size_t lines(const std::string& text) {
 }  // namespace
 
 TEST(ProfCli, ListShowsKnownEventsAndWhetherTheyCountHere) {
-  const Result r = telar("prof list");
+  const Result r = run_telar("prof list");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("task-clock"), std::string::npos);
   EXPECT_NE(r.out.find("L1-dcache-load-misses"), std::string::npos);
@@ -59,7 +59,7 @@ TEST(ProfCli, ListShowsKnownEventsAndWhetherTheyCountHere) {
 TEST(ProfCli, RunWrapsACommandAndWritesItsRunDirectory) {
   const fs::path dir = scratch("run");
   fs::remove_all(dir);
-  const Result r = telar("prof run -e task-clock --out " + dir.string() + " -- true");
+  const Result r = run_telar("prof run -e task-clock --out " + dir.string() + " -- true");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("task-clock"), std::string::npos) << r.out;
   const std::string csv = telar::read_file(dir / "counters.csv");
@@ -76,7 +76,7 @@ TEST(ProfCli, RunWrapsACommandAndWritesItsRunDirectory) {
 TEST(ProfCli, RunPassesOnTheCommandsExitStatusAndWritesColonLines) {
   const fs::path dir = scratch("exit"), colon = scratch("colon.txt");
   fs::remove(colon);
-  const Result r = telar("prof run -e task-clock,page-faults --out " + dir.string() + " --colon " +
+  const Result r = run_telar("prof run -e task-clock,page-faults --out " + dir.string() + " --colon " +
                          colon.string() + " -- sh -c 'exit 5'");
   EXPECT_EQ(r.status, 5) << r.err;
   const std::string lines_text = telar::read_file(colon);
@@ -90,7 +90,7 @@ TEST(ProfCli, RunPassesOnTheCommandsExitStatusAndWritesColonLines) {
 TEST(ProfCli, UnknownEventIsAOneLineErrorWithExitTwoAndNoFiles) {
   const fs::path dir = scratch("bad");
   fs::remove_all(dir);
-  const Result r = telar("prof run -e task-clok --out " + dir.string() + " -- true");
+  const Result r = run_telar("prof run -e task-clok --out " + dir.string() + " -- true");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find("unknown event 'task-clok'"), std::string::npos) << r.err;
@@ -102,7 +102,7 @@ TEST(ProfCli, UnwritableOutputIsAOneLineErrorBeforeTheCommandRuns) {
   const fs::path marker = scratch("ran");
   fs::remove(marker);
   const Result r =
-      telar("prof run -e task-clock --out /proc/telar-out -- touch " + marker.string());
+      run_telar("prof run -e task-clock --out /proc/telar-out -- touch " + marker.string());
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find("/proc/telar-out"), std::string::npos) << r.err;
@@ -114,7 +114,7 @@ TEST(ProfCli, BadOptionsAreOneLineErrors) {
                            "prof run -e task-clock --domain everything -- true",
                            "prof run -e task-clock", "prof matmul --variants naive-O2",
                            "prof frobnicate"}) {
-    const Result r = telar(args);
+    const Result r = run_telar(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
     EXPECT_EQ(lines(r.err), 1u) << args << "\n" << r.err;
   }
@@ -123,7 +123,7 @@ TEST(ProfCli, BadOptionsAreOneLineErrors) {
 TEST(ProfCli, MatmulSmallSizes) {
   const fs::path dir = scratch("matmul");
   fs::remove_all(dir);
-  const Result r = telar("prof matmul --sizes 16,32 --variants naive-O0,naive-O3 -e task-clock --out " +
+  const Result r = run_telar("prof matmul --sizes 16,32 --variants naive-O0,naive-O3 -e task-clock --out " +
                          dir.string() + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("naive-O3"), std::string::npos) << r.out;

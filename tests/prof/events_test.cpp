@@ -91,8 +91,9 @@ TEST(ProfEvents, NativeNamesOfAnyPmuModelResolveThroughLibpfm) {
   // is present, and otherwise known but unavailable (not an unknown-event error).
   const ResolvedEvent plain = resolve_event("fp_arith_inst_retired.scalar_double");
   EXPECT_EQ(plain.canonical, "fp_arith_inst_retired.scalar_double");
-  if (!plain.unavailable.empty())
+  if (!plain.unavailable.empty()) {
     EXPECT_NE(plain.unavailable.find("PMU"), std::string::npos) << plain.unavailable;
+  }
   // The ':' separator is accepted too.
   EXPECT_EQ(resolve_event("skx::UOPS_ISSUED:ANY").canonical, "uops_issued.any");
 }
@@ -107,7 +108,9 @@ TEST(ProfEvents, PapiPresetsResolveWithTheirGenericIdentity) {
   const ResolvedEvent ins = resolve_event("PAPI_TOT_INS");
   EXPECT_EQ(ins.source, EventSource::Papi);
   EXPECT_EQ(ins.canonical, "instructions");
-  if (ins.unavailable.empty()) EXPECT_FALSE(ins.terms.empty());
+  if (ins.unavailable.empty()) {
+    EXPECT_FALSE(ins.terms.empty());
+  }
   const std::string e = error_of("PAPI_TOT_INZ");
   EXPECT_NE(e.find("unknown event 'PAPI_TOT_INZ'"), std::string::npos) << e;
   EXPECT_NE(e.find("PAPI_TOT_INS"), std::string::npos) << e;

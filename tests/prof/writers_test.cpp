@@ -29,6 +29,7 @@ Profile hand_made(std::vector<int> cpus = {-1}) {
   node.epoch = 0;
   node.batch = 17;
   node.node = "conv2.fwd";
+  node.name = "conv2";
   node.parent = 0;
   node.wall_ns = 300;
   for (std::size_t c = 0; c < cpus.size(); ++c) {
