@@ -56,9 +56,18 @@ ResolvedEvent from_native(std::string_view name, const native::Lookup& found) {
   e.software = found.term.type == PERF_TYPE_SOFTWARE;
   e.description = found.description;
   e.terms.push_back(found.term);
-  if (!found.pmu_present)
-    e.unavailable = fmt::format("it belongs to the PMU '{}' ({}), which this machine does not have",
-                                found.pmu, found.pmu_description);
+  if (!found.pmu_present) {
+    std::string models;
+    for (std::size_t i = 0; i < found.absent_pmus.size() && i < 4; ++i)
+      models += (i ? ", " : "") + found.absent_pmus[i];
+    if (found.absent_pmus.size() > 4) models += ", ...";
+    e.unavailable = found.absent_pmus.size() > 1
+                        ? fmt::format("it is an event of PMU models this machine does not have ({})",
+                                      models)
+                        : fmt::format("it is an event of the PMU '{}' ({}), which this machine "
+                                      "does not have",
+                                      found.pmu, found.pmu_description);
+  }
   return e;
 }
 

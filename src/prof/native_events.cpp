@@ -155,11 +155,15 @@ std::optional<Lookup> lookup(std::string_view name, bool user, bool kernel) {
   if (auto found = encode(text, plm)) return found;
   if (text.find("::") != std::string::npos) return std::nullopt;
   // Not on this machine's PMUs: try every other core PMU model by prefixing its name.
+  std::optional<Lookup> first;
   for (const auto& p : pmus()) {
     if (p.present || p.type != PFM_PMU_TYPE_CORE) continue;
-    if (auto found = encode(p.name + "::" + text, plm)) return found;
+    if (auto found = encode(p.name + "::" + text, plm)) {
+      if (!first) first = std::move(found);
+      first->absent_pmus.push_back(p.name);
+    }
   }
-  return std::nullopt;
+  return first;
 }
 
 std::vector<EventInfo> list(bool include_absent) {

@@ -21,6 +21,7 @@ struct Lookup {
   std::string pmu;          // libpfm4's PMU name: "skx", "perf"
   std::string pmu_description;
   bool pmu_present = false;
+  std::vector<std::string> absent_pmus;  // when !pmu_present: every model that has the event
   bool generic_pmu = false;  // libpfm4's own spelling of a perf generic event
   std::string description;
 };

@@ -80,7 +80,7 @@ std::string format_table(const Profile& p, const TableOptions& options) {
   std::string out;
   const auto events = p.available_events();
   for (const auto& e : p.events)
-    if (!e.available) out += fmt::format("  {:<40} {:>18}  ({})\n", e.name, "not counted", e.unavailable);
+    if (!e.available) out += fmt::format("  {:<40} not counted: {}\n", e.name, e.unavailable);
   if (p.records.empty()) return out + "  (no scope was recorded)\n";
 
   // A single scope: perf stat style, one line per event.
