@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <exception>
+#include <map>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -16,24 +17,38 @@ namespace {
 
 std::atomic<Session*> g_current{nullptr};
 
-// One notice per kind of problem, naming the events it affects.
+// One notice per kind of problem, naming the events it affects (a file of ten FP events on a
+// machine without them gives one line, not ten).
 void report_unavailable(const std::vector<ResolvedEvent>& events) {
-  std::string no_pmu;
+  struct Group {
+    std::string names, reason;
+  };
+  std::map<std::string, Group> groups;
   for (const auto& e : events) {
     if (e.unavailable.empty()) continue;
+    std::string key = e.name;
+    std::string reason = e.unavailable;
     if (e.unavailable.find("no hardware PMU") != std::string::npos) {
-      no_pmu += (no_pmu.empty() ? "" : ", ") + e.name;
-      continue;
+      key = "no-pmu";
+      reason = "hardware counters are not available on this machine (the kernel exposes no CPU "
+               "PMU; common in virtual machines); software events and wall time are still "
+               "counted";
+    } else if (e.unavailable.rfind("it is an event of", 0) == 0) {
+      key = "absent-pmu";
+      reason = e.unavailable.find("PMU models") != std::string::npos
+                   ? "they are events of other CPU models, not of this machine's PMU (" +
+                         e.unavailable.substr(e.unavailable.find('(') + 1)
+                   : e.unavailable;
+    } else if (e.unavailable.rfind("PAPI", 0) == 0) {
+      key = "papi";
     }
-    log::notice_once(("prof.unavailable." + e.name).c_str(),
-                     fmt::format("event '{}' is not counted: {}", e.name, e.unavailable));
+    Group& g = groups[key];
+    g.names += (g.names.empty() ? "" : ", ") + e.name;
+    if (g.reason.empty()) g.reason = reason;
   }
-  if (!no_pmu.empty())
-    log::notice_once("prof.no-pmu",
-                     fmt::format("hardware counters are not available on this machine (the kernel "
-                                 "exposes no CPU PMU; common in virtual machines): not counting "
-                                 "{}; software events and wall time are still counted",
-                                 no_pmu));
+  for (const auto& [key, g] : groups)
+    log::notice_once(("prof.unavailable." + key + "." + g.names).c_str(),
+                     fmt::format("not counting {}: {}", g.names, g.reason));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "prof/permissions.hpp"
 #include "prof/session.hpp"
+#include "prof/training_profiler.hpp"
 #include "test_work.hpp"
 
 using namespace telar::prof;
@@ -341,4 +342,37 @@ TEST(ProfSession, PerCpuModeCountsTheListedCpus) {
   // cpu-clock on one CPU runs at wall-clock rate whether the CPU is busy or idle.
   EXPECT_NEAR(static_cast<double>(p.total(p.records[0], 0)),
               static_cast<double>(p.records[0].wall_ns), 0.05 * static_cast<double>(p.records[0].wall_ns));
+}
+
+TEST(ProfTrainingProfiler, CallbackHooksMapOneToOneOntoScopes) {
+  TrainingProfiler profiler(software_events());
+  profiler.on_train_begin();
+  for (int e = 0; e < 2; ++e) {
+    profiler.on_epoch_begin(e);
+    for (int b = 0; b < 2; ++b) {
+      profiler.on_batch_begin(b);
+      for (const auto& n : kNodes) {
+        profiler.on_node_begin(n, false);
+        small_matmul(16, 1);
+        profiler.on_node_end();
+      }
+      for (auto it = kNodes.rbegin(); it != kNodes.rend(); ++it) {
+        profiler.on_node_begin(*it, true);
+        small_matmul(16, 2);
+        profiler.on_node_end();
+      }
+      profiler.on_batch_end();
+    }
+    profiler.on_eval_begin();
+    profiler.on_batch_begin(0);
+    profiler.on_batch_end();
+    profiler.on_eval_end();
+    profiler.on_epoch_end();
+  }
+  EXPECT_THROW(profiler.on_epoch_end(), telar::Error) << "the run, not an epoch, is open";
+  profiler.on_train_end();
+  const Profile p = profiler.finish();
+  EXPECT_NE(find(p, "run/epoch[1]/batch[1]/node[fc2].bwd"), nullptr);
+  EXPECT_NE(find(p, "run/epoch[0]/eval/batch[0]"), nullptr);
+  EXPECT_EQ(p.of_kind(ScopeKind::Node).size(), 2u * 2u * 6u);
 }
