@@ -51,6 +51,23 @@ void report_unavailable(const std::vector<ResolvedEvent>& events) {
                      fmt::format("not counting {}: {}", g.names, g.reason));
 }
 
+// Software events that the kernel accepts but that would only ever read 0 in this mode or
+// domain: reported as not counted rather than written out as misleading zeros.
+void mark_meaningless_events(std::vector<ResolvedEvent>& events, CountingMode mode,
+                             Domain domain) {
+  for (auto& e : events) {
+    if (!e.unavailable.empty()) continue;
+    if (mode == CountingMode::PerCpu && e.canonical == "task-clock")
+      e.unavailable = "task-clock measures a task's time and stays 0 in per-CPU mode; use cpu-clock";
+    if (domain == Domain::User && (e.canonical == "context-switches" ||
+                                   e.canonical == "cpu-migrations" ||
+                                   e.canonical == "cgroup-switches"))
+      e.unavailable = fmt::format("{} happen in the kernel and count nothing with --domain user; "
+                                  "use --domain all",
+                                  e.canonical);
+  }
+}
+
 }  // namespace
 
 Session::Session(SessionOptions options) : options_(std::move(options)) {
@@ -66,6 +83,7 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   resolve.user = domain_ != Domain::Kernel;
   resolve.kernel = domain_ != Domain::User;
   events_ = resolve_events(options_.events, resolve);
+  mark_meaningless_events(events_, counting.mode, domain_);
   counters_ = std::make_unique<CounterSet>(events_, counting, domain_);
   report_unavailable(events_);
 

@@ -163,10 +163,11 @@ std::string format_table(const Profile& p, const TableOptions& options) {
   }
   if (any_multiplexed)
     body += "* multiplexed: scaled by time_enabled/time_running (both in counters.csv)\n";
+  body += out;
   const ScopeRecord& top = p.records.front();
   const std::string metrics = metrics_block(p, top);
   if (!metrics.empty()) body += fmt::format("derived metrics of {}:\n{}", top.path, metrics);
-  return body + out;
+  return body;
 }
 
 }  // namespace telar::prof

@@ -376,3 +376,18 @@ TEST(ProfTrainingProfiler, CallbackHooksMapOneToOneOntoScopes) {
   EXPECT_NE(find(p, "run/epoch[0]/eval/batch[0]"), nullptr);
   EXPECT_EQ(p.of_kind(ScopeKind::Node).size(), 2u * 2u * 6u);
 }
+
+TEST(ProfSession, EventsThatWouldOnlyReadZeroInThisModeAreReportedNotCounted) {
+  SessionOptions o;
+  o.events = {"task-clock", "context-switches"};
+  o.counting.domain = Domain::User;
+  Session user_only(o);
+  EXPECT_TRUE(user_only.events()[0].unavailable.empty());
+  EXPECT_NE(user_only.events()[1].unavailable.find("--domain all"), std::string::npos);
+  if (!has_perf_privilege({}) && read_paranoid({}) > 0) return;
+  o.counting.mode = CountingMode::PerCpu;
+  o.counting.cpus = {0};
+  o.counting.domain = Domain::All;
+  Session per_cpu(o);
+  EXPECT_NE(per_cpu.events()[0].unavailable.find("cpu-clock"), std::string::npos);
+}
