@@ -15,8 +15,8 @@ using namespace telar::prof;
 namespace {
 
 std::vector<std::string> software_events(int n) {
-  const std::vector<std::string> all = {"task-clock", "page-faults", "context-switches",
-                                        "cpu-migrations", "cpu-clock", "minor-faults"};
+  const std::vector<std::string> all = {"task-clock",     "page-faults", "context-switches",
+                                        "cpu-migrations", "cpu-clock",   "minor-faults"};
   return {all.begin(), all.begin() + n};
 }
 
@@ -87,7 +87,8 @@ void BM_TrainingLikeBatch(benchmark::State& state) {
   for (int& n : sizes) n *= scale;
   const std::size_t largest = static_cast<std::size_t>(64 * scale * 64 * scale);
   std::vector<double> a(largest, 0.5), b(largest, 0.25), c(largest);
-  const char* names[9] = {"conv1", "relu1", "conv2", "relu2", "pool", "fc1", "relu3", "fc2", "loss"};
+  const char* names[9] = {"conv1", "relu1", "conv2", "relu2", "pool",
+                          "fc1",   "relu3", "fc2",   "loss"};
   if (session) session->begin(ScopeLabel::run());
   std::int64_t batch = 0;
   for (auto _ : state) {

@@ -15,7 +15,8 @@
 
 namespace telar::cli {
 
-void add_prof_counting_options(CLI::App& app, ProfCountingCli& cli, const std::string& events_help) {
+void add_prof_counting_options(CLI::App& app, ProfCountingCli& cli,
+                               const std::string& events_help) {
   app.add_option("-e,--events", cli.events, events_help);
   app.add_option("--cpus", cli.cpus,
                  "count system-wide on these CPUs (e.g. 2-31) instead of the measured threads");
@@ -41,7 +42,7 @@ prof::SessionOptions prof_session_options(const ProfCountingCli& cli) {
 }
 
 std::filesystem::path prof_output_dir(const ProfCountingCli& cli, const std::string& prefix) {
-  const std::filesystem::path dir = 
+  const std::filesystem::path dir =
       cli.out.empty() ? report::default_run_path(prefix) : std::filesystem::path(cli.out);
   prof::check_output_dir(dir, "--out");
   if (!cli.colon.empty()) prof::check_output_file(cli.colon, "--colon");

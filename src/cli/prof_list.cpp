@@ -12,9 +12,10 @@
 namespace telar::cli {
 
 int run_prof_list(const Args& args) {
-  CLI::App app{"List every known event (perf generic names, PAPI presets, the native events of "
-               "this machine's PMUs) and whether it can be counted here.",
-               "prof list"};
+  CLI::App app{
+      "List every known event (perf generic names, PAPI presets, the native events of "
+      "this machine's PMUs) and whether it can be counted here.",
+      "prof list"};
   bool all = false, countable_only = false, json = false;
   app.add_flag("--all", all, "also list the native events of every PMU model libpfm4 knows");
   app.add_flag("--countable", countable_only, "only the events that can be counted here");

@@ -43,10 +43,11 @@ std::string default_variants() {
 }  // namespace
 
 int run_prof_matmul(const Args& args) {
-  CLI::App app{"The seed's validation benchmark: n×n double matmul by a naive loop with a "
-               "sum = 0.0 accumulator compiled at -O0 and at -O3, and by BLAS dgemm; time and "
-               "counts per size. Where fp_arith events are counted, FP operations = 2n³.",
-               "prof matmul"};
+  CLI::App app{
+      "The seed's validation benchmark: n×n double matmul by a naive loop with a "
+      "sum = 0.0 accumulator compiled at -O0 and at -O3, and by BLAS dgemm; time and "
+      "counts per size. Where fp_arith events are counted, FP operations = 2n³.",
+      "prof matmul"};
   ProfCountingCli cli;
   cli.events = default_matmul_events();
   std::string sizes_text = "32,64,128,256,512", variants_text = default_variants();
@@ -99,22 +100,28 @@ int run_prof_matmul(const Args& args) {
     for (const auto& metric : prof::derive_metrics(totals))
       if (metric.name == "ipc") ipc = metric.value;
     const std::string task_ms =
-        task_clock >= 0
-            ? fmt::format("{:.3f}", static_cast<double>(profile.total(
-                                        record, static_cast<std::size_t>(task_clock))) *
-                                        1e-6 / m.repeat)
-            : "-";
-    table += fmt::format("{:<9} {:>6} {:>12.3f} {:>14} {:>9.3f} {:>16} {:>16} {:>7} {:>10.2e}\n",
-                         p.variant, p.n, p.seconds * 1e3, task_ms, p.gflops,
-                         fp >= 0 ? prof::group_digits(static_cast<std::int64_t>(fp_per_product)) : "-",
-                         prof::group_digits(static_cast<std::int64_t>(prof::matmul::expected_fp_ops(p.n))),
-                         ipc >= 0 ? fmt::format("{:.2f}", ipc) : "-", p.max_rel_error);
+        task_clock >= 0 ? fmt::format("{:.3f}", static_cast<double>(profile.total(
+                                                    record, static_cast<std::size_t>(task_clock))) *
+                                                    1e-6 / m.repeat)
+                        : "-";
+    table += fmt::format(
+        "{:<9} {:>6} {:>12.3f} {:>14} {:>9.3f} {:>16} {:>16} {:>7} {:>10.2e}\n", p.variant, p.n,
+        p.seconds * 1e3, task_ms, p.gflops,
+        fp >= 0 ? prof::group_digits(static_cast<std::int64_t>(fp_per_product)) : "-",
+        prof::group_digits(static_cast<std::int64_t>(prof::matmul::expected_fp_ops(p.n))),
+        ipc >= 0 ? fmt::format("{:.2f}", ipc) : "-", p.max_rel_error);
     csv += fmt::format("{},{},{},{},{},{},{},{}\n", p.variant, p.n, p.seconds, p.gflops,
-                       prof::matmul::expected_fp_ops(p.n), fp >= 0 ? fmt::format("{}", fp_per_product) : "",
+                       prof::matmul::expected_fp_ops(p.n),
+                       fp >= 0 ? fmt::format("{}", fp_per_product) : "",
                        ipc >= 0 ? fmt::format("{}", ipc) : "", p.max_rel_error);
-    json_points.push_back({{"variant", p.variant}, {"n", p.n}, {"seconds", p.seconds},
-                           {"gflops", p.gflops}, {"fp_ops", fp_per_product},
-                           {"task_clock_ns", task_clock >= 0 ? profile.total(record, static_cast<std::size_t>(task_clock)) : 0}});
+    json_points.push_back(
+        {{"variant", p.variant},
+         {"n", p.n},
+         {"seconds", p.seconds},
+         {"gflops", p.gflops},
+         {"fp_ops", fp_per_product},
+         {"task_clock_ns",
+          task_clock >= 0 ? profile.total(record, static_cast<std::size_t>(task_clock)) : 0}});
     auto& ts = time_series[p.variant];
     ts.name = p.variant;
     ts.x.push_back(static_cast<double>(p.n));

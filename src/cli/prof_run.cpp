@@ -19,14 +19,16 @@ int run_prof_run(const Args& args) {
   // Everything after `--` is the command, untouched by option parsing.
   const auto dashes = std::find(args.begin(), args.end(), "--");
   const Args options_part(args.begin(), dashes);
-  const std::vector<std::string> command =
-      dashes == args.end() ? std::vector<std::string>{} : std::vector<std::string>(dashes + 1, args.end());
+  const std::vector<std::string> command = dashes == args.end()
+                                               ? std::vector<std::string>{}
+                                               : std::vector<std::string>(dashes + 1, args.end());
 
-  CLI::App app{"Run a command under hardware/software counters: every thread and child process "
-               "it starts (or, with --cpus, everything on those CPUs). Prints a table and "
-               "writes counters.csv, metrics.csv and report.html.\n"
-               "usage: telar prof run -e EVENTS [OPTIONS] -- CMD [ARGS...]",
-               "prof run"};
+  CLI::App app{
+      "Run a command under hardware/software counters: every thread and child process "
+      "it starts (or, with --cpus, everything on those CPUs). Prints a table and "
+      "writes counters.csv, metrics.csv and report.html.\n"
+      "usage: telar prof run -e EVENTS [OPTIONS] -- CMD [ARGS...]",
+      "prof run"};
   ProfCountingCli cli;
   add_prof_counting_options(app, cli, "events: comma-separated names or an events file");
   app.get_option("--events")->required();
@@ -49,9 +51,9 @@ int run_prof_run(const Args& args) {
   nlohmann::json config = prof_config_json(options);
   config["command"] = command;
   run.write_run_json("prof run", config, {{"exit_status", result.exit_status}});
-  prof::write_profile_files(profile, dir, "telar prof run: " + quoted,
-                            {{"command", quoted},
-                             {"exit status", std::to_string(result.exit_status)}});
+  prof::write_profile_files(
+      profile, dir, "telar prof run: " + quoted,
+      {{"command", quoted}, {"exit status", std::to_string(result.exit_status)}});
   if (!cli.colon.empty()) prof::append_colon_file(profile, cli.colon);
   log::info("wrote {}", dir.string());
 

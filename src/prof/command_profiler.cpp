@@ -52,13 +52,15 @@ class IgnoreInterrupts {
   }
 
  private:
-  struct sigaction old_int_ {}, old_quit_ {};
+  struct sigaction old_int_ {
+  }, old_quit_{};
 };
 
 }  // namespace
 
 CommandProfile profile_command(const std::vector<std::string>& argv, SessionOptions options) {
-  require(!argv.empty(), "no command to profile; write it after --, e.g. `telar prof run -e "
+  require(!argv.empty(),
+          "no command to profile; write it after --, e.g. `telar prof run -e "
           "task-clock -- ls -l`");
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));

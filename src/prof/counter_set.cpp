@@ -55,12 +55,18 @@ std::string unsupported_reason(int err, const ResolvedEvent& event) {
       return event.software
                  ? "this kernel does not know that software event"
                  : "the kernel exposes no hardware PMU for it (common in virtual machines)";
-    case EOPNOTSUPP: return "the PMU cannot count it in this mode";
-    case ENODEV: return "its PMU is not on this machine";
-    case EINVAL: return "the kernel rejected its encoding (EINVAL)";
-    case E2BIG: return "the kernel does not accept its attribute layout";
-    case EBUSY: return "the PMU is held exclusively by another tool";
-    default: return std::strerror(err);
+    case EOPNOTSUPP:
+      return "the PMU cannot count it in this mode";
+    case ENODEV:
+      return "its PMU is not on this machine";
+    case EINVAL:
+      return "the kernel rejected its encoding (EINVAL)";
+    case E2BIG:
+      return "the kernel does not accept its attribute layout";
+    case EBUSY:
+      return "the PMU is held exclusively by another tool";
+    default:
+      return std::strerror(err);
   }
 }
 
@@ -77,14 +83,16 @@ bool means_unsupported(int err) {
       paranoid = read_paranoid(options.permissions);
     } catch (const Error&) {
     }
-    fail("cannot open counter '{}': {} (in a container, its seccomp profile may also block "
-         "perf_event_open)",
-         event.name, permission_advice(options.mode, domain, paranoid));
+    fail(
+        "cannot open counter '{}': {} (in a container, its seccomp profile may also block "
+        "perf_event_open)",
+        event.name, permission_advice(options.mode, domain, paranoid));
   }
   if (err == EMFILE || err == ENFILE)
-    fail("cannot open counter '{}': too many open files (one per event and thread or CPU); "
-         "raise the limit with `ulimit -n` or count fewer events",
-         event.name);
+    fail(
+        "cannot open counter '{}': too many open files (one per event and thread or CPU); "
+        "raise the limit with `ulimit -n` or count fewer events",
+        event.name);
   if (err == ENOSYS)
     fail("perf_event_open is not available in this kernel, so no counter can be opened");
   fail("cannot open counter '{}': {}", event.name, std::strerror(err));
@@ -129,17 +137,19 @@ CounterSet::CounterSet(std::vector<ResolvedEvent>& events, const CountingOptions
 
   // 1. Without multiplexing every event of a thread/CPU is one group, which must fit the PMU;
   // checked before anything is opened, from the resolved events alone.
-  const int limit = options.counter_limit > 0 ? options.counter_limit : native::core_counter_count();
+  const int limit =
+      options.counter_limit > 0 ? options.counter_limit : native::core_counter_count();
   if (!options.multiplex && limit > 0) {
     int hardware_terms = 0;
     for (const auto& event : events)
       if (event.unavailable.empty())
         for (const auto& term : event.terms) hardware_terms += is_hardware(term);
     if (hardware_terms > limit)
-      fail("too many events for one group without multiplexing: {} hardware counters needed, "
-           "the PMU has {}; count fewer hardware events or allow multiplexing (leave out "
-           "--no-multiplex)",
-           hardware_terms, limit);
+      fail(
+          "too many events for one group without multiplexing: {} hardware counters needed, "
+          "the PMU has {}; count fewer hardware events or allow multiplexing (leave out "
+          "--no-multiplex)",
+          hardware_terms, limit);
   }
 
   // 2. Which events can be counted here at all: open each term once on its own.
@@ -204,10 +214,11 @@ CounterSet::CounterSet(std::vector<ResolvedEvent>& events, const CountingOptions
               break;
             }
             if (fd == -EINVAL && !leader && !options.multiplex)
-              fail("too many events for one group without multiplexing: the PMU cannot hold "
-                   "'{}' next to the events before it; count fewer hardware events or allow "
-                   "multiplexing (leave out --no-multiplex)",
-                   events[e].name);
+              fail(
+                  "too many events for one group without multiplexing: the PMU cannot hold "
+                  "'{}' next to the events before it; count fewer hardware events or allow "
+                  "multiplexing (leave out --no-multiplex)",
+                  events[e].name);
             if (fd < 0) fatal_open_error(-fd, events[e], options, domain);
             fds_.push_back(fd);
             if (leader) group.leader_fd = fd;

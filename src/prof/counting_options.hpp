@@ -18,10 +18,10 @@ enum class CountingMode {
 };
 
 enum class Domain {
-  Auto,    // user and kernel where perf_event_paranoid allows it, otherwise user only
+  Auto,  // user and kernel where perf_event_paranoid allows it, otherwise user only
   User,
   Kernel,
-  All,     // user and kernel
+  All,  // user and kernel
 };
 
 const char* mode_name(CountingMode mode);  // "per-thread", "per-cpu"
@@ -38,12 +38,12 @@ struct PermissionProbe {
 
 struct CountingOptions {
   CountingMode mode = CountingMode::PerThread;
-  std::vector<int> cpus;           // PerCpu: the CPUs to count on (empty: all online CPUs)
+  std::vector<int> cpus;  // PerCpu: the CPUs to count on (empty: all online CPUs)
   Domain domain = Domain::Auto;
-  bool multiplex = true;           // false: all events of a thread/CPU form one group
-  int counter_limit = 0;           // hardware counters per group; 0: ask libpfm4 (or the kernel)
-  pid_t target_pid = 0;            // PerThread: 0 = this process, else that process (and children)
-  bool enable_on_exec = false;     // start counting when the target calls exec (telar prof run)
+  bool multiplex = true;        // false: all events of a thread/CPU form one group
+  int counter_limit = 0;        // hardware counters per group; 0: ask libpfm4 (or the kernel)
+  pid_t target_pid = 0;         // PerThread: 0 = this process, else that process (and children)
+  bool enable_on_exec = false;  // start counting when the target calls exec (telar prof run)
   PermissionProbe permissions;
 };
 

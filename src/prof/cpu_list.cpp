@@ -14,8 +14,7 @@ std::vector<int> parse_cpu_list(std::string_view text, std::string_view what) {
   std::vector<int> cpus;
   for (const auto& raw : split(text, ',')) {
     const std::string part{trim(raw)};
-    require(!part.empty(), "{}: empty entry in '{}'; write CPUs like 2-31 or 0,2,4-7", what,
-            text);
+    require(!part.empty(), "{}: empty entry in '{}'; write CPUs like 2-31 or 0,2,4-7", what, text);
     const auto dash = part.find('-');
     const std::int64_t first = parse_int(part.substr(0, dash), what);
     const std::int64_t last =

@@ -84,13 +84,12 @@ std::vector<Metric> derive_metrics(const EventTotals& t) {
   const auto ins = instructions(t);
   const auto cyc = cycles(t);
   ratio(out, "ipc", ins, cyc, "instructions/cycle");
-  ratio(out, "branch_miss_rate",
-        first_of(t, {"branch-misses", "br_misp_retired.all_branches",
-                     "mispredicted_branch_retired"}),
-        first_of(t, {"branch-instructions", "br_inst_retired.all_branches",
-                     "branch_instructions_retired", "papi_br_cn"}));
-  ratio(out, "cache_miss_rate", first_of(t, {"cache-misses"}),
-        first_of(t, {"cache-references"}));
+  ratio(
+      out, "branch_miss_rate",
+      first_of(t, {"branch-misses", "br_misp_retired.all_branches", "mispredicted_branch_retired"}),
+      first_of(t, {"branch-instructions", "br_inst_retired.all_branches",
+                   "branch_instructions_retired", "papi_br_cn"}));
+  ratio(out, "cache_miss_rate", first_of(t, {"cache-misses"}), first_of(t, {"cache-references"}));
   ratio(out, "l1d_miss_rate", first_of(t, {"L1-dcache-load-misses", "papi_l1_dcm"}),
         first_of(t, {"L1-dcache-loads", "papi_l1_dca"}));
   ratio(out, "l1i_miss_rate", first_of(t, {"L1-icache-load-misses"}),
@@ -118,8 +117,8 @@ std::vector<Metric> derive_metrics(const EventTotals& t) {
     out.push_back({"topdown_frontend_bound", frontend, "fraction of slots"});
     out.push_back({"topdown_bad_speculation", bad_speculation, "fraction of slots"});
     out.push_back({"topdown_retiring", retiring, "fraction of slots"});
-    out.push_back(
-        {"topdown_backend_bound", 1.0 - frontend - bad_speculation - retiring, "fraction of slots"});
+    out.push_back({"topdown_backend_bound", 1.0 - frontend - bad_speculation - retiring,
+                   "fraction of slots"});
   }
 
   if (const auto task = first_of(t, {"task-clock"}); task && seconds > 0) {

@@ -30,11 +30,12 @@ struct EventTerm {
 
 struct ResolvedEvent {
   std::string name;       // as the user wrote it (CSV `event` column)
-  std::string canonical;  // identity used by derived metrics: "instructions", "fp_arith_inst_retired.scalar_double"
+  std::string canonical;  // identity used by derived metrics: "instructions",
+                          // "fp_arith_inst_retired.scalar_double"
   EventSource source = EventSource::Generic;
   std::vector<EventTerm> terms;
-  bool software = false;     // a kernel software event: never needs a hardware counter
-  std::string unavailable;   // non-empty: known, but cannot be counted here (why)
+  bool software = false;    // a kernel software event: never needs a hardware counter
+  std::string unavailable;  // non-empty: known, but cannot be counted here (why)
   std::string description;
 };
 

@@ -41,8 +41,8 @@ std::vector<CatalogEntry> event_catalog(const CatalogOptions& options) {
     const std::string kind = fmt::format("native ({})", n.pmu);
     if (!n.pmu_present) {
       out.push_back({n.name, kind, false,
-                     fmt::format("needs the PMU '{}' ({}), which this machine does not have",
-                                 n.pmu, n.pmu_description),
+                     fmt::format("needs the PMU '{}' ({}), which this machine does not have", n.pmu,
+                                 n.pmu_description),
                      n.description});
       continue;
     }

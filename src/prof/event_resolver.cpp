@@ -17,10 +17,14 @@ namespace telar::prof {
 
 const char* event_source_name(EventSource source) {
   switch (source) {
-    case EventSource::Generic: return "generic";
-    case EventSource::Raw: return "raw";
-    case EventSource::Native: return "native";
-    case EventSource::Papi: return "papi";
+    case EventSource::Generic:
+      return "generic";
+    case EventSource::Raw:
+      return "raw";
+    case EventSource::Native:
+      return "native";
+    case EventSource::Papi:
+      return "papi";
   }
   return "?";
 }
@@ -61,12 +65,13 @@ ResolvedEvent from_native(std::string_view name, const native::Lookup& found) {
     for (std::size_t i = 0; i < found.absent_pmus.size() && i < 4; ++i)
       models += (i ? ", " : "") + found.absent_pmus[i];
     if (found.absent_pmus.size() > 4) models += ", ...";
-    e.unavailable = found.absent_pmus.size() > 1
-                        ? fmt::format("it is an event of PMU models this machine does not have ({})",
-                                      models)
-                        : fmt::format("it is an event of the PMU '{}' ({}), which this machine "
-                                      "does not have",
-                                      found.pmu, found.pmu_description);
+    e.unavailable =
+        found.absent_pmus.size() > 1
+            ? fmt::format("it is an event of PMU models this machine does not have ({})", models)
+            : fmt::format(
+                  "it is an event of the PMU '{}' ({}), which this machine "
+                  "does not have",
+                  found.pmu, found.pmu_description);
   }
   return e;
 }
@@ -91,8 +96,8 @@ ResolvedEvent from_papi(std::string_view name, const papi::Preset& preset,
                found && found->pmu_present) {
       term = found->term;
     } else {
-      e.unavailable = fmt::format("PAPI maps it to '{}', which libpfm4 cannot encode here",
-                                  native_name);
+      e.unavailable =
+          fmt::format("PAPI maps it to '{}', which libpfm4 cannot encode here", native_name);
       e.terms.clear();
       return e;
     }

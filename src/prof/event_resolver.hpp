@@ -13,7 +13,7 @@
 namespace telar::prof {
 
 struct ResolveOptions {
-  bool user = true;    // default privilege levels for native events (modifiers may override)
+  bool user = true;  // default privilege levels for native events (modifiers may override)
   bool kernel = true;
 };
 

@@ -10,8 +10,7 @@ namespace telar::prof {
 namespace {
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
@@ -21,8 +20,8 @@ std::vector<GenericEvent> build_table() {
   std::vector<GenericEvent> t;
   auto hw = [&](std::string name, std::vector<std::string> aliases, std::uint64_t config,
                 std::string description) {
-    t.push_back({std::move(name), std::move(aliases), PERF_TYPE_HARDWARE, config,
-                 std::move(description)});
+    t.push_back(
+        {std::move(name), std::move(aliases), PERF_TYPE_HARDWARE, config, std::move(description)});
   };
   hw("cycles", {"cpu-cycles", "PERF_COUNT_HW_CPU_CYCLES"}, PERF_COUNT_HW_CPU_CYCLES,
      "core clock cycles (unhalted)");
@@ -46,8 +45,8 @@ std::vector<GenericEvent> build_table() {
 
   auto sw = [&](std::string name, std::vector<std::string> aliases, std::uint64_t config,
                 std::string description) {
-    t.push_back({std::move(name), std::move(aliases), PERF_TYPE_SOFTWARE, config,
-                 std::move(description)});
+    t.push_back(
+        {std::move(name), std::move(aliases), PERF_TYPE_SOFTWARE, config, std::move(description)});
   };
   sw("cpu-clock", {"PERF_COUNT_SW_CPU_CLOCK"}, PERF_COUNT_SW_CPU_CLOCK, "CPU clock (ns)");
   sw("task-clock", {"PERF_COUNT_SW_TASK_CLOCK"}, PERF_COUNT_SW_TASK_CLOCK,
@@ -56,8 +55,8 @@ std::vector<GenericEvent> build_table() {
      "page faults");
   sw("context-switches", {"cs", "PERF_COUNT_SW_CONTEXT_SWITCHES"}, PERF_COUNT_SW_CONTEXT_SWITCHES,
      "context switches (count in the kernel domain)");
-  sw("cpu-migrations", {"migrations", "PERF_COUNT_SW_CPU_MIGRATIONS"},
-     PERF_COUNT_SW_CPU_MIGRATIONS, "moves of a thread to another CPU");
+  sw("cpu-migrations", {"migrations", "PERF_COUNT_SW_CPU_MIGRATIONS"}, PERF_COUNT_SW_CPU_MIGRATIONS,
+     "moves of a thread to another CPU");
   sw("minor-faults", {"PERF_COUNT_SW_PAGE_FAULTS_MIN"}, PERF_COUNT_SW_PAGE_FAULTS_MIN,
      "page faults served without I/O");
   sw("major-faults", {"PERF_COUNT_SW_PAGE_FAULTS_MAJ"}, PERF_COUNT_SW_PAGE_FAULTS_MAJ,
@@ -76,13 +75,11 @@ std::vector<GenericEvent> build_table() {
     const char* enum_name;
     std::uint64_t id;
   };
-  const Cache caches[] = {{"L1-dcache", "L1D", PERF_COUNT_HW_CACHE_L1D},
-                          {"L1-icache", "L1I", PERF_COUNT_HW_CACHE_L1I},
-                          {"LLC", "LL", PERF_COUNT_HW_CACHE_LL},
-                          {"dTLB", "DTLB", PERF_COUNT_HW_CACHE_DTLB},
-                          {"iTLB", "ITLB", PERF_COUNT_HW_CACHE_ITLB},
-                          {"branch", "BPU", PERF_COUNT_HW_CACHE_BPU},
-                          {"node", "NODE", PERF_COUNT_HW_CACHE_NODE}};
+  const Cache caches[] = {
+      {"L1-dcache", "L1D", PERF_COUNT_HW_CACHE_L1D}, {"L1-icache", "L1I", PERF_COUNT_HW_CACHE_L1I},
+      {"LLC", "LL", PERF_COUNT_HW_CACHE_LL},         {"dTLB", "DTLB", PERF_COUNT_HW_CACHE_DTLB},
+      {"iTLB", "ITLB", PERF_COUNT_HW_CACHE_ITLB},    {"branch", "BPU", PERF_COUNT_HW_CACHE_BPU},
+      {"node", "NODE", PERF_COUNT_HW_CACHE_NODE}};
   struct Op {
     const char* plural;
     const char* singular;
@@ -97,8 +94,8 @@ std::vector<GenericEvent> build_table() {
       for (std::uint64_t result : {std::uint64_t{PERF_COUNT_HW_CACHE_RESULT_ACCESS},
                                    std::uint64_t{PERF_COUNT_HW_CACHE_RESULT_MISS}}) {
         const bool miss = result == PERF_COUNT_HW_CACHE_RESULT_MISS;
-        std::string name = std::string(c.name) + "-" + (miss ? op.singular : op.plural) +
-                           (miss ? "-misses" : "");
+        std::string name =
+            std::string(c.name) + "-" + (miss ? op.singular : op.plural) + (miss ? "-misses" : "");
         // libpfm4's perf PMU spelling, as the seed's config files used it.
         std::string enum_name = std::string("PERF_COUNT_HW_CACHE_") + c.enum_name + "." +
                                 op.enum_name + "." + (miss ? "MISS" : "ACCESS");

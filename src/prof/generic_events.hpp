@@ -11,7 +11,7 @@
 namespace telar::prof {
 
 struct GenericEvent {
-  std::string name;  // canonical perf name: "cycles", "L1-dcache-load-misses"
+  std::string name;                  // canonical perf name: "cycles", "L1-dcache-load-misses"
   std::vector<std::string> aliases;  // other spellings: "cpu-cycles", "PERF_COUNT_HW_CPU_CYCLES"
   std::uint32_t type;                // PERF_TYPE_HARDWARE, _SOFTWARE or _HW_CACHE
   std::uint64_t config;

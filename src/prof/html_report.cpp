@@ -18,7 +18,9 @@ namespace telar::prof {
 
 namespace {
 
-bool in_eval(const ScopeRecord& r) { return r.path.find("/eval") != std::string::npos; }
+bool in_eval(const ScopeRecord& r) {
+  return r.path.find("/eval") != std::string::npos;
+}
 
 void settings_section(report::HtmlReport& html, const Profile& p) {
   std::string counted, not_counted;
@@ -26,7 +28,8 @@ void settings_section(report::HtmlReport& html, const Profile& p) {
     if (e.available)
       counted += (counted.empty() ? "" : ", ") + e.name;
     else
-      not_counted += fmt::format("{}{} ({})", not_counted.empty() ? "" : "; ", e.name, e.unavailable);
+      not_counted +=
+          fmt::format("{}{} ({})", not_counted.empty() ? "" : "; ", e.name, e.unavailable);
   }
   std::vector<std::pair<std::string, std::string>> rows = {
       {"mode", p.mode == CountingMode::PerCpu
@@ -95,9 +98,8 @@ void timeline_section(report::HtmlReport& html, const Profile& p) {
     if (series.empty()) return;
     html.svg(report::LineChart{title, "batch", unit, std::move(series), false}.render());
   };
-  chart("wall time per batch", "ms", [](const ScopeRecord& r) -> std::optional<double> {
-    return r.wall_ns * 1e-6;
-  });
+  chart("wall time per batch", "ms",
+        [](const ScopeRecord& r) -> std::optional<double> { return r.wall_ns * 1e-6; });
   for (std::size_t e : p.available_events())
     chart(p.events[e].name + " per batch", p.events[e].name,
           [&](const ScopeRecord& r) -> std::optional<double> {
@@ -127,8 +129,8 @@ void layer_section(report::HtmlReport& html, const Profile& p) {
     std::vector<std::vector<double>> values(2, std::vector<double>(nodes.size(), 0.0));
     for (const auto& r : p.records) {
       if (r.kind != ScopeKind::Node || in_eval(r)) continue;
-      const auto i = static_cast<std::size_t>(
-          std::find(nodes.begin(), nodes.end(), r.name) - nodes.begin());
+      const auto i =
+          static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), r.name) - nodes.begin());
       const bool backward = r.node.size() > 4 && r.node.substr(r.node.size() - 4) == ".bwd";
       values[backward ? 1 : 0][i] += value_of(r);
     }

@@ -63,8 +63,7 @@ const std::vector<PmuInfo>& pmus() {
       pfm_pmu_info_t info;
       std::memset(&info, 0, sizeof info);
       info.size = sizeof info;
-      if (pfm_get_pmu_info(static_cast<pfm_pmu_t>(i), &info) != PFM_SUCCESS || !info.name)
-        continue;
+      if (pfm_get_pmu_info(static_cast<pfm_pmu_t>(i), &info) != PFM_SUCCESS || !info.name) continue;
       out.push_back({static_cast<pfm_pmu_t>(i), info.name, info.desc ? info.desc : "",
                      info.is_present != 0, info.type, info.first_event,
                      info.num_cntrs + info.num_fixed_cntrs});
@@ -145,7 +144,9 @@ std::mutex& pfm_mutex() {
 
 }  // namespace
 
-bool available() { return initialise(); }
+bool available() {
+  return initialise();
+}
 
 std::optional<Lookup> lookup(std::string_view name, bool user, bool kernel) {
   if (!initialise()) return std::nullopt;
@@ -256,9 +257,15 @@ int core_counter_count() {
 
 #else  // built without libpfm4
 
-bool available() { return false; }
-std::optional<Lookup> lookup(std::string_view, bool, bool) { return std::nullopt; }
-std::vector<EventInfo> list(bool) { return {}; }
+bool available() {
+  return false;
+}
+std::optional<Lookup> lookup(std::string_view, bool, bool) {
+  return std::nullopt;
+}
+std::vector<EventInfo> list(bool) {
+  return {};
+}
 const std::vector<std::string>& suggestion_names() {
   static const std::vector<std::string> none;
   return none;
@@ -267,7 +274,9 @@ std::vector<std::string> unit_mask_names(std::string_view name) {
   (void)event_part(name);
   return {};
 }
-int core_counter_count() { return 0; }
+int core_counter_count() {
+  return 0;
+}
 
 #endif
 

@@ -16,13 +16,13 @@ namespace telar::prof::native {
 bool available();  // built with libpfm4 and it initialised
 
 struct Lookup {
-  EventTerm term;           // encoding for perf_event_open (valid when pmu_present)
-  std::string canonical;    // "fp_arith_inst_retired.scalar_double"
-  std::string pmu;          // libpfm4's PMU name: "skx", "perf"
+  EventTerm term;         // encoding for perf_event_open (valid when pmu_present)
+  std::string canonical;  // "fp_arith_inst_retired.scalar_double"
+  std::string pmu;        // libpfm4's PMU name: "skx", "perf"
   std::string pmu_description;
   bool pmu_present = false;
   std::vector<std::string> absent_pmus;  // when !pmu_present: every model that has the event
-  bool generic_pmu = false;  // libpfm4's own spelling of a perf generic event
+  bool generic_pmu = false;              // libpfm4's own spelling of a perf generic event
   std::string description;
 };
 

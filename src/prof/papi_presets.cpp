@@ -109,7 +109,9 @@ Preset describe(int code) {
 
 }  // namespace
 
-bool built_with_papi() { return true; }
+bool built_with_papi() {
+  return true;
+}
 
 std::optional<Preset> lookup(std::string_view name) {
   if (!looks_like_preset(name) || !initialise()) return std::nullopt;
@@ -136,15 +138,17 @@ std::vector<Preset> list() {
 
 #else  // built without PAPI: only the presets with an exact generic equivalent are known.
 
-bool built_with_papi() { return false; }
+bool built_with_papi() {
+  return false;
+}
 
 std::optional<Preset> lookup(std::string_view name) {
   const auto generic = generic_equivalent(name);
   if (!generic) return std::nullopt;
   Preset p;
   p.symbol = upper(name);
-  p.description = fmt::format("counted as the perf event {} (telar was built without PAPI)",
-                              *generic);
+  p.description =
+      fmt::format("counted as the perf event {} (telar was built without PAPI)", *generic);
   p.natives.push_back(*generic);
   p.signs.push_back(+1);
   return p;
@@ -152,8 +156,7 @@ std::optional<Preset> lookup(std::string_view name) {
 
 std::vector<Preset> list() {
   std::vector<Preset> out;
-  for (const auto& [symbol, generic] : kGenericEquivalents)
-    out.push_back(*lookup(symbol));
+  for (const auto& [symbol, generic] : kGenericEquivalents) out.push_back(*lookup(symbol));
   return out;
 }
 

@@ -16,7 +16,7 @@ bool built_with_papi();
 bool looks_like_preset(std::string_view name);  // PAPI_...
 
 struct Preset {
-  std::string symbol;       // PAPI_TOT_INS
+  std::string symbol;  // PAPI_TOT_INS
   std::string description;
   // The natives it adds up (sign +1) or subtracts (sign -1), in PAPI's spelling; empty when PAPI
   // has no mapping for this machine.

@@ -20,10 +20,14 @@ const char* mode_name(CountingMode mode) {
 
 const char* domain_name(Domain domain) {
   switch (domain) {
-    case Domain::Auto: return "auto";
-    case Domain::User: return "user";
-    case Domain::Kernel: return "kernel";
-    case Domain::All: return "all";
+    case Domain::Auto:
+      return "auto";
+    case Domain::User:
+      return "user";
+    case Domain::Kernel:
+      return "kernel";
+    case Domain::All:
+      return "all";
   }
   return "?";
 }
@@ -72,13 +76,13 @@ Domain effective_domain(CountingMode mode, Domain requested, const PermissionPro
 
 std::string permission_advice(CountingMode mode, Domain domain, int paranoid) {
   const int needed = paranoid_needed(mode, domain);
-  std::string what = mode == CountingMode::PerCpu
-                         ? "per-CPU (system-wide) counting"
-                         : (domain == Domain::User ? "per-thread counting of user code"
-                                                   : fmt::format("per-thread counting of {} code",
-                                                                 domain == Domain::Kernel
-                                                                     ? "kernel"
-                                                                     : "user and kernel"));
+  std::string what =
+      mode == CountingMode::PerCpu
+          ? "per-CPU (system-wide) counting"
+          : (domain == Domain::User
+                 ? "per-thread counting of user code"
+                 : fmt::format("per-thread counting of {} code",
+                               domain == Domain::Kernel ? "kernel" : "user and kernel"));
   std::string alternative;
   if (mode == CountingMode::PerThread && domain != Domain::User && paranoid <= 2)
     alternative = "; or count user code only with --domain user";

@@ -12,9 +12,9 @@
 namespace telar::prof {
 
 struct EventColumn {
-  std::string name;         // as the user wrote it
-  std::string canonical;    // identity for derived metrics
-  std::string source;       // "generic", "raw", "native", "papi"
+  std::string name;       // as the user wrote it
+  std::string canonical;  // identity for derived metrics
+  std::string source;     // "generic", "raw", "native", "papi"
   bool available = true;
   std::string unavailable;  // why not (when !available)
 };
@@ -27,7 +27,7 @@ struct Count {
 };
 
 struct ScopeRecord {
-  std::string path;   // "run/epoch[0]/batch[17]/node[conv2].fwd"
+  std::string path;  // "run/epoch[0]/batch[17]/node[conv2].fwd"
   ScopeKind kind = ScopeKind::Run;
   std::int64_t epoch = -1;  // of the enclosing epoch (or this one); -1: none
   std::int64_t batch = -1;

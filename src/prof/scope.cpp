@@ -14,26 +14,33 @@ namespace {
 constexpr std::array<std::string_view, kScopeKindCount> kKindNames = {
     "run", "epoch", "batch", "eval", "node", "region", "gap"};
 // Kinds a user can ask for; gaps come with their parents.
-constexpr std::array<ScopeKind, 6> kSelectable = {ScopeKind::Run,  ScopeKind::Epoch,
+constexpr std::array<ScopeKind, 6> kSelectable = {ScopeKind::Run,   ScopeKind::Epoch,
                                                   ScopeKind::Batch, ScopeKind::Eval,
-                                                  ScopeKind::Node, ScopeKind::Region};
+                                                  ScopeKind::Node,  ScopeKind::Region};
 }  // namespace
 
-std::string_view scope_kind_name(ScopeKind kind) { return kKindNames[static_cast<int>(kind)]; }
+std::string_view scope_kind_name(ScopeKind kind) {
+  return kKindNames[static_cast<int>(kind)];
+}
 
 std::string_view pass_suffix(Pass pass) {
   switch (pass) {
-    case Pass::Forward: return "fwd";
-    case Pass::Backward: return "bwd";
-    case Pass::None: break;
+    case Pass::Forward:
+      return "fwd";
+    case Pass::Backward:
+      return "bwd";
+    case Pass::None:
+      break;
   }
   return "";
 }
 
 std::string path_segment(const ScopeLabel& label) {
   switch (label.kind) {
-    case ScopeKind::Run: return "run";
-    case ScopeKind::Gap: return "gap";
+    case ScopeKind::Run:
+      return "run";
+    case ScopeKind::Gap:
+      return "gap";
     case ScopeKind::Node: {
       std::string s = fmt::format("node[{}]", label.name);
       if (label.pass != Pass::None) s += fmt::format(".{}", pass_suffix(label.pass));

@@ -30,9 +30,10 @@ void report_unavailable(const std::vector<ResolvedEvent>& events) {
     std::string reason = e.unavailable;
     if (e.unavailable.find("no hardware PMU") != std::string::npos) {
       key = "no-pmu";
-      reason = "hardware counters are not available on this machine (the kernel exposes no CPU "
-               "PMU; common in virtual machines); software events and wall time are still "
-               "counted";
+      reason =
+          "hardware counters are not available on this machine (the kernel exposes no CPU "
+          "PMU; common in virtual machines); software events and wall time are still "
+          "counted";
     } else if (e.unavailable.rfind("it is an event of", 0) == 0) {
       key = "absent-pmu";
       reason = e.unavailable.find("PMU models") != std::string::npos
@@ -53,18 +54,19 @@ void report_unavailable(const std::vector<ResolvedEvent>& events) {
 
 // Software events that the kernel accepts but that would only ever read 0 in this mode or
 // domain: reported as not counted rather than written out as misleading zeros.
-void mark_meaningless_events(std::vector<ResolvedEvent>& events, CountingMode mode,
-                             Domain domain) {
+void mark_meaningless_events(std::vector<ResolvedEvent>& events, CountingMode mode, Domain domain) {
   for (auto& e : events) {
     if (!e.unavailable.empty()) continue;
     if (mode == CountingMode::PerCpu && e.canonical == "task-clock")
-      e.unavailable = "task-clock measures a task's time and stays 0 in per-CPU mode; use cpu-clock";
-    if (domain == Domain::User && (e.canonical == "context-switches" ||
-                                   e.canonical == "cpu-migrations" ||
-                                   e.canonical == "cgroup-switches"))
-      e.unavailable = fmt::format("{} happen in the kernel and count nothing with --domain user; "
-                                  "use --domain all",
-                                  e.canonical);
+      e.unavailable =
+          "task-clock measures a task's time and stays 0 in per-CPU mode; use cpu-clock";
+    if (domain == Domain::User &&
+        (e.canonical == "context-switches" || e.canonical == "cpu-migrations" ||
+         e.canonical == "cgroup-switches"))
+      e.unavailable = fmt::format(
+          "{} happen in the kernel and count nothing with --domain user; "
+          "use --domain all",
+          e.canonical);
   }
 }
 
@@ -93,8 +95,8 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   profile_.multiplex = counting.multiplex;
   profile_.threads = counters_->thread_count();
   for (const auto& e : events_)
-    profile_.events.push_back({e.name, e.canonical, event_source_name(e.source),
-                               e.unavailable.empty(), e.unavailable});
+    profile_.events.push_back(
+        {e.name, e.canonical, event_source_name(e.source), e.unavailable.empty(), e.unavailable});
   now_.resize(counters_->size());
   // The first boundaries should cost what later ones do: buffers for a few nesting levels are
   // made now, and one read warms the code paths (lazy symbol binding, the kernel's read path).
@@ -113,8 +115,12 @@ Session::~Session() {
   g_current.compare_exchange_strong(self, nullptr);
 }
 
-Session* Session::current() { return g_current.load(); }
-void Session::make_current() { g_current.store(this); }
+Session* Session::current() {
+  return g_current.load();
+}
+void Session::make_current() {
+  g_current.store(this);
+}
 
 void Session::snapshot(std::vector<CounterReading>& into, std::int64_t& wall) {
   wall = now_ns();

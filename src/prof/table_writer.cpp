@@ -91,8 +91,10 @@ std::string format_table(const Profile& p, const TableOptions& options) {
     for (std::size_t i = 0; i < events.size(); ++i) {
       const double on_counter = row.running_share(i);
       const std::string share =
-          on_counter < 1.0 ? fmt::format("  ({:.1f}% of the time on a counter)", 100 * on_counter) : "";
-      body += fmt::format("  {:<40} {:>18}{}\n", p.events[events[i]].name, group_digits(row.values[i]), share);
+          on_counter < 1.0 ? fmt::format("  ({:.1f}% of the time on a counter)", 100 * on_counter)
+                           : "";
+      body += fmt::format("  {:<40} {:>18}{}\n", p.events[events[i]].name,
+                          group_digits(row.values[i]), share);
     }
     body += fmt::format("  {:<40} {:>18.3f}\n", "wall time (ms)", row.wall_ms);
     return body + out + metrics_block(p, r);

@@ -28,7 +28,9 @@ std::string csv_field(std::string_view s) {
   return out + "\"";
 }
 
-std::string index_field(std::int64_t i) { return i < 0 ? std::string() : std::to_string(i); }
+std::string index_field(std::int64_t i) {
+  return i < 0 ? std::string() : std::to_string(i);
+}
 
 std::string scope_columns(const ScopeRecord& r) {
   return fmt::format("{},{},{},{}", csv_field(r.path), index_field(r.epoch), index_field(r.batch),
@@ -117,8 +119,10 @@ void check_output_file(const fs::path& path, std::string_view option) {
   const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
   check_output_dir(parent, option);
   if (fs::exists(path, ec))
-    require(::access(path.c_str(), W_OK) == 0, "{}: '{}' is not writable ({}); choose another "
-            "file", option, path.string(), std::strerror(errno));
+    require(::access(path.c_str(), W_OK) == 0,
+            "{}: '{}' is not writable ({}); choose another "
+            "file",
+            option, path.string(), std::strerror(errno));
 }
 
 void append_colon_file(const Profile& profile, const fs::path& path) {

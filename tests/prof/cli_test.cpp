@@ -23,8 +23,8 @@ fs::path scratch(const std::string& name) {
 
 Result run_telar(const std::string& args) {
   const fs::path out = scratch("stdout"), err = scratch("stderr");
-  const std::string command = std::string(TELAR_BINARY_DIR) + "/telar " + args + " >" +
-                              out.string() + " 2>" + err.string();
+  const std::string command =
+      std::string(TELAR_BINARY_DIR) + "/telar " + args + " >" + out.string() + " 2>" + err.string();
   const int raw = std::system(command.c_str());
   Result r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -52,7 +52,8 @@ TEST(ProfCli, ListShowsKnownEventsAndWhetherTheyCountHere) {
   // task-clock is always countable; its line says so.
   const auto line_start = r.out.find("\ntask-clock ");
   ASSERT_NE(line_start, std::string::npos) << r.out.substr(0, 400);
-  const std::string line = r.out.substr(line_start + 1, r.out.find('\n', line_start + 1) - line_start - 1);
+  const std::string line =
+      r.out.substr(line_start + 1, r.out.find('\n', line_start + 1) - line_start - 1);
   EXPECT_NE(line.find("yes"), std::string::npos) << line;
 }
 
@@ -76,8 +77,8 @@ TEST(ProfCli, RunWrapsACommandAndWritesItsRunDirectory) {
 TEST(ProfCli, RunPassesOnTheCommandsExitStatusAndWritesColonLines) {
   const fs::path dir = scratch("exit"), colon = scratch("colon.txt");
   fs::remove(colon);
-  const Result r = run_telar("prof run -e task-clock,page-faults --out " + dir.string() + " --colon " +
-                         colon.string() + " -- sh -c 'exit 5'");
+  const Result r = run_telar("prof run -e task-clock,page-faults --out " + dir.string() +
+                             " --colon " + colon.string() + " -- sh -c 'exit 5'");
   EXPECT_EQ(r.status, 5) << r.err;
   const std::string lines_text = telar::read_file(colon);
   EXPECT_EQ(lines(lines_text), 2u) << lines_text;
@@ -110,10 +111,10 @@ TEST(ProfCli, UnwritableOutputIsAOneLineErrorBeforeTheCommandRuns) {
 }
 
 TEST(ProfCli, BadOptionsAreOneLineErrors) {
-  for (const char* args : {"prof run -e task-clock --cpus 99999 -- true",
-                           "prof run -e task-clock --domain everything -- true",
-                           "prof run -e task-clock", "prof matmul --variants naive-O2",
-                           "prof frobnicate"}) {
+  for (const char* args :
+       {"prof run -e task-clock --cpus 99999 -- true",
+        "prof run -e task-clock --domain everything -- true", "prof run -e task-clock",
+        "prof matmul --variants naive-O2", "prof frobnicate"}) {
     const Result r = run_telar(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
     EXPECT_EQ(lines(r.err), 1u) << args << "\n" << r.err;
@@ -123,8 +124,9 @@ TEST(ProfCli, BadOptionsAreOneLineErrors) {
 TEST(ProfCli, MatmulSmallSizes) {
   const fs::path dir = scratch("matmul");
   fs::remove_all(dir);
-  const Result r = run_telar("prof matmul --sizes 16,32 --variants naive-O0,naive-O3 -e task-clock --out " +
-                         dir.string() + " --json");
+  const Result r =
+      run_telar("prof matmul --sizes 16,32 --variants naive-O0,naive-O3 -e task-clock --out " +
+                dir.string() + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("naive-O3"), std::string::npos) << r.out;
   const std::string csv = telar::read_file(dir / "matmul.csv");

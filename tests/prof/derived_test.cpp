@@ -22,8 +22,8 @@ bool has(const std::vector<Metric>& metrics, const std::string& name) {
 TEST(ProfDerived, IpcMissRatesAndUtilisation) {
   EventTotals t;
   t.wall_ns = 2'000'000'000;
-  t.values = {{"instructions", 3000}, {"cycles", 1200},  {"branch-misses", 5},
-              {"branch-instructions", 200}, {"cache-misses", 30}, {"cache-references", 120},
+  t.values = {{"instructions", 3000},       {"cycles", 1200},        {"branch-misses", 5},
+              {"branch-instructions", 200}, {"cache-misses", 30},    {"cache-references", 120},
               {"L1-dcache-load-misses", 8}, {"L1-dcache-loads", 64}, {"task-clock", 3e9}};
   const auto m = derive_metrics(t);
   EXPECT_DOUBLE_EQ(metric(m, "ipc"), 2.5);
@@ -37,8 +37,10 @@ TEST(ProfDerived, IpcMissRatesAndUtilisation) {
 
 TEST(ProfDerived, NativeAndPapiSpellingsCount) {
   EventTotals t;
-  t.values = {{"inst_retired.any", 900}, {"cpu_clk_unhalted.thread", 300},
-              {"br_misp_retired.all_branches", 1}, {"papi_br_cn", 50}};
+  t.values = {{"inst_retired.any", 900},
+              {"cpu_clk_unhalted.thread", 300},
+              {"br_misp_retired.all_branches", 1},
+              {"papi_br_cn", 50}};
   const auto m = derive_metrics(t);
   EXPECT_DOUBLE_EQ(metric(m, "ipc"), 3.0);
   EXPECT_DOUBLE_EQ(metric(m, "branch_miss_rate"), 0.02);

@@ -1,4 +1,6 @@
 // Events files (one name per line, # comments, blank lines) and -e arguments.
+#include "prof/event_list.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -6,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
-#include "prof/event_list.hpp"
 #include "prof/event_resolver.hpp"
 #include "prof/native_events.hpp"
 #include "prof/papi_presets.hpp"
@@ -64,14 +65,15 @@ TEST(ProfEventFile, ArgumentIsACommaListOrAFile) {
 
 TEST(ProfEventFile, ShippedEventFilesParseAndEveryNameIsKnown) {
   std::size_t files = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(TELAR_SOURCE_DIR) / "configs/events")) {
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(TELAR_SOURCE_DIR) / "configs/events")) {
     if (entry.path().extension() != ".txt") continue;
     ++files;
     for (const auto& name : read_event_file(entry.path())) {
       // Native names need libpfm4 and PAPI presets (beyond the generic ones) need PAPI.
-      const bool needs_libpfm = name.find('.') != std::string::npos ||
-                                (name.find('_') != std::string::npos && name.rfind("PAPI_", 0) != 0);
+      const bool needs_libpfm =
+          name.find('.') != std::string::npos ||
+          (name.find('_') != std::string::npos && name.rfind("PAPI_", 0) != 0);
       if (needs_libpfm && !native::available()) continue;
       if (name.rfind("PAPI_", 0) == 0 && !papi::built_with_papi() &&
           !papi::generic_equivalent(name))

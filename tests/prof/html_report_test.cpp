@@ -1,4 +1,6 @@
 // report.html of a profiled training-shaped run: per-batch timelines and per-layer bars.
+#include "prof/html_report.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -6,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
-#include "prof/html_report.hpp"
 #include "prof/session.hpp"
 #include "test_work.hpp"
 
@@ -60,13 +61,14 @@ TEST(ProfHtml, TimelinePerEpochAndBarsPerLayer) {
 
 TEST(ProfHtml, RunDirectoryFilesAndUnwritableOutput) {
   const Profile p = two_epochs_of_three_batches();
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("telar_prof_html_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("telar_prof_html_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   write_profile_files(p, dir, "profile");
   for (const char* f : {"counters.csv", "metrics.csv", "report.html"})
     EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
-  EXPECT_EQ(telar::read_file(dir / "counters.csv").rfind("scope,epoch,batch,node,cpu,event", 0), 0u);
+  EXPECT_EQ(telar::read_file(dir / "counters.csv").rfind("scope,epoch,batch,node,cpu,event", 0),
+            0u);
   std::filesystem::remove_all(dir);
   EXPECT_THROW(write_profile_files(p, "/proc/telar-prof-out", "x"), telar::Error);
 }

@@ -1,4 +1,6 @@
 // perf_event_paranoid checks, with the sysctl file and the privilege injected.
+#include "prof/permissions.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,7 +9,6 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "prof/cpu_list.hpp"
-#include "prof/permissions.hpp"
 #include "prof/session.hpp"
 
 using namespace telar::prof;

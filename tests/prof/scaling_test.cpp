@@ -1,10 +1,10 @@
 // Multiplex scaling: raw × time_enabled / time_running, with hand-worked values.
+#include "prof/scaling.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <limits>
-
-#include "prof/scaling.hpp"
 
 using namespace telar::prof;
 
@@ -14,14 +14,16 @@ TEST(ProfScaling, NoMultiplexingLeavesTheCountAsItIs) {
 }
 
 TEST(ProfScaling, ScalesByEnabledOverRunningAndRounds) {
-  EXPECT_EQ(scale_count(1000, 400, 100), 4000);   // on a counter a quarter of the time
-  EXPECT_EQ(scale_count(10, 3, 2), 15);           // 10 × 3 / 2
-  EXPECT_EQ(scale_count(7, 3, 2), 11);            // 10.5 rounds up
-  EXPECT_EQ(scale_count(1, 3, 2), 2);             // 1.5 rounds up
-  EXPECT_EQ(scale_count(5, 4, 3), 7);             // 6.67 rounds to 7
+  EXPECT_EQ(scale_count(1000, 400, 100), 4000);  // on a counter a quarter of the time
+  EXPECT_EQ(scale_count(10, 3, 2), 15);          // 10 × 3 / 2
+  EXPECT_EQ(scale_count(7, 3, 2), 11);           // 10.5 rounds up
+  EXPECT_EQ(scale_count(1, 3, 2), 2);            // 1.5 rounds up
+  EXPECT_EQ(scale_count(5, 4, 3), 7);            // 6.67 rounds to 7
 }
 
-TEST(ProfScaling, AnEventThatNeverRanGivesZero) { EXPECT_EQ(scale_count(0, 5000, 0), 0); }
+TEST(ProfScaling, AnEventThatNeverRanGivesZero) {
+  EXPECT_EQ(scale_count(0, 5000, 0), 0);
+}
 
 TEST(ProfScaling, LargeCountsDoNotOverflow) {
   // 2^47 events over 10 s enabled, 2.5 s running: 2^49 exactly, past 64 bits in the product.

@@ -1,8 +1,9 @@
 // Scope labels, path segments and the --profile-scopes set.
+#include "prof/scope.hpp"
+
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
-#include "prof/scope.hpp"
 
 using namespace telar::prof;
 

@@ -1,6 +1,8 @@
 // The checks that hold on a machine without a hardware PMU, with software events: scopes nest in
 // one run, children plus gap equal the parent exactly, the epochs add up to the run, node scopes
 // cover the forward and backward pass of every node, threads are counted.
+#include "prof/session.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +17,6 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "prof/permissions.hpp"
-#include "prof/session.hpp"
 #include "prof/training_profiler.hpp"
 #include "test_work.hpp"
 
@@ -80,7 +81,9 @@ const ScopeRecord* find(const Profile& p, const std::string& path) {
   return nullptr;
 }
 
-std::int64_t task_clock(const Profile& p, const ScopeRecord& r) { return p.total(r, 0); }
+std::int64_t task_clock(const Profile& p, const ScopeRecord& r) {
+  return p.total(r, 0);
+}
 
 }  // namespace
 
@@ -246,8 +249,8 @@ TEST(ProfSession, CountsThreadsThatExistedBeforeTheSession) {
     cv.notify_all();
     cv.wait(lock, [&] { return done; });
   }
+  worker.join();  // the thread has ended before the scope does: its counts must remain
   s.end();
-  worker.join();
   const Profile p = s.finish();
   EXPECT_GE(static_cast<double>(p.total(p.records[0], 0)), 0.95 * static_cast<double>(worker_cpu));
 }
@@ -341,7 +344,8 @@ TEST(ProfSession, PerCpuModeCountsTheListedCpus) {
   ASSERT_EQ(p.cpus, std::vector<int>{0});
   // cpu-clock on one CPU runs at wall-clock rate whether the CPU is busy or idle.
   EXPECT_NEAR(static_cast<double>(p.total(p.records[0], 0)),
-              static_cast<double>(p.records[0].wall_ns), 0.05 * static_cast<double>(p.records[0].wall_ns));
+              static_cast<double>(p.records[0].wall_ns),
+              0.05 * static_cast<double>(p.records[0].wall_ns));
 }
 
 TEST(ProfTrainingProfiler, CallbackHooksMapOneToOneOntoScopes) {

@@ -1,4 +1,6 @@
 // Tidy CSV, colon format, metrics CSV and table of a hand-made profile.
+#include "prof/writers.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,7 +9,6 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "prof/table_writer.hpp"
-#include "prof/writers.hpp"
 
 using namespace telar::prof;
 
@@ -112,7 +113,8 @@ TEST(ProfWriters, UnwritableOutputsAreRefusedBeforeAnythingIsWritten) {
   EXPECT_THROW(check_output_file("/proc/telar.csv", "--colon"), telar::Error);
   EXPECT_THROW(append_colon_file(hand_made(), "/proc/telar-colon.txt"), telar::Error);
   EXPECT_FALSE(std::filesystem::exists("/proc/telar-colon.txt"));
-  EXPECT_NO_THROW(check_output_dir(std::filesystem::temp_directory_path() / "telar-new/sub", "--out"));
+  EXPECT_NO_THROW(
+      check_output_dir(std::filesystem::temp_directory_path() / "telar-new/sub", "--out"));
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::temp_directory_path() / "telar-new"))
       << "checking creates nothing";
 }

@@ -35,8 +35,10 @@ std::vector<std::string> parse_variants(std::string_view text, std::string_view 
       fail("{}: unknown variant '{}'{}; choose from naive-O0, naive-O3, blas", what, name,
            near.empty() ? "" : " (did you mean '" + near + "'?)");
     }
-    require(it->available, "{}: the '{}' variant is not available in this build: telar was built "
-            "without OpenBLAS; install libopenblas-dev and rebuild", what, name);
+    require(it->available,
+            "{}: the '{}' variant is not available in this build: telar was built "
+            "without OpenBLAS; install libopenblas-dev and rebuild",
+            what, name);
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   require(!names.empty(), "{}: no variant given; choose from naive-O0, naive-O3, blas", what);

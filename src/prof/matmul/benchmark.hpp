@@ -24,7 +24,8 @@ struct Variant {
 const std::vector<Variant>& variants();
 
 // "naive-O0,naive-O3,blas": checks names (suggesting close ones) and availability.
-std::vector<std::string> parse_variants(std::string_view text, std::string_view what = "--variants");
+std::vector<std::string> parse_variants(std::string_view text,
+                                        std::string_view what = "--variants");
 
 struct Options {
   std::vector<std::int64_t> sizes{32, 64, 128, 256, 512};
@@ -36,10 +37,10 @@ struct Options {
 struct Point {
   std::string variant;
   std::int64_t n = 0;
-  double seconds = 0;          // per product (trimmed mean over repetitions)
-  double gflops = 0;           // 2n³ / seconds / 1e9
-  double max_rel_error = 0;    // vs the naive -O3 result (or the first variant run)
-  int record = -1;             // index of the variant's scope in the profile (-1: not recorded)
+  double seconds = 0;        // per product (trimmed mean over repetitions)
+  double gflops = 0;         // 2n³ / seconds / 1e9
+  double max_rel_error = 0;  // vs the naive -O3 result (or the first variant run)
+  int record = -1;           // index of the variant's scope in the profile (-1: not recorded)
 };
 
 // Runs every size × variant inside whatever scope is open in `session` (normally the run).

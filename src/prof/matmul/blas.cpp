@@ -5,7 +5,9 @@
 
 namespace telar::prof::matmul {
 
-bool blas_available() { return true; }
+bool blas_available() {
+  return true;
+}
 
 void blas_dgemm(const double* a, const double* b, double* c, std::int64_t n) {
   const int m = static_cast<int>(n);

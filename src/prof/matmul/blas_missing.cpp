@@ -4,7 +4,9 @@
 
 namespace telar::prof::matmul {
 
-bool blas_available() { return false; }
+bool blas_available() {
+  return false;
+}
 
 void blas_dgemm(const double*, const double*, double*, std::int64_t) {
   fail("the blas variant needs OpenBLAS; install libopenblas-dev and rebuild telar");

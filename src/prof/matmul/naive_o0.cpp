@@ -1,6 +1,5 @@
 // The naive product compiled at -O0 (set per file in CMakeLists.txt).
 #include "prof/matmul/kernels.hpp"
-
 #include "prof/matmul/naive_kernel.inc"
 
 namespace telar::prof::matmul {
