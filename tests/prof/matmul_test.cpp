@@ -85,10 +85,14 @@ TEST(ProfMatmul, NaiveLoopRetiresExactlyTwoNCubedFpOperations) {
   } catch (const telar::Error& e) {
     GTEST_SKIP() << "the fp_arith events cannot be named here: " << e.what();
   }
-  for (const auto& e : s->events())
+  // Built for baseline x86-64 (SSE2), the kernels can only use scalar and 128-bit
+  // instructions; the wider classes are counted where they exist, in case flags change.
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& e = s->events()[i];
     if (!e.unavailable.empty())
       GTEST_SKIP() << "this machine cannot count " << e.name << " (" << e.unavailable
                    << "), so the 2n³ check cannot run";
+  }
   const int n = 128;
   std::vector<double> a(n * n, 1.5), b(n * n, 0.5), c(n * n);
   s->begin(ScopeLabel::region("naive-O0", n));
