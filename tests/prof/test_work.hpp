@@ -28,4 +28,7 @@ double spin_cpu_ns(std::int64_t ns);
 // This thread's CPU time (CLOCK_THREAD_CPUTIME_ID), an independent measure of task-clock.
 std::int64_t thread_cpu_ns();
 
+// CPU time of every thread of the process (CLOCK_PROCESS_CPUTIME_ID).
+std::int64_t process_cpu_ns();
+
 }  // namespace telar::prof::testing
