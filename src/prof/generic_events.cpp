@@ -99,8 +99,14 @@ std::vector<GenericEvent> build_table() {
         // libpfm4's perf PMU spelling, as the seed's config files used it.
         std::string enum_name = std::string("PERF_COUNT_HW_CACHE_") + c.enum_name + "." +
                                 op.enum_name + "." + (miss ? "MISS" : "ACCESS");
+        std::vector<std::string> aliases = {enum_name};
+        // libpfm4 reads PERF_COUNT_HW_CACHE_L1D.MISS as the READ operation; so does telar
+        // without libpfm4.
+        if (op.id == PERF_COUNT_HW_CACHE_OP_READ)
+          aliases.push_back(std::string("PERF_COUNT_HW_CACHE_") + c.enum_name + "." +
+                            (miss ? "MISS" : "ACCESS"));
         t.push_back({name,
-                     {enum_name},
+                     aliases,
                      PERF_TYPE_HW_CACHE,
                      c.id | (op.id << 8) | (result << 16),
                      std::string(c.name) + " " + op.plural + (miss ? " that missed" : "")});
