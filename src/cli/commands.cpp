@@ -8,6 +8,7 @@ int run_infer(const Args& args);
 int run_train(const Args& args);
 int run_eval(const Args& args);
 int run_demo(const Args& args);
+int run_prof(const Args& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -16,6 +17,7 @@ const std::vector<Command>& commands() {
       {"eval", "evaluate a checkpoint on a data set", run_eval},
       {"models", "list the model zoo, or show one model's layers (models show NAME)", run_models},
       {"infer", "inference latency and throughput of a model at a batch size", run_infer},
+      {"prof", "hardware-counter profiler: list events, run a command under counters, matmul", run_prof},
   };
   return list;
 }

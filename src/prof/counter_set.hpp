@@ -1,0 +1,72 @@
+#pragma once
+// The open counters of a session, on perf_event_open(2). Counters are opened once and run until
+// the set is destroyed; read() takes a snapshot of every counter (one read(2) per group) so that
+// scopes are differences between snapshots, never start/stop pairs.
+//
+// Per-thread mode opens one group set per thread the target has right now (so worker pools that
+// already exist, such as OpenBLAS's or OpenMP's, are counted) with inherit set (so threads
+// started later are counted too). Per-CPU mode opens one group set per listed CPU.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "prof/counting_options.hpp"
+#include "prof/event.hpp"
+
+namespace telar::prof {
+
+struct CounterReading {
+  std::uint64_t value = 0;    // raw count
+  std::uint64_t enabled = 0;  // ns the counter was enabled
+  std::uint64_t running = 0;  // ns it was actually on a hardware counter
+};
+
+class CounterSet {
+ public:
+  // Opens counters for every event not already marked unavailable. Events the kernel cannot
+  // count here get `unavailable` set (with the reason) and are skipped; problems the user must
+  // fix (permissions, a group that cannot fit without multiplexing, too many open files) throw
+  // telar::Error. `domain` must be a concrete domain (not Auto).
+  CounterSet(std::vector<ResolvedEvent>& events, const CountingOptions& options, Domain domain);
+  ~CounterSet();
+  CounterSet(const CounterSet&) = delete;
+  CounterSet& operator=(const CounterSet&) = delete;
+
+  // One slot per opened counter (event term × thread or CPU).
+  struct Slot {
+    int cpu_index;    // index into cpus()
+    int event_index;  // index into the events vector given to the constructor
+    int sign;         // term sign (PAPI DERIVED_SUB)
+    bool first_term;  // its times are the ones reported for the event
+  };
+  const std::vector<Slot>& slots() const { return slots_; }
+  std::size_t size() const { return slots_.size(); }
+
+  // Fills out[0 .. size()) from one read(2) per group; throws telar::Error if a read fails.
+  void read(CounterReading* out) const;
+
+  // {-1} in per-thread mode (the threads are summed), the CPU numbers in per-CPU mode.
+  const std::vector<int>& cpus() const { return cpus_; }
+  std::size_t thread_count() const { return threads_; }
+  std::size_t group_count() const { return groups_.size(); }
+
+ private:
+  struct Group {
+    int leader_fd = -1;
+    std::size_t first_slot = 0;
+    std::size_t size = 0;
+  };
+  std::vector<Group> groups_;
+  std::vector<int> fds_;
+  std::vector<Slot> slots_;
+  std::vector<int> cpus_;
+  std::size_t threads_ = 0;
+  mutable std::vector<std::uint64_t> buffer_;
+};
+
+// Whether this process could count `event` in `domain` right now (opens and closes a counter on
+// the calling thread): "" if it can, otherwise why not.
+std::string probe_event(const ResolvedEvent& event, Domain domain);
+
+}  // namespace telar::prof

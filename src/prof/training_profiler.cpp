@@ -1,0 +1,7 @@
+#include "prof/training_profiler.hpp"
+
+namespace telar::prof {
+
+TrainingProfiler::TrainingProfiler(SessionOptions options) : session_(std::move(options)) {}
+
+}  // namespace telar::prof

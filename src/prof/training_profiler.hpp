@@ -1,0 +1,45 @@
+#pragma once
+// The profiler as the Trainer sees it: one method per Callback hook, each opening or closing
+// the matching scope of a Session. A train/ Callback forwards its hooks here one to one:
+//
+//   on_train_begin  -> run                  on_epoch_begin(e) -> run/epoch[e]
+//   on_batch_begin(b) -> .../batch[b]       on_eval_begin     -> .../eval (its batches nest in it)
+//   on_node_begin(name, backward) -> .../node[name].fwd or .bwd
+//
+// Every *_end checks that it closes the scope its *_begin opened, so a hook fired out of order
+// is reported (telar::Error) instead of silently mis-attributing counts.
+#include <cstdint>
+#include <string_view>
+
+#include "prof/session.hpp"
+
+namespace telar::prof {
+
+class TrainingProfiler {
+ public:
+  // Opens the counters now: create it before the training loop starts its worker threads if
+  // possible (threads that already exist are attached too, threads started later inherit).
+  explicit TrainingProfiler(SessionOptions options);
+
+  void on_train_begin() { session_.begin(ScopeLabel::run()); }
+  void on_train_end() { session_.end(ScopeKind::Run); }
+  void on_epoch_begin(std::int64_t epoch) { session_.begin(ScopeLabel::epoch(epoch)); }
+  void on_epoch_end() { session_.end(ScopeKind::Epoch); }
+  void on_batch_begin(std::int64_t batch) { session_.begin(ScopeLabel::batch(batch)); }
+  void on_batch_end() { session_.end(ScopeKind::Batch); }
+  void on_eval_begin() { session_.begin(ScopeLabel::eval()); }
+  void on_eval_end() { session_.end(ScopeKind::Eval); }
+  void on_node_begin(std::string_view node, bool backward) {
+    session_.begin(ScopeLabel::node(node, backward ? Pass::Backward : Pass::Forward));
+  }
+  void on_node_end() { session_.end(ScopeKind::Node); }
+
+  Session& session() { return session_; }
+  // Closes what is still open (an exception left the loop) and returns the profile.
+  Profile finish() { return session_.finish(); }
+
+ private:
+  Session session_;
+};
+
+}  // namespace telar::prof
