@@ -9,13 +9,18 @@
 #include "cli/model_options.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/log.hpp"
 #include "core/threads.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"
+#include "prof/event_list.hpp"
+#include "prof/html_report.hpp"
+#include "prof/table_writer.hpp"
 #include "report/run_dir.hpp"
 #include "report/training_recorder.hpp"
 #include "train/callbacks/checkpoint_callback.hpp"
+#include "train/callbacks/profile_callback.hpp"
 #include "train/callbacks/progress_callback.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data/split.hpp"
@@ -45,7 +50,7 @@ int run_train(const Args& args) {
   std::int64_t batch_size = 128, limit_batches = 0, checkpoint_every = 0;
   double lr = 0.05;
   std::string schedule = "constant", loss_name = "cross_entropy", backend_name = "cpu", out,
-              resume;
+              resume, profile_events, profile_scopes = "run,epoch,batch,eval";
   train::OptimizerOptions opt;
   opt.momentum = 0.0f;
   std::uint64_t seed = 0;
@@ -69,6 +74,12 @@ int run_train(const Args& args) {
   app.add_option("--checkpoint-every", checkpoint_every,
                  "also write the checkpoint every N optimizer steps")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--profile", profile_events,
+                 "count these events during training: an events file (one name per line) or a "
+                 "comma-separated list (telar prof list); results in RUN/profile/");
+  app.add_option("--profile-scopes", profile_scopes,
+                 "scopes to record: any of run,epoch,batch,eval,node (node: each layer's "
+                 "forward and backward)");
   add_threads_option(app, &threads);
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
   app.add_flag("--quiet", quiet, "no progress output");
@@ -152,6 +163,18 @@ int run_train(const Args& args) {
     log::info("resuming {} at epoch {} batch {} (step {})", resume, start.epoch + 1,
               start.next_batch, start.global_step);
   }
+  // The profiler opens its counters before the first parallel region, so that the compute
+  // threads inherit them.
+  std::unique_ptr<prof::TrainingProfiler> profiler;
+  std::unique_ptr<train::ProfileCallback> profile_callback;
+  if (!profile_events.empty()) {
+    prof::SessionOptions o;
+    o.events = prof::parse_event_argument(profile_events);
+    o.scopes = prof::ScopeSet::parse(profile_scopes, "--profile-scopes");
+    profiler = std::make_unique<prof::TrainingProfiler>(o);
+    profile_callback = std::make_unique<train::ProfileCallback>(
+        *profiler, o.scopes.contains(prof::ScopeKind::Node));
+  }
   report::RunDirectory run(run_path);
 
   auto exe = backend::compile(spec, g, params, {seed});
@@ -172,6 +195,7 @@ int run_train(const Args& args) {
   trainer.add_callback(&progress);
   trainer.add_callback(&recorder);
   trainer.add_callback(&checkpointer);
+  if (profile_callback) trainer.add_callback(profile_callback.get());
   run.write_run_json("train", config, {{"status", "running"}});
 
   log::info("training {} ({} parameters) on {} ({} samples), {} epochs, batch {}, {} on {}",
@@ -187,6 +211,13 @@ int run_train(const Args& args) {
              : std::string("no checkpoint was written before it"));
   }
   train::PhaseMetrics test = val_loader ? trainer.evaluate(test_loader) : trainer.state().eval;
+  if (profiler) {
+    const prof::Profile profile = profiler->finish();
+    ensure_writable_dir(run.file("profile"));
+    prof::write_profile_files(profile, run.file("profile"),
+                              fmt::format("telar train --profile: {}", model.model));
+    if (!quiet) std::cerr << prof::format_table(profile, {40});
+  }
   const auto& p = trainer.progress();
   double train_seconds = 0.0;
   for (double s : p.epoch_seconds) train_seconds += s;
