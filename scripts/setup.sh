@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libdnnl-dev            # oneDNN 2.6, CPU kernels (OpenMP runtime)
+  ocl-icd-opencl-dev     # dnnl-config.cmake requires OpenCL (its GPU runtime); a Recommends, so named
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin   # optional multi-process backend

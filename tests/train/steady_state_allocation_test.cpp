@@ -101,7 +101,7 @@ using namespace telar;
 // Counts allocations between the begin and end of batches after the warm-up.
 class AllocationProbe : public train::Callback {
  public:
-  void on_batch_begin(const train::TrainState& s) override {
+  void on_batch_begin([[maybe_unused]] const train::TrainState& s) override {
 #if TELAR_COUNT_ALLOCATIONS
     if (s.batch >= 3) g_counting = true;
 #endif
@@ -113,7 +113,8 @@ class AllocationProbe : public train::Callback {
   }
 };
 
-void expect_no_allocation(const std::string& model, std::int64_t batch, int threads) {
+void expect_no_allocation([[maybe_unused]] const std::string& model,
+                          [[maybe_unused]] std::int64_t batch, [[maybe_unused]] int threads) {
 #if !TELAR_COUNT_ALLOCATIONS
   GTEST_SKIP() << "allocation counting is not possible under AddressSanitizer";
 #else
