@@ -39,9 +39,36 @@ void print_json(const nlohmann::json& result) {
   std::cout << result.dump() << std::endl;
 }
 
+CLI::Validator at_least(long long min) {
+  return CLI::Validator(
+      [min](std::string& value) -> std::string {
+        long long v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stoll(value, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != value.size() || used == 0)
+          return fmt::format("'{}' is not a whole number; give one >= {}", value, min);
+        if (v < min) return fmt::format("{} is too small; give a whole number >= {}", value, min);
+        return "";
+      },
+      fmt::format("INT>={}", min));
+}
+
 void add_threads_option(CLI::App& app, int* threads) {
   app.add_option("--threads", *threads, "compute threads (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0))
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            if (std::stoll(value) > max_compute_threads())
+              return fmt::format("{} threads is more than telar allows ({}); this machine has {} "
+                                 "cores, use at most that many for speed",
+                                 value, max_compute_threads(), hardware_threads());
+            return "";
+          },
+          ""));
 }
 
 void apply_threads(int threads) { set_compute_threads(threads); }

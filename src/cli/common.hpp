@@ -14,6 +14,10 @@ bool parse(CLI::App& app, const Args& args, const std::string& command, int* exi
 // Prints the --json result: one JSON object, the last line of stdout.
 void print_json(const nlohmann::json& result);
 
+// A check for integer options: the value must be a whole number >= min. Its message says what
+// was given and what to give (CLI11's own range message prints DBL_MAX in full).
+CLI::Validator at_least(long long min);
+
 // Adds --threads (default: all cores) and applies it after parsing via apply_threads().
 void add_threads_option(CLI::App& app, int* threads);
 void apply_threads(int threads);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 
 #include "backend/backend.hpp"
 #include "cli/model_options.hpp"
@@ -40,9 +41,9 @@ int run_infer(const Args& args) {
   std::string backend_name = "cpu", out;
   bool json = false;
   std::uint64_t seed = 0;
-  app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
-  app.add_option("--repeats", repeats, "timed runs")->check(CLI::PositiveNumber);
+  app.add_option("--batch", batch, "batch size")->check(at_least(1));
+  app.add_option("--warmup", warmup, "untimed runs first")->check(at_least(0));
+  app.add_option("--repeats", repeats, "timed runs")->check(at_least(1));
   app.add_option("--backend", backend_name, "backend: cpu, cpu:ref, cpu:threads=N");
   app.add_option("--seed", seed, "seed for the random weights and input");
   app.add_option("--out", out, "also write run.json and latency.csv to this directory");
@@ -58,6 +59,10 @@ int run_infer(const Args& args) {
     fail("model '{}' takes {} inputs; telar infer feeds one image batch", model.model,
          g.inputs().size());
   auto exe = backend::compile(backend::parse_backend_spec(backend_name), g, params);
+  // The output directory is checked before the measurement, so an unwritable --out fails
+  // at once instead of after the timed runs.
+  std::optional<report::RunDirectory> run;
+  if (!out.empty()) run.emplace(out);
   Shape shape = bind_batch(g.value(g.inputs()[0]).shape, batch);
   Tensor x(shape);
   Rng rng(seed);
@@ -83,12 +88,11 @@ int run_infer(const Args& args) {
                            {"latency_ms_median", median}, {"latency_ms_p10", percentile(ms, 0.1)},
                            {"latency_ms_p90", percentile(ms, 0.9)},
                            {"samples_per_s", throughput}};
-  if (!out.empty()) {
-    report::RunDirectory run(out);
+  if (run) {
     std::string csv = "repeat,latency_ms\n";
     for (std::size_t i = 0; i < ms.size(); ++i) csv += fmt::format("{},{:.6f}\n", i, ms[i]);
-    write_file_atomic(run.file("latency.csv"), csv);
-    run.write_run_json("infer", {{"model", model.model}, {"batch", batch}, {"warmup", warmup},
+    write_file_atomic(run->file("latency.csv"), csv);
+    run->write_run_json("infer", {{"model", model.model}, {"batch", batch}, {"warmup", warmup},
                                  {"repeats", repeats}, {"backend", backend_name}},
                        {{"result", result}});
   }

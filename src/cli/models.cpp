@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "core/error.hpp"
 #include "core/parse.hpp"
+#include "graph/cost.hpp"
 #include "graph/dump.hpp"
 #include "graph/zoo/zoo.hpp"
 
@@ -32,19 +34,44 @@ int run_models(const Args& args) {
   if (*show) {
     graph::Graph g = graph::zoo::build(spec, options);
     std::cout << graph::dump(g);
-    if (json) print_json({{"model", spec}, {"parameters", g.parameter_count()}});
+    if (json) {
+      nlohmann::json nodes = nlohmann::json::array();
+      for (const auto& n : g.nodes()) {
+        const auto cost = graph::node_cost(g, n, graph::CostOptions{1, 1.0});
+        nodes.push_back({{"name", n.name},
+                         {"op", std::string(graph::op_name(n.kind))},
+                         {"output", shape_str(g.value(n.outputs[0]).shape)},
+                         {"macs", cost.macs},
+                         {"bytes", cost.bytes()}});
+      }
+      const auto total = graph::graph_cost(g, graph::CostOptions{1, 1.0});
+      print_json({{"model", spec},
+                  {"parameters", g.parameter_count()},
+                  {"macs_per_sample", total.macs},
+                  {"bytes_per_sample", total.bytes()},
+                  {"nodes", nodes}});
+    }
     return 0;
   }
   nlohmann::json list = nlohmann::json::array();
-  std::cout << fmt::format("{:<14} {:>12} {:<14} {}\n", "model", "parameters", "input",
-                           "description");
+  const std::string row = "{:<20} {:>12} {:<14} {}\n";
+  std::cout << fmt::format(fmt::runtime(row), "model", "parameters", "input", "description");
   for (const auto& m : graph::zoo::models()) {
     const std::string spec_name = m.name == "mlp" ? "mlp:784-256-128-10" : m.name;
-    graph::Graph g = graph::zoo::build(spec_name, options);
-    std::cout << fmt::format("{:<14} {:>12} {:<14} {}{}\n", spec_name, g.parameter_count(),
-                             shape_str(g.value(g.inputs()[0]).shape), m.description,
-                             m.args.empty() ? "" : fmt::format(" [:ARGS = {}]", m.args));
-    list.push_back({{"model", spec_name}, {"parameters", g.parameter_count()}});
+    const std::string description =
+        m.description + (m.args.empty() ? "" : fmt::format(" [:ARGS = {}]", m.args));
+    // With --input, a model that cannot take that shape is listed as such; the others still are.
+    try {
+      graph::Graph g = graph::zoo::build(spec_name, options);
+      std::cout << fmt::format(fmt::runtime(row), spec_name, g.parameter_count(),
+                               shape_str(g.value(g.inputs()[0]).shape), description);
+      list.push_back({{"model", spec_name}, {"parameters", g.parameter_count()}});
+    } catch (const Error& e) {
+      if (input.empty()) throw;
+      std::cout << fmt::format(fmt::runtime(row), spec_name, "-", "(not " + input + ")",
+                               description);
+      list.push_back({{"model", spec_name}, {"parameters", nullptr}, {"error", e.what()}});
+    }
   }
   if (json) print_json({{"models", list}});
   return 0;

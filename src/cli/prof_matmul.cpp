@@ -58,7 +58,7 @@ int run_prof_matmul(const Args& args) {
   app.add_option("--variants", variants_text, "naive-O0, naive-O3, blas (default: all built)");
   app.add_option("--repeat", repeat,
                  "products per size and variant; from 3 on, min and max are dropped from the mean")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   app.add_option("--seed", seed, "seed of the random matrices");
   int code = 0;
   if (!parse(app, args, "prof matmul", &code)) return code;
@@ -119,9 +119,10 @@ int run_prof_matmul(const Args& args) {
          {"n", p.n},
          {"seconds", p.seconds},
          {"gflops", p.gflops},
-         {"fp_ops", fp_per_product},
-         {"task_clock_ns",
-          task_clock >= 0 ? profile.total(record, static_cast<std::size_t>(task_clock)) : 0}});
+         {"fp_ops", fp >= 0 ? nlohmann::json(fp_per_product) : nlohmann::json(nullptr)},
+         {"task_clock_ns", task_clock >= 0 ? nlohmann::json(profile.total(
+                                                 record, static_cast<std::size_t>(task_clock)))
+                                           : nlohmann::json(nullptr)}});
     auto& ts = time_series[p.variant];
     ts.name = p.variant;
     ts.x.push_back(static_cast<double>(p.n));

@@ -2,7 +2,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <thread>
+
+#include "core/error.hpp"
 
 namespace telar {
 
@@ -11,7 +14,15 @@ int hardware_threads() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
-void set_compute_threads(int n) { omp_set_num_threads(n <= 0 ? hardware_threads() : n); }
+int max_compute_threads() { return std::max(1024, 4 * hardware_threads()); }
+
+void set_compute_threads(int n) {
+  if (n > max_compute_threads())
+    fail("{} compute threads is more than telar allows ({}); this machine has {} cores, use at "
+         "most that many",
+         n, max_compute_threads(), hardware_threads());
+  omp_set_num_threads(n <= 0 ? hardware_threads() : n);
+}
 
 int compute_threads() { return omp_get_max_threads(); }
 

@@ -3,7 +3,10 @@
 namespace telar {
 
 int hardware_threads();
-// n <= 0 means all hardware threads.
+// The most compute threads telar accepts: OpenMP runtimes fail (or crash) far beyond the core
+// count, and oversubscription only slows kernels down.
+int max_compute_threads();
+// n <= 0 means all hardware threads; n > max_compute_threads() throws telar::Error.
 void set_compute_threads(int n);
 int compute_threads();
 

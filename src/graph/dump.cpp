@@ -51,23 +51,25 @@ std::string dump(const Graph& g) {
     const Value& v = g.value(id);
     out += fmt::format("  input  {:<22} {} {}\n", v.name, dtype_name(v.dtype), shape_str(v.shape));
   }
-  out += fmt::format("  {:<20} {:<14} {:<26} {:<22} {:>10} {:>14}\n", "node", "op", "attributes",
-                     "output", "params", "MACs/sample");
-  std::int64_t total_macs = 0;
+  out += fmt::format("  {:<20} {:<14} {:<26} {:<22} {:>10} {:>14} {:>14}\n", "node", "op",
+                     "attributes", "output", "params", "MACs/sample", "bytes/sample");
+  std::int64_t total_macs = 0, total_bytes = 0;
   for (const auto& n : g.nodes()) {
     std::int64_t node_params = 0;
     for (ValueId in : n.inputs)
       if (g.value(in).kind == ValueKind::Parameter) node_params += shape_numel(g.value(in).shape);
     const auto cost = node_cost(g, n, CostOptions{1, 1.0});
     total_macs += cost.macs;
-    out += fmt::format("  {:<20} {:<14} {:<26} {:<22} {:>10} {:>14}\n", n.name, op_name(n.kind),
-                       describe_attrs(n), shape_str(g.value(n.outputs[0]).shape), node_params,
-                       cost.macs);
+    total_bytes += cost.bytes();
+    out += fmt::format("  {:<20} {:<14} {:<26} {:<22} {:>10} {:>14} {:>14}\n", n.name,
+                       op_name(n.kind), describe_attrs(n), shape_str(g.value(n.outputs[0]).shape),
+                       node_params, cost.macs, cost.bytes());
   }
   for (ValueId id : g.outputs())
     out += fmt::format("  output {:<22} {}\n", g.value(id).name, shape_str(g.value(id).shape));
-  out += fmt::format("  total: {} nodes, {} parameters, {} MACs per sample\n", g.nodes().size(),
-                     params, total_macs);
+  out += fmt::format(
+      "  total: {} nodes, {} parameters, {} MACs and {} bytes moved per sample (batch 1, fp32)\n",
+      g.nodes().size(), params, total_macs, total_bytes);
   return out;
 }
 

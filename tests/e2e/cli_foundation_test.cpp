@@ -2,6 +2,9 @@
 // runs of the built telar binary, bad inputs (one line, exit 2, no partial files), resume.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -69,8 +72,17 @@ TEST(CliFoundation, VersionAndHelpOfEveryCommand) {
   EXPECT_NE(v.out.find("telar 0."), std::string::npos);
   auto h = run_telar({"--help"});
   EXPECT_EQ(h.status, 0);
-  for (const char* cmd : {"models", "train", "eval", "infer", "demo"}) {
-    EXPECT_NE(h.out.find(cmd), std::string::npos) << cmd;
+  // Every command the top-level help lists (the lines after "commands:" up to the blank line),
+  // so a new command is covered without editing this test.
+  std::vector<std::string> listed;
+  const auto start = h.out.find("commands:\n");
+  ASSERT_NE(start, std::string::npos) << h.out;
+  std::istringstream lines(h.out.substr(start + 10));
+  for (std::string line; std::getline(lines, line) && !line.empty();)
+    listed.push_back(line.substr(2, line.find(' ', 2) - 2));
+  for (const char* cmd : {"models", "train", "eval", "infer", "demo", "prof"})
+    EXPECT_NE(std::find(listed.begin(), listed.end(), cmd), listed.end()) << cmd;
+  for (const std::string& cmd : listed) {
     auto r = run_telar({cmd, "--help"});
     EXPECT_EQ(r.status, 0) << cmd;
     EXPECT_NE(r.out.find("--"), std::string::npos) << cmd << ": " << r.out;

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "core/files.hpp"
 
 namespace fs = std::filesystem;
@@ -129,6 +131,20 @@ TEST(ProfCli, MatmulSmallSizes) {
                 dir.string() + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("naive-O3"), std::string::npos) << r.out;
+  const std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+  const auto result = nlohmann::json::parse(last);
+  ASSERT_EQ(result["points"].size(), 4u) << last;
+  for (const auto& p : result["points"]) {
+    EXPECT_GT(p["seconds"].get<double>(), 0.0) << p;
+    // n³ multiply-adds: GFLOP/s is 2n³ / seconds.
+    const double n = p["n"].get<double>();
+    EXPECT_NEAR(p["gflops"].get<double>() * p["seconds"].get<double>() * 1e9, 2 * n * n * n,
+                1e-6 * n * n * n)
+        << p;
+    // Without fp_arith events the count is null, never a made-up number.
+    EXPECT_TRUE(p["fp_ops"].is_null() || p["fp_ops"].get<double>() >= 2 * n * n * n) << p;
+  }
+  EXPECT_EQ(result["out"], dir.string());
   const std::string csv = telar::read_file(dir / "matmul.csv");
   EXPECT_EQ(lines(csv), 1u + 4u) << csv;
   EXPECT_NE(telar::read_file(dir / "counters.csv").find("run/naive-O0[32],"), std::string::npos);

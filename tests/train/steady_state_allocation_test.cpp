@@ -44,9 +44,13 @@ bool called_from_onednn() {
   return false;
 }
 
+// Set while this thread inspects an allocation (the backtrace allocates): per thread, so that
+// allocations on other threads in that moment are still counted.
+thread_local bool t_inspecting = false;
+
 inline void note() {
-  if (!g_counting.load(std::memory_order_relaxed)) return;
-  g_counting = false;  // the inspection below must not count itself
+  if (t_inspecting || !g_counting.load(std::memory_order_relaxed)) return;
+  t_inspecting = true;
   if (called_from_onednn()) {
     g_dnnl_allocations.fetch_add(1);
   } else {
@@ -57,7 +61,7 @@ inline void note() {
       (void)!write(2, "----\n", 5);
     }
   }
-  g_counting = true;
+  t_inspecting = false;
 }
 }  // namespace
 

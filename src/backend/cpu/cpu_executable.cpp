@@ -87,7 +87,9 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   for (const auto& [key, value] : spec.options) {
     if (key == "threads") {
       threads = static_cast<int>(parse_int(value, "cpu:threads"));
-      require(threads > 0, "cpu:threads must be positive, got {}", threads);
+      require(threads > 0 && threads <= max_compute_threads(),
+              "cpu:threads={} is out of range; give 1 to {} (this machine has {} cores)", threads,
+              max_compute_threads(), hardware_threads());
     } else if (key == "ref") {
       use_dnnl = false;
     } else {
