@@ -1,5 +1,6 @@
 #include "report/run_dir.hpp"
 
+#include <dnnl.h>
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -44,7 +45,11 @@ void RunDirectory::write_run_json(const std::string& command, const nlohmann::js
   nlohmann::json j = extra;
   j["command"] = command;
   j["config"] = config;
-  j["telar"] = {{"version", version()}, {"build", build_summary()}};
+  const dnnl_version_t* dnnl = dnnl_version();
+  j["telar"] = {{"version", version()},
+                {"build", build_summary()},
+                {"onednn", fmt::format("{}.{}.{} ({})", dnnl->major, dnnl->minor, dnnl->patch,
+                                       dnnl->hash)}};
   j["machine"] = machine_info();
   j["created_unix"] = static_cast<std::int64_t>(std::time(nullptr));
   write_json("run.json", j);
