@@ -44,19 +44,18 @@ struct Link {
   std::uint32_t n = 0;
   Psum one{0, 0};
   std::vector<Psum> many;
-  void send_one(Psum p) {
+  [[gnu::always_inline]] void send_one(Psum p) {
     pending = true;
     n = 1;
     one = p;
   }
-  // Takes the batch; the sender's buffer gets this link's old storage back.
-  void send(std::vector<Psum>& batch) {
-    if (batch.size() == 1) {
+  [[gnu::always_inline]] void send(const Psum* batch, std::uint32_t count) {
+    if (count == 1) {
       send_one(batch[0]);
       return;
     }
-    many.swap(batch);
-    n = static_cast<std::uint32_t>(many.size());
+    many.assign(batch, batch + count);
+    n = count;
     pending = true;
   }
   template <typename F>
@@ -70,6 +69,17 @@ struct Link {
   }
   std::size_t size() const { return n; }
   Psum item(std::size_t i) const { return n == 1 ? one : many[i]; }
+};
+
+// A node's outputs of one cycle (a handful of values; reused, never shrunk).
+struct OutBuf {
+  std::vector<Psum> v = std::vector<Psum>(8);
+  std::uint32_t n = 0;
+  [[gnu::always_inline]] void push(Psum p) {
+    if (n == v.size()) [[unlikely]] v.resize(2 * v.size());
+    v[n++] = p;
+  }
+  bool empty() const { return n == 0; }
 };
 
 struct MsInput {
@@ -182,7 +192,7 @@ class MaeriMachine {
   enum class Out : std::uint8_t { Parent, Lookup, Memory, Fold };
   std::vector<Out> nd_out_;
   std::vector<int> nd_out_index_;  // parent child-link index, or memory link, or up-link
-  std::vector<Psum> out_fw_, out_ps_;
+  OutBuf out_fw_, out_ps_;
 
   // Accumulation buffer (ART only).
   bool acc_;
@@ -222,7 +232,7 @@ class MaeriMachine {
   std::vector<std::uint64_t> cnt_;  // flat; offsets below
   std::size_t c_dn_top_, c_dn_wire_, c_dn_uni_, c_dn_bc_, c_mn_wire_, c_mult_, c_fwd_psum_,
       c_rn_wire_, c_rn_fw_, c_rn_up_, c_add21_, c_add31_, c_acc_wire_, c_acc_rd_, c_acc_wr_,
-      c_acc_add_, c_cb_in_, c_cb_out_, c_end_;
+      c_acc_add_, c_cb_in_, c_cb_out_, c_psum_to_, c_end_;
 
   // --- packet templates -----------------------------------------------------------------------
   struct TemplatePart {
@@ -262,8 +272,11 @@ class MaeriMachine {
   void advance_inputs();
   void process_writes();
   void send_ports();
-  void deliver(int port, const Outgoing& p);
-  void count_dn_route(int port, const int* dests, std::uint32_t count);
+  void deliver(const Outgoing& p);
+  // Adds `times` routings of a packet to `dests` through port's tree to the DN counters.
+  void count_dn_route(int port, const int* dests, std::uint32_t count, std::uint64_t times,
+                      std::vector<std::uint64_t>& dn) const;
+  std::size_t part_base_[3] = {0, 0, 0};  // counter index of each template's first part
   void bus_cycle();
   void reduction_cycle();
   void accumulator_cycle(int k);
@@ -350,10 +363,16 @@ MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Ti
   build_reduction();  // sets bus geometry
   c_cb_in_ = take(static_cast<std::size_t>(lines_) * bus_ports_);
   c_cb_out_ = take(lines_);
+  build_templates();
+  // Packets sent per template part and partial sums sent per multiplier: the distribution
+  // network's counters follow from these at the end (each part always takes the same route).
+  part_base_[0] = take(weight_template_.parts.size());
+  part_base_[1] = take(input_template_[0].parts.size());
+  part_base_[2] = take(input_template_[1].parts.size());
+  c_psum_to_ = take(ms_);
   c_end_ = off;
   cnt_.assign(c_end_, 0);
   build_multipliers();
-  build_templates();
 }
 
 void MaeriMachine::build_reduction() {
@@ -776,6 +795,7 @@ void MaeriMachine::send_ports() {
       const PsumPacket pp = port_psum_[port].pop();
       latch_psum_dest_[port] = pp.dest;
       out = Outgoing{kPsum, pp.value, 1, &latch_psum_dest_[port]};
+      ++cnt_[c_psum_to_ + pp.dest];
       have = true;
     } else {
       Cursor& cur = cursor_[port];
@@ -794,6 +814,7 @@ void MaeriMachine::send_ports() {
           const TemplatePart& part = t.parts[tp.first_part + mine[cur.pos].second];
           out = Outgoing{st.tmpl == 0 ? kWeight : kInput, step_value(st, tp), part.count,
                          t.dests.data() + part.begin};
+          ++cnt_[part_base_[st.tmpl] + tp.first_part + mine[cur.pos].second];
           have = true;
           if (++cur.pos >= mine.size()) {
             ++cur.step;
@@ -810,7 +831,7 @@ void MaeriMachine::send_ports() {
       latch_full_[port] = true;
       latch_[port] = out;
     } else {
-      deliver(port, out);
+      deliver(out);
     }
   }
   // Forget the steps every port has passed.
@@ -821,8 +842,7 @@ void MaeriMachine::send_ports() {
   }
 }
 
-void MaeriMachine::deliver(int port, const Outgoing& p) {
-  if (dn_tree_) count_dn_route(port, p.dests, p.count);
+void MaeriMachine::deliver(const Outgoing& p) {
   for (std::uint32_t i = 0; i < p.count; ++i) {
     MsInput& in = ms_in_[p.dests[i]];
     in.pending = true;
@@ -831,7 +851,8 @@ void MaeriMachine::deliver(int port, const Outgoing& p) {
   }
 }
 
-void MaeriMachine::count_dn_route(int port, const int* dests, std::uint32_t count) {
+void MaeriMachine::count_dn_route(int port, const int* dests, std::uint32_t count,
+                                  std::uint64_t times, std::vector<std::uint64_t>& dn) const {
   // Walk the port's binary tree: a switch sends left and/or right where a destination lies.
   const int base = port * per_port_;
   const int switches = per_port_ - 1;
@@ -852,17 +873,17 @@ void MaeriMachine::count_dn_route(int port, const int* dests, std::uint32_t coun
     const bool left = split > f.lo, right = f.hi > split;
     const int sw = (1 << f.level) - 1 + f.j;
     if (left && right)
-      ++cnt_[c_dn_bc_ + static_cast<std::size_t>(port) * switches + sw];
+      dn[c_dn_bc_ + static_cast<std::size_t>(port) * switches + sw] += times;
     else
-      ++cnt_[c_dn_uni_ + static_cast<std::size_t>(port) * switches + sw];
+      dn[c_dn_uni_ + static_cast<std::size_t>(port) * switches + sw] += times;
     const std::size_t wire = c_dn_wire_ + static_cast<std::size_t>(port) * 2 * switches +
                              static_cast<std::size_t>(2 * sw);
     if (left) {
-      ++cnt_[wire];
+      dn[wire] += times;
       if (f.level + 1 < dn_levels_) stack[top++] = {f.level + 1, 2 * f.j, f.lo, split};
     }
     if (right) {
-      ++cnt_[wire + 1];
+      dn[wire + 1] += times;
       if (f.level + 1 < dn_levels_) stack[top++] = {f.level + 1, 2 * f.j + 1, split, f.hi};
     }
   }
@@ -941,23 +962,23 @@ void MaeriMachine::node_cycle(int id) {
     Link& up = up_link_[src];
     if (up.pending) up.take([&](const Psum& v) { nd_fold_[id].push(v); });
   }
-  out_fw_.clear();
-  out_ps_.clear();
+  out_fw_.n = 0;
+  out_ps_.n = 0;
   Ring<Psum>& L = nd_left_[id];
   Ring<Psum>& Rt = nd_right_[id];
   const bool fw_enabled = c.link != LinkDir::None;
   switch (c.mode) {
     case AdderMode::Add21:
       if (!L.empty() && Rt.empty() && !c.right_enabled)
-        (fw_enabled ? out_fw_ : out_ps_).push_back(L.pop());
+        (fw_enabled ? out_fw_ : out_ps_).push(L.pop());
       if (!Rt.empty() && L.empty() && !c.left_enabled)
-        (fw_enabled ? out_fw_ : out_ps_).push_back(Rt.pop());
+        (fw_enabled ? out_fw_ : out_ps_).push(Rt.pop());
       if (!L.empty() && !Rt.empty()) {
         Psum a = L.pop();
         const Psum b = Rt.pop();
         a.value += b.value;
         ++cnt_[c_add21_ + id];
-        (fw_enabled ? out_fw_ : out_ps_).push_back(a);
+        (fw_enabled ? out_fw_ : out_ps_).push(a);
       }
       break;
     case AdderMode::Add31:
@@ -966,22 +987,22 @@ void MaeriMachine::node_cycle(int id) {
         a.value += Rt.pop().value;
         a.value += nd_fw_[id].pop().value;
         ++cnt_[c_add31_ + id];
-        out_ps_.push_back(a);
+        out_ps_.push(a);
       }
       break;
     case AdderMode::Add11Fw11: {
       if (nd_even_[id]) {
-        if (!L.empty()) out_fw_.push_back(L.pop());
-        if (!Rt.empty()) out_ps_.push_back(Rt.pop());
+        if (!L.empty()) out_fw_.push(L.pop());
+        if (!Rt.empty()) out_ps_.push(Rt.pop());
       } else {
-        if (!L.empty()) out_ps_.push_back(L.pop());
-        if (!Rt.empty()) out_fw_.push_back(Rt.pop());
+        if (!L.empty()) out_ps_.push(L.pop());
+        if (!Rt.empty()) out_fw_.push(Rt.pop());
       }
       break;
     }
     case AdderMode::Fw22:
-      while (!L.empty()) out_ps_.push_back(L.pop());
-      while (!Rt.empty()) out_ps_.push_back(Rt.pop());
+      while (!L.empty()) out_ps_.push(L.pop());
+      while (!Rt.empty()) out_ps_.push(Rt.pop());
       break;
     case AdderMode::Fold:
       if (!nd_fold_[id].empty()) {
@@ -993,7 +1014,7 @@ void MaeriMachine::node_cycle(int id) {
           ++cnt_[c_add21_ + id];
         }
         if (nd_fold_count_[id] == g_.n_folding - 1) {
-          out_ps_.push_back(nd_fold_reg_[id]);
+          out_ps_.push(nd_fold_reg_[id]);
           nd_fold_count_[id] = 0;
         } else {
           ++nd_fold_count_[id];
@@ -1002,29 +1023,29 @@ void MaeriMachine::node_cycle(int id) {
       break;
   }
   if (!out_fw_.empty() && fw >= 0) {
-    fw_link_[fw].send(out_fw_);
+    fw_link_[fw].send(out_fw_.v.data(), out_fw_.n);
     ++cnt_[c_rn_fw_ + id];
   }
   if (!out_ps_.empty()) {
     switch (nd_out_[id]) {
       case Out::Memory:
         if (acc_) {
-          acc_in_[nd_out_index_[id]].send(out_ps_);
+          acc_in_[nd_out_index_[id]].send(out_ps_.v.data(), out_ps_.n);
           ++cnt_[c_acc_wire_ + nd_out_index_[id]];
         } else {
-          bus_in_[nd_out_index_[id]].send(out_ps_);
+          bus_in_[nd_out_index_[id]].send(out_ps_.v.data(), out_ps_.n);
           ++cnt_[c_cb_in_ + nd_out_index_[id]];
         }
         break;
       case Out::Fold:
-        up_link_[id].send(out_ps_);
+        up_link_[id].send(out_ps_.v.data(), out_ps_.n);
         ++cnt_[c_rn_up_ + id];
         break;
       case Out::Lookup:
-        lookup_in_.send(out_ps_);
+        lookup_in_.send(out_ps_.v.data(), out_ps_.n);
         break;
       case Out::Parent:
-        child_link_[nd_out_index_[id]].send(out_ps_);
+        child_link_[nd_out_index_[id]].send(out_ps_.v.data(), out_ps_.n);
         ++cnt_[c_rn_wire_ + nd_out_index_[id]];
         break;
     }
@@ -1039,7 +1060,7 @@ void MaeriMachine::reduction_cycle() {
 
 void MaeriMachine::multiplier_cycle(int i) {
   if (ms_vn_[i] < 0 && !ms_in_[i].pending) return;  // not mapped: never fed
-  auto receive = [&]() {
+  auto receive = [&]() __attribute__((always_inline)) {
     MsInput& in = ms_in_[i];
     if (!in.pending) return;
     in.pending = false;
@@ -1112,7 +1133,7 @@ void MaeriMachine::distribution_cycle() {
   for (int port = 0; port < ports_; ++port) {
     if (!latch_full_[port]) continue;
     latch_full_[port] = false;
-    deliver(port, latch_[port]);
+    deliver(latch_[port]);
   }
 }
 
@@ -1385,19 +1406,32 @@ CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
     return CounterLine{std::move(comp), std::move(ops)};
   };
   const int dn_switches = per_port_ - 1;
+  std::vector<std::uint64_t> dnc(c_end_, 0);  // distribution counters, indexed like cnt_
+  if (dn_tree_) {
+    const Template* templates[3] = {&weight_template_, &input_template_[0], &input_template_[1]};
+    for (int t = 0; t < 3; ++t)
+      for (std::size_t q = 0; q < templates[t]->parts.size(); ++q) {
+        const std::uint64_t times = cnt_[part_base_[t] + q];
+        if (!times) continue;
+        const auto& part = templates[t]->parts[q];
+        count_dn_route(part.port, templates[t]->dests.data() + part.begin, part.count, times, dnc);
+      }
+    for (int ms = 0; ms < ms_; ++ms)
+      if (cnt_[c_psum_to_ + ms]) count_dn_route(ms / per_port_, &ms, 1, cnt_[c_psum_to_ + ms], dnc);
+  }
   CounterSection dn{"DSNetwork", {}};
   for (int p = 0; p < ports_; ++p)
     dn.lines.push_back(line("DN_WIRE", {{"WRITE", cnt_[c_dn_top_ + p]}, {"READ", 0}}));
   for (int p = 0; p < ports_; ++p) {
     for (int w = 0; w < 2 * dn_switches; ++w)
       dn.lines.push_back(line(
-          "DN_WIRE", {{"WRITE", cnt_[c_dn_wire_ + static_cast<std::size_t>(p) * 2 * dn_switches + w]},
+          "DN_WIRE", {{"WRITE", dnc[c_dn_wire_ + static_cast<std::size_t>(p) * 2 * dn_switches + w]},
                       {"READ", 0}}));
     for (int s = 0; s < dn_switches; ++s)
       dn.lines.push_back(line(
           "SWITCH",
-          {{"ROUTE_UNICAST", cnt_[c_dn_uni_ + static_cast<std::size_t>(p) * dn_switches + s]},
-           {"ROUTE_BROADCAST", cnt_[c_dn_bc_ + static_cast<std::size_t>(p) * dn_switches + s]}}));
+          {{"ROUTE_UNICAST", dnc[c_dn_uni_ + static_cast<std::size_t>(p) * dn_switches + s]},
+           {"ROUTE_BROADCAST", dnc[c_dn_bc_ + static_cast<std::size_t>(p) * dn_switches + s]}}));
   }
   CounterSection mn{"MSNetwork", {}};
   for (int i = 0; i < ms_ - 1; ++i)

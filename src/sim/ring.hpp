@@ -15,8 +15,8 @@ class Ring {
   std::size_t size() const { return size_; }
   void clear() { head_ = size_ = 0; }
 
-  void push(const T& value) {
-    if (size_ == buf_.size()) grow();
+  [[gnu::always_inline]] void push(const T& value) {
+    if (size_ == buf_.size()) [[unlikely]] grow();
     buf_[(head_ + size_) & (buf_.size() - 1)] = value;
     ++size_;
   }
@@ -24,7 +24,7 @@ class Ring {
   const T& front() const { return buf_[head_]; }
   const T& at(std::size_t i) const { return buf_[(head_ + i) & (buf_.size() - 1)]; }
   T& at(std::size_t i) { return buf_[(head_ + i) & (buf_.size() - 1)]; }
-  T pop() {
+  [[gnu::always_inline]] T pop() {
     T value = std::move(buf_[head_]);
     head_ = (head_ + 1) & (buf_.size() - 1);
     --size_;
@@ -38,7 +38,7 @@ class Ring {
   }
 
  private:
-  void grow() {
+  [[gnu::noinline]] void grow() {
     std::vector<T> bigger(buf_.empty() ? 4 : buf_.size() * 2);
     for (std::size_t i = 0; i < size_; ++i) bigger[i] = std::move(buf_[(head_ + i) & (buf_.size() - 1)]);
     buf_ = std::move(bigger);
