@@ -235,10 +235,18 @@ int run_sim(const Args& args) {
       res.outputs_from_fabric, res.output.size(),
       cmd.print_stats ? fmt::format("; wrote {}", files.counters.string()) : "");
   if (!res.output_correct) {
-    std::cerr << fmt::format(
-        "telar sim: internal error: the simulated output differs from the reference kernel "
-        "(max abs error {}); please report this with the command line\n",
-        res.max_abs_error);
+    const std::string why = sim::wrong_result_reason(hw, cmd.op, tile);
+    if (!why.empty())
+      std::cerr << fmt::format(
+          "telar sim: the simulated accelerator computes a wrong result with this tile, as STONNE "
+          "does (its own output check fails on it): {}; the cycles and counts above are "
+          "STONNE's\n",
+          why);
+    else
+      std::cerr << fmt::format(
+          "telar sim: internal error: the simulated output differs from the reference kernel "
+          "(max abs error {}); please report this with the command line\n",
+          res.max_abs_error);
     return 1;
   }
   if (json) {

@@ -294,6 +294,12 @@ class MaeriMachine {
             const std::vector<std::uint64_t>& d_counters, long long d_opix,
             const std::vector<long long>& d_vnat);
 
+  [[noreturn]] void mixed_neurons() const {
+    fail("tile {} makes two virtual neurons meet in one adder or accumulator, which would add "
+         "their partial sums together (STONNE aborts on this mapping); map at least two "
+         "multipliers per virtual neuron (T_R*T_S*T_C >= 2)",
+         describe(t_, op_.kind));
+  }
   float input_value(int n, int row, int col, int ch) const;
   float weight_value(int gk, int r, int s, int c) const;
   CountersFile counters_file(const GlobalBufferTraffic& gb) const;
@@ -930,6 +936,7 @@ void MaeriMachine::accumulator_cycle(int k) {
     acc_reg_[k] = v;
     ++cnt_[c_acc_wr_ + k];
   } else {
+    if (acc_reg_[k].vn != v.vn) [[unlikely]] mixed_neurons();
     acc_reg_[k].value += v.value;
     ++cnt_[c_acc_add_ + k];
     ++cnt_[c_acc_rd_ + k];
@@ -976,6 +983,7 @@ void MaeriMachine::node_cycle(int id) {
       if (!L.empty() && !Rt.empty()) {
         Psum a = L.pop();
         const Psum b = Rt.pop();
+        if (a.vn != b.vn) [[unlikely]] mixed_neurons();
         a.value += b.value;
         ++cnt_[c_add21_ + id];
         (fw_enabled ? out_fw_ : out_ps_).push(a);
@@ -984,8 +992,10 @@ void MaeriMachine::node_cycle(int id) {
     case AdderMode::Add31:
       if (!L.empty() && !Rt.empty() && !nd_fw_[id].empty()) {
         Psum a = L.pop();
-        a.value += Rt.pop().value;
-        a.value += nd_fw_[id].pop().value;
+        const Psum b = Rt.pop(), f = nd_fw_[id].pop();
+        if (a.vn != b.vn || a.vn != f.vn) [[unlikely]] mixed_neurons();
+        a.value += b.value;
+        a.value += f.value;
         ++cnt_[c_add31_ + id];
         out_ps_.push(a);
       }
@@ -1010,6 +1020,7 @@ void MaeriMachine::node_cycle(int id) {
         if (nd_fold_count_[id] == 0) {
           nd_fold_reg_[id] = v;
         } else {
+          if (nd_fold_reg_[id].vn != v.vn) [[unlikely]] mixed_neurons();
           nd_fold_reg_[id].value += v.value;
           ++cnt_[c_add21_ + id];
         }

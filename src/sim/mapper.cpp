@@ -20,6 +20,13 @@ std::vector<int> sizes_for(int dim, int cap) {
   return {s.begin(), s.end()};
 }
 
+std::vector<int> divisors_for(int dim, int cap) {
+  std::vector<int> d;
+  for (int v = 1; v <= dim && v <= cap; ++v)
+    if (dim % v == 0) d.push_back(v);
+  return d;
+}
+
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
 // A lower bound on the cycles of a tile (used only to rank candidates): read-port, write-port
@@ -81,10 +88,13 @@ std::vector<Tile> candidate_tiles(const HardwareConfig& hw, const DenseOp& op) {
             for (int tn : sizes_for(op.N, budget / (tr * ts * tc * tk * tg))) {
               if (op.N % tn) continue;
               const int used = tr * ts * tc * tk * tg * tn;
-              for (int tx : sizes_for(op.out_x(), budget / used))
-                for (int ty : sizes_for(op.out_y(), budget / (used * tx))) {
+              // Output rows and columns only in exact divisions: with a partial output tile the
+              // controller starts the next iteration before the last one has finished.
+              for (int tx : divisors_for(op.out_x(), budget / used))
+                for (int ty : divisors_for(op.out_y(), budget / (used * tx))) {
                   Tile t{tr, ts, tc, tk, tg, tn, tx, ty};
-                  if (tile_violation(hw, op, t).empty()) out.push_back(t);
+                  if (tile_violation(hw, op, t).empty() && wrong_result_reason(hw, op, t).empty())
+                    out.push_back(t);
                 }
             }
           }
@@ -121,7 +131,12 @@ MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjecti
   bool have = false;
   for (std::size_t i = 0; i < budget; ++i) {
     const Tile& t = ranked[i].second;
-    const Stats s = accelerator.estimate(op, t);
+    Stats s;
+    try {
+      s = accelerator.estimate(op, t);
+    } catch (const Error&) {
+      continue;  // a mapping the fabric cannot reduce (two neurons meeting in one adder)
+    }
     const double e = compute_energy(default_energy_table(), s.counters).total();
     const double score = objective_score(objective, s, e);
     ++best.evaluated;
@@ -133,6 +148,7 @@ MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjecti
       have = true;
     }
   }
+  require(have, "no candidate tile could be simulated for this {} on {}", name(op.kind), hw.name);
   return best;
 }
 

@@ -123,12 +123,36 @@ std::string tile_violation(const HardwareConfig& hw, const DenseOp& op, const Ti
   if (product > hw.ms_size)
     return fmt::format("the tile maps {} virtual neurons of {} multipliers = {} > ms_size={}",
                        g.num_vns, t.T_R * t.T_S * t.T_C, product, hw.ms_size);
+  if (t.T_R * t.T_S * t.T_C == 1 && g.num_vns > 1 && g.n_folding > 1 &&
+      (hw.accumulation_buffer || hw.rn == ReduceNetwork::Fen))
+    return fmt::format(
+        "virtual neurons of a single multiplier (T_R*T_S*T_C=1) share an adder, so their {} "
+        "folds would be accumulated together (STONNE aborts on this mapping); map at least two "
+        "multipliers per virtual neuron",
+        g.n_folding);
   if (g.folding && 1LL * g.vn_size * g.num_vns > hw.ms_size)
     return fmt::format(
         "with {} folds and no accumulation buffer each virtual neuron needs one extra "
         "multiplier for its partial sums: {}x{} = {} > ms_size={} (enable the accumulation "
         "buffer or shrink the tile)",
         g.n_folding, g.num_vns, g.vn_size, g.num_vns * g.vn_size, hw.ms_size);
+  return "";
+}
+
+std::string wrong_result_reason(const HardwareConfig& hw, const DenseOp& op, const Tile& t) {
+  if (hw.controller != Controller::MaeriDense) return "";
+  if (op.stride > 1 && (t.T_X > 1 || t.T_Y > 1))
+    return fmt::format(
+        "with strides={} and T_X'={}, T_Y'={} the controller treats the input window as "
+        "T_X'+R-1 by T_Y'+S-1 (as for stride 1) and sends zeros for the rest of it; use "
+        "T_X'=T_Y'=1 with strides > 1",
+        op.stride, t.T_X, t.T_Y);
+  if (op.out_x() % t.T_X != 0 || op.out_y() % t.T_Y != 0)
+    return fmt::format(
+        "X'={} and Y'={} are not multiples of T_X'={} and T_Y'={}: with a partial output tile "
+        "the controller starts the next output-channel iteration before the previous one has "
+        "finished; use T_X' and T_Y' that divide X' and Y'",
+        op.out_x(), op.out_y(), t.T_X, t.T_Y);
   return "";
 }
 

@@ -66,6 +66,11 @@ void validate_tile(const HardwareConfig& hw, const DenseOp& op, const Tile& tile
 // The constraint a tile violates, or "" if it is legal. Used by the mapper's enumeration.
 std::string tile_violation(const HardwareConfig& hw, const DenseOp& op, const Tile& tile);
 
+// Why STONNE's MAERI controller computes a wrong result with this (legal) tile, or "" if it
+// computes the right one. The simulator reproduces STONNE's timing and counts for such tiles,
+// and with them its wrong values; the mapper never picks them.
+std::string wrong_result_reason(const HardwareConfig& hw, const DenseOp& op, const Tile& tile);
+
 // STONNE tile files: tile_type="CONV" with T_R T_S T_C T_K T_G T_N T_X' T_Y', or
 // tile_type="FC" with T_S (reduction chunk), T_K (output neurons) and T_N (batch rows).
 Tile parse_tile(std::string_view text, std::string_view origin, OpKind op_kind);
