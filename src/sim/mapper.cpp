@@ -29,23 +29,30 @@ std::vector<int> divisors_for(int dim, int cap) {
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
-// A lower bound on the cycles of a tile (used only to rank candidates): read-port, write-port
-// and multiplier throughput.
+// An estimate of the cycles of a tile, used only to rank candidates before simulating the
+// most promising: read-port, write-port and multiplier throughput; a fill-and-drain per
+// output-channel iteration (the controller waits for it); and, when partial sums travel back
+// through the Global Buffer, the round trip each fold of an output waits for.
 double cycle_bound(const HardwareConfig& hw, const DenseOp& op, const Tile& t) {
   if (hw.mn == MultiplierNetwork::OsMesh) {
     const double tiles = static_cast<double>(ceil_div(op.X, t.T_X) * ceil_div(op.K, t.T_K));
     return tiles * (op.S + t.T_X + t.T_K + 4);
   }
   const TileGeometry g = tile_geometry(hw, op, t);
-  const double steps = static_cast<double>(g.iter_N) * g.iter_G * g.iter_K * g.iter_X * g.iter_Y *
-                       g.n_folding;
+  int levels = 0;
+  while ((1 << levels) < hw.ms_size) ++levels;
+  const double latency = levels + 6.0;  // multiplier -> tree -> bus -> memory -> port
+  const double iterations = static_cast<double>(g.iter_N) * g.iter_G * g.iter_K;
+  const double steps = iterations * g.iter_X * g.iter_Y * g.n_folding;
   const double per_step_packets =
       static_cast<double>(t.T_N * t.T_G * t.T_C) * (t.T_R + (t.T_X - 1) * op.stride) *
       (t.T_S + (t.T_Y - 1) * op.stride);
-  const double read_bound = steps * per_step_packets / hw.dn_bw;
-  const double outputs = steps / g.n_folding * g.num_vns * (g.folding ? g.n_folding : 1);
-  const double write_bound = outputs / hw.rn_bw;
-  return std::max({read_bound, write_bound, steps});
+  const double weight_packets = static_cast<double>(g.n_folding) * t.T_R * t.T_S * t.T_C * t.T_K * t.T_G;
+  const double read_bound = (steps * per_step_packets + iterations * weight_packets) / hw.dn_bw;
+  const double outputs_per_vn = iterations * g.iter_X * g.iter_Y * (g.folding ? g.n_folding : 1);
+  const double write_bound = outputs_per_vn * g.num_vns / hw.rn_bw;
+  const double fold_chain = g.folding ? outputs_per_vn * latency : 0.0;
+  return std::max({read_bound, write_bound, steps, fold_chain}) + iterations * latency;
 }
 
 }  // namespace
@@ -126,11 +133,20 @@ MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjecti
   }
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  const std::size_t budget = std::min<std::size_t>(ranked.size(), 24);
+  // Simulate the best-ranked candidates, plus the best-ranked ones that need no folding (the
+  // estimate is weakest on how folding trades against parallelism).
+  std::vector<Tile> shortlist;
+  for (std::size_t i = 0; i < ranked.size() && shortlist.size() < 24; ++i)
+    shortlist.push_back(ranked[i].second);
+  int unfolded = 0;
+  for (std::size_t i = 24; i < ranked.size() && unfolded < 8; ++i)
+    if (hw.mn == MultiplierNetwork::Linear && tile_geometry(hw, op, ranked[i].second).n_folding == 1) {
+      shortlist.push_back(ranked[i].second);
+      ++unfolded;
+    }
   MapChoice best;
   bool have = false;
-  for (std::size_t i = 0; i < budget; ++i) {
-    const Tile& t = ranked[i].second;
+  for (const Tile& t : shortlist) {
     Stats s;
     try {
       s = accelerator.estimate(op, t);
