@@ -1,5 +1,6 @@
 #include "sim/accelerator.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -83,7 +84,10 @@ OpResult Accelerator::simulate(const DenseOp& op, const Tile& tile, const DenseD
     ++r.outputs_from_fabric;
     const double err = std::fabs(static_cast<double>(r.output[i]) - expected[i]);
     if (err > r.max_abs_error) r.max_abs_error = err;
-    if (err != 0.0) r.output_correct = false;
+    // Exact for the generated (integer) operands; float rounding of the other summation order
+    // for given operands.
+    if (err > 1e-5 * (1.0 + std::fabs(expected[i])) * std::max(1LL, op.R * op.S * 1LL * op.c_per_group()))
+      r.output_correct = false;
   }
   return r;
 }

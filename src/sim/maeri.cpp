@@ -118,8 +118,11 @@ int log2_of(int v) {
   return l;
 }
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  return telar::mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
+// A fingerprint of a state vector: only a hint (equal states are confirmed word by word).
+std::uint64_t fingerprint(std::uint64_t seed, const std::vector<std::uint64_t>& words) {
+  std::uint64_t h = seed ^ 0xcbf29ce484222325ULL;
+  for (std::uint64_t w : words) h = (h ^ w) * 0x100000001b3ULL;
+  return telar::mix64(h);
 }
 
 class MaeriMachine {
@@ -180,13 +183,19 @@ class MaeriMachine {
   BusWiring wiring_;
   int levels_;
   std::vector<int> node_order_;
-  std::vector<Link> child_link_;  // node*2 + side: from child (switch or multiplier)
+  // Per adder switch, everything its cycle touches, together: the links from its children and
+  // its FIFOs.
+  struct Node {
+    Link in[2];  // from the left and right child (switch or multiplier)
+    Ring<Psum> left, right, fw, fold;
+    Psum fold_reg{0, 0};
+    int fold_count = 0;
+  };
+  std::vector<Node> nd_;
+  Link& child_link(int index) { return nd_[index >> 1].in[index & 1]; }
   std::vector<int> node_fw_link_;  // index into fw_link_ or -1
   std::vector<std::uint8_t> nd_even_;  // even position within its level
   std::vector<Link> fw_link_;
-  std::vector<Ring<Psum>> nd_left_, nd_right_, nd_fw_, nd_fold_;
-  std::vector<int> nd_fold_count_;
-  std::vector<Psum> nd_fold_reg_;
   std::vector<std::vector<int>> fold_inputs_;  // FEN: up-links read by each node
   std::vector<Link> up_link_;                  // FEN: one per node
   enum class Out : std::uint8_t { Parent, Lookup, Memory, Fold };
@@ -208,7 +217,7 @@ class MaeriMachine {
   std::vector<Ring<Psum>> bus_fifo_;
   std::vector<int> bus_rr_;
   std::vector<long long> bus_queued_;  // items waiting in each line's FIFOs
-  std::vector<int> bus_line_sources_;  // inputs of each line that some result may use
+  std::vector<std::vector<int>> bus_line_sources_;  // per line, inputs some result may use
   std::vector<Link> bus_out_;
   Link lookup_in_, mem_in_;
 
@@ -387,15 +396,12 @@ void MaeriMachine::build_reduction() {
   wiring_ = wire_collection_bus(hw_.rn, ms_, lines_);
   bus_ports_ = wiring_.ports_per_line;
   const int nodes = tree_.node_count();
-  child_link_.resize(2 * static_cast<std::size_t>(nodes));
+  nd_.resize(nodes);
   node_fw_link_.assign(nodes, -1);
   nd_even_.assign(nodes, 0);
   for (int l = 0; l < levels_; ++l)
     for (int j = 0; j < (1 << l); ++j) nd_even_[ReduceTree::index(l, j)] = j % 2 == 0;
   if (hw_.rn == ReduceNetwork::Fen) nd_even_[tree_.fen_special()] = 0;
-  nd_left_.resize(nodes), nd_right_.resize(nodes), nd_fw_.resize(nodes), nd_fold_.resize(nodes);
-  nd_fold_count_.assign(nodes, 0);
-  nd_fold_reg_.assign(nodes, Psum{0, 0});
   nd_out_.assign(nodes, Out::Parent);
   nd_out_index_.assign(nodes, -1);
   up_link_.resize(nodes);
@@ -458,9 +464,10 @@ void MaeriMachine::build_reduction() {
       const int node = wiring_.order[k];
       acc_bus_[k] = wiring_.line[node] * bus_ports_ + wiring_.port[node];
     }
-  bus_line_sources_.assign(lines_, 0);
+  bus_line_sources_.assign(lines_, {});
   for (int id = 0; id < nodes; ++id)
-    if (tree_.nodes[id].to_memory) ++bus_line_sources_[wiring_.line[id]];
+    if (tree_.nodes[id].to_memory) bus_line_sources_[wiring_.line[id]].push_back(wiring_.port[id]);
+  for (auto& v : bus_line_sources_) std::sort(v.begin(), v.end());
   if (hw_.rn == ReduceNetwork::Fen) {
     const std::vector<int> target = fen_up_targets(ms_);
     for (int l = 0; l < levels_; ++l)
@@ -953,26 +960,27 @@ void MaeriMachine::accumulator_cycle(int k) {
 
 void MaeriMachine::node_cycle(int id) {
   const AdderConfig& c = tree_.nodes[id];
-  Link& lin = child_link_[2 * id];
-  Link& rin = child_link_[2 * id + 1];
+  Node& nd = nd_[id];
+  Link& lin = nd.in[0];
+  Link& rin = nd.in[1];
   const int fw_id = node_fw_link_[id];
-  if (!lin.pending && !rin.pending && nd_left_[id].empty() && nd_right_[id].empty() &&
-      nd_fold_[id].empty() && fold_inputs_[id].empty() &&
+  if (!lin.pending && !rin.pending && nd.left.empty() && nd.right.empty() &&
+      nd.fold.empty() && fold_inputs_[id].empty() &&
       !(c.link == LinkDir::Receive && fw_id >= 0 && fw_link_[fw_id].pending))
     return;  // idle: nothing to receive, nothing queued
-  if (lin.pending) lin.take([&](const Psum& v) { nd_left_[id].push(v); });
-  if (rin.pending) rin.take([&](const Psum& v) { nd_right_[id].push(v); });
+  if (lin.pending) lin.take([&](const Psum& v) { nd.left.push(v); });
+  if (rin.pending) rin.take([&](const Psum& v) { nd.right.push(v); });
   const int fw = fw_id;
   if (c.link == LinkDir::Receive && fw >= 0 && fw_link_[fw].pending)
-    fw_link_[fw].take([&](const Psum& v) { nd_fw_[id].push(v); });
+    fw_link_[fw].take([&](const Psum& v) { nd.fw.push(v); });
   for (int src : fold_inputs_[id]) {
     Link& up = up_link_[src];
-    if (up.pending) up.take([&](const Psum& v) { nd_fold_[id].push(v); });
+    if (up.pending) up.take([&](const Psum& v) { nd.fold.push(v); });
   }
   out_fw_.n = 0;
   out_ps_.n = 0;
-  Ring<Psum>& L = nd_left_[id];
-  Ring<Psum>& Rt = nd_right_[id];
+  Ring<Psum>& L = nd.left;
+  Ring<Psum>& Rt = nd.right;
   const bool fw_enabled = c.link != LinkDir::None;
   switch (c.mode) {
     case AdderMode::Add21:
@@ -990,9 +998,9 @@ void MaeriMachine::node_cycle(int id) {
       }
       break;
     case AdderMode::Add31:
-      if (!L.empty() && !Rt.empty() && !nd_fw_[id].empty()) {
+      if (!L.empty() && !Rt.empty() && !nd.fw.empty()) {
         Psum a = L.pop();
-        const Psum b = Rt.pop(), f = nd_fw_[id].pop();
+        const Psum b = Rt.pop(), f = nd.fw.pop();
         if (a.vn != b.vn || a.vn != f.vn) [[unlikely]] mixed_neurons();
         a.value += b.value;
         a.value += f.value;
@@ -1015,20 +1023,20 @@ void MaeriMachine::node_cycle(int id) {
       while (!Rt.empty()) out_ps_.push(Rt.pop());
       break;
     case AdderMode::Fold:
-      if (!nd_fold_[id].empty()) {
-        const Psum v = nd_fold_[id].pop();
-        if (nd_fold_count_[id] == 0) {
-          nd_fold_reg_[id] = v;
+      if (!nd.fold.empty()) {
+        const Psum v = nd.fold.pop();
+        if (nd.fold_count == 0) {
+          nd.fold_reg = v;
         } else {
-          if (nd_fold_reg_[id].vn != v.vn) [[unlikely]] mixed_neurons();
-          nd_fold_reg_[id].value += v.value;
+          if (nd.fold_reg.vn != v.vn) [[unlikely]] mixed_neurons();
+          nd.fold_reg.value += v.value;
           ++cnt_[c_add21_ + id];
         }
-        if (nd_fold_count_[id] == g_.n_folding - 1) {
-          out_ps_.push(nd_fold_reg_[id]);
-          nd_fold_count_[id] = 0;
+        if (nd.fold_count == g_.n_folding - 1) {
+          out_ps_.push(nd.fold_reg);
+          nd.fold_count = 0;
         } else {
-          ++nd_fold_count_[id];
+          ++nd.fold_count;
         }
       }
       break;
@@ -1056,7 +1064,7 @@ void MaeriMachine::node_cycle(int id) {
         lookup_in_.send(out_ps_.v.data(), out_ps_.n);
         break;
       case Out::Parent:
-        child_link_[nd_out_index_[id]].send(out_ps_.v.data(), out_ps_.n);
+        child_link(nd_out_index_[id]).send(out_ps_.v.data(), out_ps_.n);
         ++cnt_[c_rn_wire_ + nd_out_index_[id]];
         break;
     }
@@ -1092,13 +1100,13 @@ void MaeriMachine::multiplier_cycle(int i) {
       receive();
       if (!ms_act_[i].empty()) {
         const Act a = ms_act_[i].pop();
-        child_link_[leaf].send_one(Psum{a.value, ms_vn_[i]});
+        child_link(leaf).send_one(Psum{a.value, ms_vn_[i]});
         ++cnt_[c_rn_wire_ + leaf];
         if (++ms_fold_[i] == nf) ms_fold_[i] = 0;
       }
     } else {
       // First fold of a window: the accumulating multiplier contributes a zero.
-      child_link_[leaf].send_one(Psum{0.0f, ms_vn_[i]});
+      child_link(leaf).send_one(Psum{0.0f, ms_vn_[i]});
       ++cnt_[c_rn_wire_ + leaf];
       if (++ms_fold_[i] == nf) ms_fold_[i] = 0;
     }
@@ -1125,7 +1133,7 @@ void MaeriMachine::multiplier_cycle(int i) {
   }
   const float weight = ms_w_[i].front();
   ms_w_[i].rotate();
-  child_link_[leaf].send_one(Psum{activation * weight, ms_vn_[i]});
+  child_link(leaf).send_one(Psum{activation * weight, ms_vn_[i]});
   ++cnt_[c_rn_wire_ + leaf];
   ++cnt_[c_mult_ + i];
   if (ms_win_[i] < n_windows_ - 1 && ms_fw_send_[i] && i > 0) {
@@ -1183,6 +1191,7 @@ bool MaeriMachine::at_point() const {
 
 void MaeriMachine::canonical_state(std::vector<std::uint64_t>& s, bool full) const {
   s.clear();
+  s.reserve(8192);
   auto put = [&](std::uint64_t v) { s.push_back(v); };
   put(cX_ == 0 ? 1 : 2);
   // Port queues: the partial sums explicitly; the recorded steps by their template (all steps
@@ -1230,15 +1239,18 @@ void MaeriMachine::canonical_state(std::vector<std::uint64_t>& s, bool full) con
     put(r.size());
     for (std::size_t k = 0; k < r.size(); ++k) put(static_cast<std::uint64_t>(r.at(k).vn));
   };
-  for (const Link& l : child_link_) put_link(l);
+  for (const Node& n : nd_) {
+    put_link(n.in[0]);
+    put_link(n.in[1]);
+  }
   for (const Link& l : fw_link_) put_link(l);
   for (const Link& l : up_link_) put_link(l);
-  for (std::size_t id = 0; id < nd_left_.size(); ++id) {
-    put_ring(nd_left_[id]);
-    put_ring(nd_right_[id]);
-    put_ring(nd_fw_[id]);
-    put_ring(nd_fold_[id]);
-    put(static_cast<std::uint64_t>(nd_fold_count_[id]));
+  for (const Node& n : nd_) {
+    put_ring(n.left);
+    put_ring(n.right);
+    put_ring(n.fw);
+    put_ring(n.fold);
+    put(static_cast<std::uint64_t>(n.fold_count));
   }
   for (std::size_t k = 0; k < acc_in_.size(); ++k) {
     put_link(acc_in_[k]);
@@ -1250,8 +1262,17 @@ void MaeriMachine::canonical_state(std::vector<std::uint64_t>& s, bool full) con
     put_ring(bus_fifo_[k]);
   }
   for (int l = 0; l < lines_; ++l) {
-    // With at most one input that can ever carry data, the arbiter's position is irrelevant.
-    put(bus_line_sources_[l] > 1 ? static_cast<std::uint64_t>(bus_rr_[l]) : 0);
+    // The arbiter scans from its position to the first non-empty input; only inputs that some
+    // result can use are ever non-empty, so positions with the same next such input behave
+    // alike.
+    const std::vector<int>& src = bus_line_sources_[l];
+    int next = src.empty() ? 0 : src.front();
+    for (int p : src)
+      if (p >= bus_rr_[l]) {
+        next = p;
+        break;
+      }
+    put(static_cast<std::uint64_t>(next));
     put_link(bus_out_[l]);
   }
   put_link(lookup_in_);
@@ -1301,6 +1322,8 @@ EngineRun MaeriMachine::run() {
   const long long last_point = points - 1;
   std::uint64_t stepped = 0;
   int skips = 0;
+  // Row points pay off only when there are too few iterations for whole iterations to repeat.
+  bool rows_useful = 1LL * g_.iter_N * g_.iter_G * g_.iter_K < 3;
   auto mark_here = [&](bool with_state) {
     Mark m{point_index(), cycle_, cnt_, opix_, vnat_count_, gate_stalls_, {}};
     if (with_state) m.state = state;
@@ -1362,9 +1385,21 @@ EngineRun MaeriMachine::run() {
       bool skipped = false;
       if (cX_ == 0) {
         canonical_state(state, true);
-        std::uint64_t h = 0x57;
-        for (std::uint64_t v : state) h = mix(h, v);
+        if (std::getenv("TELAR_SIM_DEBUG")) {
+          static std::vector<std::uint64_t> prev;
+          std::size_t d = 0;
+          while (d < state.size() && d < prev.size() && state[d] == prev[d]) ++d;
+          std::fprintf(stderr, "W point %lld cycle %llu size %zu firstdiff %zu (%llu vs %llu)\n", here,
+                       (unsigned long long)cycle_, state.size(), d,
+                       d < state.size() ? (unsigned long long)state[d] : 0ULL,
+                       d < prev.size() ? (unsigned long long)prev[d] : 0ULL);
+          prev = state;
+        }
+        const std::uint64_t h = fingerprint(0x57, state);
         row_points.clear();
+        // Row points help only while an iteration is long and the fabric repeats within it;
+        // after a whole iteration without such a repeat, stop fingerprinting them.
+        if (here > 0 && skips == 0) rows_useful = false;
         auto it = weight_points.find(h);
         if (it != weight_points.end() && it->second.state == state) skipped = try_skip(it->second, here);
         if (!skipped) weight_points[h] = mark_here(true);
@@ -1375,11 +1410,10 @@ EngineRun MaeriMachine::run() {
                        (int)(state == candidate->first.state));
         if (state == candidate->first.state) skipped = try_skip(candidate->first, here);
         candidate.reset();
-      } else {
+      } else if (rows_useful) {
         if (candidate && here > candidate->first.index + candidate->second) candidate.reset();
         canonical_state(state, false);
-        std::uint64_t h = 0x58;
-        for (std::uint64_t v : state) h = mix(h, v);
+        const std::uint64_t h = fingerprint(0x58, state);
         auto it = row_points.find(h);
         if (!candidate && it != row_points.end() && it->second < here &&
             here + 2 * (here - it->second) <= points) {
@@ -1413,7 +1447,7 @@ EngineRun MaeriMachine::run() {
 CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
   CountersFile f;
   f.cycles = cycle_;
-  auto line = [](std::string comp, std::vector<std::pair<std::string, std::uint64_t>> ops) {
+  auto line = [](std::string comp, OpList ops) {
     return CounterLine{std::move(comp), std::move(ops)};
   };
   const int dn_switches = per_port_ - 1;
@@ -1431,6 +1465,7 @@ CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
       if (cnt_[c_psum_to_ + ms]) count_dn_route(ms / per_port_, &ms, 1, cnt_[c_psum_to_ + ms], dnc);
   }
   CounterSection dn{"DSNetwork", {}};
+  dn.lines.reserve(static_cast<std::size_t>(ports_) * (1 + 3 * (per_port_ - 1)));
   for (int p = 0; p < ports_; ++p)
     dn.lines.push_back(line("DN_WIRE", {{"WRITE", cnt_[c_dn_top_ + p]}, {"READ", 0}}));
   for (int p = 0; p < ports_; ++p) {
@@ -1445,6 +1480,7 @@ CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
            {"ROUTE_BROADCAST", dnc[c_dn_bc_ + static_cast<std::size_t>(p) * dn_switches + s]}}));
   }
   CounterSection mn{"MSNetwork", {}};
+  mn.lines.reserve(4096);
   for (int i = 0; i < ms_ - 1; ++i)
     mn.lines.push_back(line("MN_WIRE", {{"WRITE", cnt_[c_mn_wire_ + i]}, {"READ", 0}}));
   for (int i = 0; i < ms_; ++i)
@@ -1452,6 +1488,7 @@ CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
                                            {"FORWARD_PSUM", cnt_[c_fwd_psum_ + i]},
                                            {"CONFIGURATION", ms_vn_[i] >= 0 ? 1u : 0u}}));
   CounterSection rn{"ReduceNetwork", {}};
+  rn.lines.reserve(8192);
   const int nodes = tree_.node_count();
   for (int w = 0; w < 2 * nodes; ++w)
     rn.lines.push_back(line("RN_WIRE", {{"WRITE", cnt_[c_rn_wire_ + w]}, {"READ", 0}}));
@@ -1480,6 +1517,7 @@ CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
   CounterSection buffer{"GlobalBuffer",
                         {line("GLOBALBUFFER", {{"READ", gb.reads()}, {"WRITE", gb.writes()}})}};
   CounterSection cb{"CollectionBus", {}};
+  cb.lines.reserve(static_cast<std::size_t>(lines_) * (bus_ports_ + 1));
   for (int l = 0; l < lines_; ++l) {
     for (int p = 0; p < bus_ports_; ++p)
       cb.lines.push_back(line(
@@ -1487,7 +1525,8 @@ CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
           {{"WRITE", cnt_[c_cb_in_ + static_cast<std::size_t>(l) * bus_ports_ + p]}, {"READ", 0}}));
     cb.lines.push_back(line("CB_WIRE", {{"WRITE", cnt_[c_cb_out_ + l]}, {"READ", 0}}));
   }
-  f.sections = {dn, mn, rn, buffer, cb};
+  f.sections.reserve(5);
+  for (CounterSection* s : {&dn, &mn, &rn, &buffer, &cb}) f.sections.push_back(std::move(*s));
   return f;
 }
 

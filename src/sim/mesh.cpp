@@ -492,11 +492,12 @@ EngineRun MeshMachine::run() {
 CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
   CountersFile f;
   f.cycles = cycle_;
-  auto line = [](std::string comp, std::vector<std::pair<std::string, std::uint64_t>> ops) {
+  auto line = [](std::string comp, OpList ops) {
     return CounterLine{std::move(comp), std::move(ops)};
   };
   const int switches = per_port_ - 1;
   CounterSection dn{"DSNetwork", {}};
+  dn.lines.reserve(static_cast<std::size_t>(ports_) * (1 + 3 * (per_port_ - 1)));
   for (int p = 0; p < ports_; ++p)
     dn.lines.push_back(line("DN_WIRE", {{"WRITE", cnt_[c_dn_top_ + p]}, {"READ", 0}}));
   for (int p = 0; p < ports_; ++p) {
@@ -510,6 +511,7 @@ CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
                      {"ROUTE_BROADCAST", 0}}));
   }
   CounterSection mn{"MSNetwork", {}};
+  mn.lines.reserve(4096);
   for (int i = 1; i < rows_; ++i)
     for (int j = 0; j < cols_; ++j)
       mn.lines.push_back(
@@ -522,6 +524,7 @@ CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
     mn.lines.push_back(line("MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + e]},
                                            {"CONFIGURATION", cnt_[c_cfg_]}}));
   CounterSection rn{"ReduceNetwork", {}};
+  rn.lines.reserve(8192);
   for (int e = 0; e < rows_ * cols_; ++e)
     rn.lines.push_back(line("RN_WIRE", {{"WRITE", cnt_[c_acc_wire_ + e]}, {"READ", 0}}));
   for (int e = 0; e < rows_ * cols_; ++e)
@@ -531,6 +534,7 @@ CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
   CounterSection buffer{"GlobalBuffer",
                         {line("GLOBALBUFFER", {{"READ", gb.reads()}, {"WRITE", gb.writes()}})}};
   CounterSection cb{"CollectionBus", {}};
+  cb.lines.reserve(static_cast<std::size_t>(lines_) * (bus_ports_ + 1));
   for (int l = 0; l < lines_; ++l) {
     for (int p = 0; p < bus_ports_; ++p)
       cb.lines.push_back(line(
@@ -538,7 +542,8 @@ CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
           {{"WRITE", cnt_[c_cb_in_ + static_cast<std::size_t>(l) * bus_ports_ + p]}, {"READ", 0}}));
     cb.lines.push_back(line("CB_WIRE", {{"WRITE", cnt_[c_cb_out_ + l]}, {"READ", 0}}));
   }
-  f.sections = {dn, mn, rn, buffer, cb};
+  f.sections.reserve(5);
+  for (CounterSection* s : {&dn, &mn, &rn, &buffer, &cb}) f.sections.push_back(std::move(*s));
   return f;
 }
 

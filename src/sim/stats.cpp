@@ -5,6 +5,11 @@
 
 namespace telar::sim {
 
+void OpList::push_back(Op op) {
+  require(n_ < kMaxOps, "a counter line has more than {} operations", kMaxOps);
+  ops_[n_++] = std::move(op);
+}
+
 std::string format_counters(const CountersFile& c) {
   std::string out = fmt::format("CYCLES={}\n", c.cycles);
   for (const CounterSection& s : c.sections) {

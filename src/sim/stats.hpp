@@ -1,7 +1,9 @@
 #pragma once
 // Per-operation results: cycles, Global Buffer traffic, activity counters (STONNE's `.counters`
 // layout, so existing energy scripts read them), and the JSON stats record.
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,11 +18,36 @@ struct GlobalBufferTraffic {
   bool operator==(const GlobalBufferTraffic&) const = default;
 };
 
+// The operation counts of one counter line (at most kMaxOps; kept inline, since a simulated
+// fabric has thousands of lines).
+class OpList {
+ public:
+  static constexpr std::size_t kMaxOps = 4;
+  using Op = std::pair<std::string, std::uint64_t>;
+  OpList() = default;
+  OpList(std::initializer_list<Op> ops) {
+    for (const Op& op : ops) push_back(op);
+  }
+  void push_back(Op op);  // throws telar::Error beyond kMaxOps
+  template <typename... A>
+  void emplace_back(A&&... a) {
+    push_back(Op(std::forward<A>(a)...));
+  }
+  std::size_t size() const { return n_; }
+  const Op* begin() const { return ops_.data(); }
+  const Op* end() const { return ops_.data() + n_; }
+  const Op& operator[](std::size_t i) const { return ops_[i]; }
+
+ private:
+  std::array<Op, kMaxOps> ops_{};
+  std::size_t n_ = 0;
+};
+
 // One line of a `.counters` file: a component (a key of the energy table) and its operation
 // counts, e.g. `MULTIPLIER MULTIPLICATION=640 FORWARD_PSUM=0 CONFIGURATION=1`.
 struct CounterLine {
   std::string component;
-  std::vector<std::pair<std::string, std::uint64_t>> ops;
+  OpList ops;
 };
 struct CounterSection {
   std::string name;  // DSNetwork, MSNetwork, ReduceNetwork, GlobalBuffer, CollectionBus
