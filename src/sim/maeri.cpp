@@ -16,8 +16,6 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <unordered_map>
 
@@ -1385,16 +1383,6 @@ EngineRun MaeriMachine::run() {
       bool skipped = false;
       if (cX_ == 0) {
         canonical_state(state, true);
-        if (std::getenv("TELAR_SIM_DEBUG")) {
-          static std::vector<std::uint64_t> prev;
-          std::size_t d = 0;
-          while (d < state.size() && d < prev.size() && state[d] == prev[d]) ++d;
-          std::fprintf(stderr, "W point %lld cycle %llu size %zu firstdiff %zu (%llu vs %llu)\n", here,
-                       (unsigned long long)cycle_, state.size(), d,
-                       d < state.size() ? (unsigned long long)state[d] : 0ULL,
-                       d < prev.size() ? (unsigned long long)prev[d] : 0ULL);
-          prev = state;
-        }
         const std::uint64_t h = fingerprint(0x57, state);
         row_points.clear();
         // Row points help only while an iteration is long and the fabric repeats within it;
@@ -1405,9 +1393,6 @@ EngineRun MaeriMachine::run() {
         if (!skipped) weight_points[h] = mark_here(true);
       } else if (candidate && here == candidate->first.index + candidate->second) {
         canonical_state(state, true);
-        if (std::getenv("TELAR_SIM_DEBUG"))
-          std::fprintf(stderr, "confirm at %lld size %zu equal %d\n", here, state.size(),
-                       (int)(state == candidate->first.state));
         if (state == candidate->first.state) skipped = try_skip(candidate->first, here);
         candidate.reset();
       } else if (rows_useful) {
