@@ -57,8 +57,8 @@ void BM_Simulate(benchmark::State& state, const LargeCase& c, bool values) {
   }
   const double stonne_rate = static_cast<double>(c.stonne_cycles) / c.stonne_seconds;
   state.counters["cycles"] = static_cast<double>(cycles);
-  state.counters["sim_cycles_per_s"] =
-      benchmark::Counter(static_cast<double>(cycles), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["sim_cycles_per_s"] = benchmark::Counter(
+      static_cast<double>(cycles), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["stonne_cycles_per_s"] = stonne_rate;
   // The ratio to STONNE: telar's simulated cycles per second over STONNE's (goal >= 1000).
   state.counters["x_stonne"] = benchmark::Counter(static_cast<double>(cycles) / stonne_rate,

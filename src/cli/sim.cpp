@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <optional>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
@@ -51,7 +51,8 @@ constexpr const char* kUsage =
     "                      configs/energy_model.txt)\n"
     "  --exact-cycle-loop  step every cycle (the oracle) instead of skipping repeated states\n"
     "  --seed N            operand values (default 1)\n"
-    "  --json              print {\"cycles\",\"gb_reads\",\"gb_writes\",\"utilization\",\"energy\"}\n"
+    "  --json              print "
+    "{\"cycles\",\"gb_reads\",\"gb_writes\",\"utilization\",\"energy\"}\n"
     "                      as the last line\n"
     "  --help              this text\n\n"
     "See docs/sim.md.\n";
@@ -91,16 +92,17 @@ int run_energy(const Args& args) {
     }
   }
   require(!files.empty(), "give one or more .counters files; see `telar sim energy --help`");
-  const sim::EnergyTable table = table_path.empty() ? sim::default_energy_table()
-                                                    : sim::load_energy_table(table_path);
+  const sim::EnergyTable table =
+      table_path.empty() ? sim::default_energy_table() : sim::load_energy_table(table_path);
   nlohmann::json out = nlohmann::json::array();
   double total = 0;
   for (const std::string& f : files) {
     const sim::CountersFile counters = sim::parse_counters(read_file(f), f);
     const sim::EnergyBreakdown e = sim::compute_energy(table, counters);
     total += e.total();
-    std::cout << fmt::format("{}: cycles {}, static {:.6g}, dynamic {:.6g}, total {:.6g}, area {:.6g}\n",
-                             f, counters.cycles, e.static_energy, e.dynamic_energy, e.total(), e.area);
+    std::cout << fmt::format(
+        "{}: cycles {}, static {:.6g}, dynamic {:.6g}, total {:.6g}, area {:.6g}\n", f,
+        counters.cycles, e.static_energy, e.dynamic_energy, e.total(), e.area);
     for (const auto& part : e.sections)
       std::cout << fmt::format("  [{}] static {:.6g}, dynamic {:.6g}, area {:.6g}\n", part.section,
                                part.static_energy, part.dynamic_energy, part.area);
@@ -130,9 +132,7 @@ int run_sim(const Args& args) {
       require(i + 1 < args.size(), "{} needs a value; see `telar sim --help`", flag);
       return args[++i];
     };
-    auto is = [&](const std::string& flag) {
-      return a == flag || (a.rfind(flag + "=", 0) == 0);
-    };
+    auto is = [&](const std::string& flag) { return a == flag || (a.rfind(flag + "=", 0) == 0); };
     if (a == "--help" || a == "-h" || a == "help") {
       std::cout << kUsage;
       return 0;
@@ -153,9 +153,9 @@ int run_sim(const Args& args) {
       require(s >= 0, "--seed must be non-negative");
       seed = static_cast<std::uint64_t>(s);
     } else if (a.rfind("--", 0) == 0) {
-      const std::string near = closest_match(
-          a, {"--config", "--tile", "--out", "--json", "--exact-cycle-loop", "--seed",
-              "--energy-table", "--help"});
+      const std::string near =
+          closest_match(a, {"--config", "--tile", "--out", "--json", "--exact-cycle-loop", "--seed",
+                            "--energy-table", "--help"});
       fail("unknown option '{}'{}; see `telar sim --help`", a,
            near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
     } else {
@@ -178,8 +178,8 @@ int run_sim(const Args& args) {
   sim::HardwareConfig hw = cmd.hw;
   if (!config_path.empty()) hw = sim::merge_hardware(sim::load_config(config_path), cmd);
   const sim::Accelerator accelerator(hw);
-  const sim::EnergyTable table = energy_path.empty() ? sim::default_energy_table()
-                                                     : sim::load_energy_table(energy_path);
+  const sim::EnergyTable table =
+      energy_path.empty() ? sim::default_energy_table() : sim::load_energy_table(energy_path);
 
   sim::Tile tile = cmd.tile;
   std::string tile_source = cmd.tile_given ? "command line" : "STONNE defaults";
@@ -197,8 +197,8 @@ int run_sim(const Args& args) {
     const sim::MapObjective objective = sim::parse_objective(*auto_objective, "--tile auto");
     const sim::MapChoice choice = sim::map_tile(accelerator, cmd.op, objective);
     tile = choice.tile;
-    tile_source = fmt::format("mapper ({}, {} candidates simulated)", sim::name(objective),
-                              choice.evaluated);
+    tile_source =
+        fmt::format("mapper ({}, {} candidates simulated)", sim::name(objective), choice.evaluated);
   }
   sim::validate_tile(hw, cmd.op, tile);
 
@@ -229,8 +229,8 @@ int run_sim(const Args& args) {
   std::cout << fmt::format(
       "telar sim: {} [{}] on {} ({}): {} cycles, GB reads {}, writes {}, utilization {:.1f}%, "
       "energy {:.6g}; output {} ({} of {} values through the fabric){}\n",
-      sim::describe(cmd.op), sim::describe(tile, cmd.op.kind), hw.name, sim::describe(hw), st.cycles,
-      st.gb.reads(), st.gb.writes(), 100.0 * st.utilization(), record.energy.total(),
+      sim::describe(cmd.op), sim::describe(tile, cmd.op.kind), hw.name, sim::describe(hw),
+      st.cycles, st.gb.reads(), st.gb.writes(), 100.0 * st.utilization(), record.energy.total(),
       res.output_correct ? "matches the reference kernel" : "DIFFERS from the reference kernel",
       res.outputs_from_fabric, res.output.size(),
       cmd.print_stats ? fmt::format("; wrote {}", files.counters.string()) : "");

@@ -69,10 +69,12 @@ int run_sim_demo(const fs::path& dir) {
     std::cout << fmt::format("{:<52} {:>9} {:>10} {:>8} {:>6.1f}% {:>10.4g}\n", row.name, s.cycles,
                              s.gb.reads(), s.gb.writes(), 100 * s.utilization(),
                              row.record.energy.total());
-    std::cout << fmt::format("  tile {}; {:.0f} ms to simulate, output equals the reference kernel\n",
-                             row.tile, 1000 * row.record.result.seconds);
+    std::cout << fmt::format(
+        "  tile {}; {:.0f} ms to simulate, output equals the reference kernel\n", row.tile,
+        1000 * row.record.result.seconds);
   }
-  std::cout << fmt::format("Stats and .counters files (STONNE's formats) are in {}\n", dir.string());
+  std::cout << fmt::format("Stats and .counters files (STONNE's formats) are in {}\n",
+                           dir.string());
   return 0;
 }
 

@@ -9,7 +9,9 @@
 
 namespace telar::sim {
 
-Accelerator::Accelerator(HardwareConfig config) : config_(std::move(config)) { validate(config_); }
+Accelerator::Accelerator(HardwareConfig config) : config_(std::move(config)) {
+  validate(config_);
+}
 
 OpResult Accelerator::run(const DenseOp& op, const Tile& tile, const RunOptions& options) const {
   if (!options.compute_values) return simulate(op, tile, nullptr, options);
@@ -36,11 +38,11 @@ Stats Accelerator::estimate(const DenseOp& op, const Tile& tile) const {
 OpResult Accelerator::simulate(const DenseOp& op, const Tile& tile, const DenseData* data,
                                const RunOptions& options) const {
   validate(op);
-  require(config_.controller == Controller::MaeriDense ||
-              config_.controller == Controller::TpuOsDense,
-          "controller {} runs sparse operations; dense operations need MAERI_DENSE_WORKLOAD or "
-          "TPU_OS_DENSE",
-          name(config_.controller));
+  require(
+      config_.controller == Controller::MaeriDense || config_.controller == Controller::TpuOsDense,
+      "controller {} runs sparse operations; dense operations need MAERI_DENSE_WORKLOAD or "
+      "TPU_OS_DENSE",
+      name(config_.controller));
   if (config_.controller == Controller::TpuOsDense)
     require(op.kind != OpKind::Conv,
             "TPU_OS_DENSE runs GEMMs (-DenseGEMM/-FC); lower the convolution to a GEMM first");
@@ -62,10 +64,9 @@ OpResult Accelerator::simulate(const DenseOp& op, const Tile& tile, const DenseD
   r.stats.gb = run.gb;
   r.stats.multiplications = run.multiplications;
   r.stats.multipliers = config_.multipliers();
-  r.stats.multipliers_mapped =
-      config_.mn == MultiplierNetwork::OsMesh
-          ? tile.T_X * tile.T_K
-          : tile_geometry(config_, op, tile).multipliers_used();
+  r.stats.multipliers_mapped = config_.mn == MultiplierNetwork::OsMesh
+                                   ? tile.T_X * tile.T_K
+                                   : tile_geometry(config_, op, tile).multipliers_used();
   r.stats.counters = std::move(run.counters);
   if (!data) return r;
 
@@ -86,7 +87,8 @@ OpResult Accelerator::simulate(const DenseOp& op, const Tile& tile, const DenseD
     if (err > r.max_abs_error) r.max_abs_error = err;
     // Exact for the generated (integer) operands; float rounding of the other summation order
     // for given operands.
-    if (err > 1e-5 * (1.0 + std::fabs(expected[i])) * std::max(1LL, op.R * op.S * 1LL * op.c_per_group()))
+    if (err >
+        1e-5 * (1.0 + std::fabs(expected[i])) * std::max(1LL, op.R * op.S * 1LL * op.c_per_group()))
       r.output_correct = false;
   }
   return r;

@@ -20,10 +20,10 @@ struct RunOptions {
 
 struct OpResult {
   Stats stats;
-  std::vector<float> output;        // the operation's output (telar layout, see DenseData)
+  std::vector<float> output;              // the operation's output (telar layout, see DenseData)
   std::uint64_t outputs_from_fabric = 0;  // outputs whose value came out of the simulated fabric
-  bool output_checked = false;      // compared with the reference kernel
-  bool output_correct = false;      // ... and every element matched exactly
+  bool output_checked = false;            // compared with the reference kernel
+  bool output_correct = false;            // ... and every element matched exactly
   double max_abs_error = 0.0;
   std::uint64_t simulated_cycles = 0;  // cycles stepped (fast mode skips the rest)
   int skips = 0;

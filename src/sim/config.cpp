@@ -20,13 +20,16 @@ std::string upper(std::string_view text) {
 int positive_field(const KeyValueFile& file, const std::string& key, int fallback) {
   auto v = file.get_int(key);
   if (!v) return fallback;
-  require(*v > 0 && *v <= (1 << 20), "{}: {}={} must be a positive integer", file.origin(), key, *v);
+  require(*v > 0 && *v <= (1 << 20), "{}: {}={} must be a positive integer", file.origin(), key,
+          *v);
   return static_cast<int>(*v);
 }
 
 }  // namespace
 
-bool is_power_of_two(long long v) { return v > 0 && (v & (v - 1)) == 0; }
+bool is_power_of_two(long long v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
 
 std::string_view name(MultiplierNetwork v) {
   return v == MultiplierNetwork::Linear ? "LINEAR" : "OS_MESH";
@@ -34,19 +37,26 @@ std::string_view name(MultiplierNetwork v) {
 
 std::string_view name(ReduceNetwork v) {
   switch (v) {
-    case ReduceNetwork::Art: return "ASNETWORK";
-    case ReduceNetwork::Fen: return "FENETWORK";
-    case ReduceNetwork::Temporal: return "TEMPORALRN";
+    case ReduceNetwork::Art:
+      return "ASNETWORK";
+    case ReduceNetwork::Fen:
+      return "FENETWORK";
+    case ReduceNetwork::Temporal:
+      return "TEMPORALRN";
   }
   return "?";
 }
 
 std::string_view name(Controller v) {
   switch (v) {
-    case Controller::MaeriDense: return "MAERI_DENSE_WORKLOAD";
-    case Controller::SigmaSparseGemm: return "SIGMA_SPARSE_GEMM";
-    case Controller::MagmaSparseDense: return "MAGMA_SPARSE_DENSE";
-    case Controller::TpuOsDense: return "TPU_OS_DENSE";
+    case Controller::MaeriDense:
+      return "MAERI_DENSE_WORKLOAD";
+    case Controller::SigmaSparseGemm:
+      return "SIGMA_SPARSE_GEMM";
+    case Controller::MagmaSparseDense:
+      return "MAGMA_SPARSE_DENSE";
+    case Controller::TpuOsDense:
+      return "TPU_OS_DENSE";
   }
   return "?";
 }
@@ -72,9 +82,10 @@ Controller parse_controller(std::string_view text, std::string_view what) {
   if (s == "SIGMA_SPARSE_GEMM") return Controller::SigmaSparseGemm;
   if (s == "MAGMA_SPARSE_DENSE") return Controller::MagmaSparseDense;
   if (s == "TPU_OS_DENSE") return Controller::TpuOsDense;
-  fail("{}: unknown memory controller '{}'; use MAERI_DENSE_WORKLOAD, TPU_OS_DENSE, "
-       "SIGMA_SPARSE_GEMM or MAGMA_SPARSE_DENSE",
-       what, text);
+  fail(
+      "{}: unknown memory controller '{}'; use MAERI_DENSE_WORKLOAD, TPU_OS_DENSE, "
+      "SIGMA_SPARSE_GEMM or MAGMA_SPARSE_DENSE",
+      what, text);
 }
 
 HardwareConfig parse_config(std::string_view text, std::string_view origin) {

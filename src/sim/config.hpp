@@ -7,8 +7,8 @@
 
 namespace telar::sim {
 
-enum class MultiplierNetwork { Linear, OsMesh };       // LINEAR (MAERI, SIGMA), OS_MESH (TPU)
-enum class ReduceNetwork { Art, Fen, Temporal };       // ASNETWORK, FENETWORK, TEMPORALRN
+enum class MultiplierNetwork { Linear, OsMesh };  // LINEAR (MAERI, SIGMA), OS_MESH (TPU)
+enum class ReduceNetwork { Art, Fen, Temporal };  // ASNETWORK, FENETWORK, TEMPORALRN
 enum class Controller { MaeriDense, SigmaSparseGemm, MagmaSparseDense, TpuOsDense };
 
 std::string_view name(MultiplierNetwork v);  // STONNE spelling: "LINEAR", "OS_MESH"
@@ -23,7 +23,7 @@ Controller parse_controller(std::string_view text, std::string_view what);
 struct HardwareConfig {
   std::string name = "stonne-default";  // file stem or "cli"
   MultiplierNetwork mn = MultiplierNetwork::Linear;
-  int ms_size = 64;            // multiplier switches (LINEAR)
+  int ms_size = 64;              // multiplier switches (LINEAR)
   int ms_rows = 0, ms_cols = 0;  // mesh shape (OS_MESH)
   ReduceNetwork rn = ReduceNetwork::Art;
   bool accumulation_buffer = false;

@@ -36,9 +36,9 @@ EnergyTable parse_energy_table(std::string_view text, std::string_view origin) {
       const std::size_t eq = words[i].find('=');
       require(eq != std::string::npos && eq > 0, "{}:{}: '{}' is not OPERATION=value", origin,
               line_number, words[i]);
-      ops[words[i].substr(0, eq)] = parse_double(std::string_view(words[i]).substr(eq + 1),
-                                                 fmt::format("{}:{}: {}", origin, line_number,
-                                                             words[i]));
+      ops[words[i].substr(0, eq)] =
+          parse_double(std::string_view(words[i]).substr(eq + 1),
+                       fmt::format("{}:{}: {}", origin, line_number, words[i]));
     }
   }
   require(!t.entries.empty(), "{}: the energy table has no components", origin);
@@ -61,8 +61,8 @@ EnergyBreakdown compute_energy(const EnergyTable& table, const CountersFile& cou
     for (const CounterLine& l : s.lines) {
       auto it = table.entries.find(l.component);
       require(it != table.entries.end(),
-              "component {} (section [{}]) is not in the energy table; add a line for it", l.component,
-              s.name);
+              "component {} (section [{}]) is not in the energy table; add a line for it",
+              l.component, s.name);
       const auto& ops = it->second;
       if (auto st = ops.find("STATIC"); st != ops.end())
         part.static_energy += static_cast<double>(counters.cycles) * st->second;

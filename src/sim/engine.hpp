@@ -23,18 +23,18 @@ struct DenseData {
 
 struct EngineRun {
   std::uint64_t cycles = 0;
-  GlobalBufferTraffic gb;              // as the engine counted it (closed form after a skip)
+  GlobalBufferTraffic gb;  // as the engine counted it (closed form after a skip)
   std::uint64_t multiplications = 0;
   CountersFile counters;
-  std::vector<float> output;           // values that came out of the fabric
+  std::vector<float> output;              // values that came out of the fabric
   std::vector<std::uint8_t> from_fabric;  // per output: its final value came out of the fabric
-  bool output_from_fabric = false;     // every output value travelled through the model
-  std::uint64_t simulated_cycles = 0;  // cycles actually stepped (== cycles without skips)
-  int skips = 0;                       // steady-state fast-forwards taken
+  bool output_from_fabric = false;        // every output value travelled through the model
+  std::uint64_t simulated_cycles = 0;     // cycles actually stepped (== cycles without skips)
+  int skips = 0;                          // steady-state fast-forwards taken
 };
 
 struct EngineOptions {
-  bool fast = true;              // false: the plain cycle loop (the oracle)
+  bool fast = true;                 // false: the plain cycle loop (the oracle)
   const DenseData* data = nullptr;  // null: timing and counts only
 };
 

@@ -24,14 +24,14 @@ KeyValueFile KeyValueFile::parse(std::string_view text, std::string_view origin)
     }
     if (line.empty()) continue;
     if (line.front() == '[') {
-      require(line.back() == ']' && line.size() > 2, "{}:{}: malformed section header '{}'",
-              origin, line_number, line);
+      require(line.back() == ']' && line.size() > 2, "{}:{}: malformed section header '{}'", origin,
+              line_number, line);
       section = std::string(trim(line.substr(1, line.size() - 2)));
       continue;
     }
     const std::size_t eq = line.find('=');
-    require(eq != std::string_view::npos && eq > 0,
-            "{}:{}: expected key=value, got '{}'", origin, line_number, line);
+    require(eq != std::string_view::npos && eq > 0, "{}:{}: expected key=value, got '{}'", origin,
+            line_number, line);
     std::string key(trim(line.substr(0, eq)));
     std::string value(trim(line.substr(eq + 1)));
     require(!value.empty(), "{}:{}: key '{}' has no value", origin, line_number, key);

@@ -74,7 +74,8 @@ struct OutBuf {
   std::vector<Psum> v = std::vector<Psum>(8);
   std::uint32_t n = 0;
   [[gnu::always_inline]] void push(Psum p) {
-    if (n == v.size()) [[unlikely]] v.resize(2 * v.size());
+    if (n == v.size()) [[unlikely]]
+      v.resize(2 * v.size());
     v[n++] = p;
   }
   bool empty() const { return n == 0; }
@@ -130,7 +131,7 @@ class MaeriMachine {
   EngineRun run();
 
  private:
-  // --- configuration ---------------------------------------------------------------------
+  // --- configuration ---
   HardwareConfig hw_;
   DenseOp op_;
   Tile t_;
@@ -144,7 +145,7 @@ class MaeriMachine {
   long long per_channel_, total_outputs_;
   int vnat_psums_;  // psums per output the controller sends back (folding), else 1
 
-  // --- distribution network ----------------------------------------------------------------
+  // --- distribution network ---
   // The controller emits one fold step per cycle. Rather than materialising its packets in the
   // port FIFOs, it records the step; each port walks the steps in order and builds a packet only
   // when it sends it. The order and content per port are those of STONNE's FIFOs.
@@ -156,8 +157,8 @@ class MaeriMachine {
   std::vector<Step> steps_;
   long long steps_base_ = 0;  // absolute index of steps_[0]
   struct Cursor {
-    long long step = 0;      // absolute step index
-    std::uint32_t pos = 0;   // next part of this port within the step
+    long long step = 0;     // absolute step index
+    std::uint32_t pos = 0;  // next part of this port within the step
   };
   std::vector<Cursor> cursor_;
   std::vector<Ring<PsumPacket>> port_psum_;
@@ -165,7 +166,7 @@ class MaeriMachine {
   std::vector<Outgoing> latch_;
   std::vector<int> latch_psum_dest_;
 
-  // --- multipliers --------------------------------------------------------------------------
+  // --- multipliers ---
   std::vector<int> ms_vn_, ms_nf_;
   std::vector<std::uint8_t> ms_fwd_psum_, ms_fw_send_, ms_fw_recv_;
   std::vector<int> ms_fold_, ms_win_;
@@ -176,7 +177,7 @@ class MaeriMachine {
   std::vector<ValueLink> ms_fw_link_;  // link i: multiplier i+1 -> multiplier i
   int n_windows_;
 
-  // --- reduction network ------------------------------------------------------------------------
+  // --- reduction network ---
   ReduceTree tree_;
   BusWiring wiring_;
   int levels_;
@@ -191,7 +192,7 @@ class MaeriMachine {
   };
   std::vector<Node> nd_;
   Link& child_link(int index) { return nd_[index >> 1].in[index & 1]; }
-  std::vector<int> node_fw_link_;  // index into fw_link_ or -1
+  std::vector<int> node_fw_link_;      // index into fw_link_ or -1
   std::vector<std::uint8_t> nd_even_;  // even position within its level
   std::vector<Link> fw_link_;
   std::vector<std::vector<int>> fold_inputs_;  // FEN: up-links read by each node
@@ -214,12 +215,12 @@ class MaeriMachine {
   std::vector<Link> bus_in_;
   std::vector<Ring<Psum>> bus_fifo_;
   std::vector<int> bus_rr_;
-  std::vector<long long> bus_queued_;  // items waiting in each line's FIFOs
+  std::vector<long long> bus_queued_;               // items waiting in each line's FIFOs
   std::vector<std::vector<int>> bus_line_sources_;  // per line, inputs some result may use
   std::vector<Link> bus_out_;
   Link lookup_in_, mem_in_;
 
-  // --- memory controller --------------------------------------------------------------------------
+  // --- memory controller ---
   int cN_ = 0, cG_ = 0, cK_ = 0, cX_ = 0, cY_ = 0, cR_ = 0, cS_ = 0, cC_ = 0;
   bool weights_done_ = false, input_finished_ = false, finished_ = false;
   long long opix_ = 0;
@@ -229,19 +230,19 @@ class MaeriMachine {
   std::uint64_t cycle_ = 0;
   std::uint64_t gate_stalls_ = 0;  // cycles the controller waited for a previous iteration
 
-  // --- values ---------------------------------------------------------------------------------------
+  // --- values ---
   bool values_valid_;
   std::vector<float> output_;
   std::vector<std::uint8_t> from_fabric_;
 
-  // --- counters -------------------------------------------------------------------------------------
+  // --- counters ---
   GlobalBufferTraffic gb_;
   std::vector<std::uint64_t> cnt_;  // flat; offsets below
   std::size_t c_dn_top_, c_dn_wire_, c_dn_uni_, c_dn_bc_, c_mn_wire_, c_mult_, c_fwd_psum_,
       c_rn_wire_, c_rn_fw_, c_rn_up_, c_add21_, c_add31_, c_acc_wire_, c_acc_rd_, c_acc_wr_,
       c_acc_add_, c_cb_in_, c_cb_out_, c_psum_to_, c_end_;
 
-  // --- packet templates -----------------------------------------------------------------------
+  // --- packet templates ---
   struct TemplatePart {
     int port;
     std::uint32_t count, begin;  // destinations in `dests`
@@ -266,7 +267,7 @@ class MaeriMachine {
   float step_value(const Step& st, const TemplatePacket& tp) const;
   void record_step(std::uint8_t tmpl, long long iter);
 
-  // --- scratch ----------------------------------------------------------------------------------------
+  // --- scratch ---
   std::vector<std::vector<int>> dest_scratch_;
 
   void build_reduction();
@@ -302,10 +303,11 @@ class MaeriMachine {
             const std::vector<long long>& d_vnat);
 
   [[noreturn]] void mixed_neurons() const {
-    fail("tile {} makes two virtual neurons meet in one adder or accumulator, which would add "
-         "their partial sums together (STONNE aborts on this mapping); map at least two "
-         "multipliers per virtual neuron (T_R*T_S*T_C >= 2)",
-         describe(t_, op_.kind));
+    fail(
+        "tile {} makes two virtual neurons meet in one adder or accumulator, which would add "
+        "their partial sums together (STONNE aborts on this mapping); map at least two "
+        "multipliers per virtual neuron (T_R*T_S*T_C >= 2)",
+        describe(t_, op_.kind));
   }
   float input_value(int n, int row, int col, int ch) const;
   float weight_value(int gk, int r, int s, int c) const;
@@ -328,8 +330,8 @@ MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Ti
   const int vnat_iters = g_.folding ? g_.n_folding : 1;
   vnat_psums_ = vnat_iters;
   per_channel_ = 1LL * Xo_ * Yo_ * vnat_iters;
-  total_outputs_ = 1LL * g_.iter_N * g_.iter_G * g_.iter_K * g_.iter_X * g_.iter_Y * vnat_iters *
-                   g_.num_vns;
+  total_outputs_ =
+      1LL * g_.iter_N * g_.iter_G * g_.iter_K * g_.iter_X * g_.iter_Y * vnat_iters * g_.num_vns;
   acc_ = hw.accumulation_buffer && hw.rn == ReduceNetwork::Art;
   lines_ = hw.rn_bw;
   values_valid_ = data_ != nullptr;
@@ -428,7 +430,8 @@ void MaeriMachine::build_reduction() {
     acc_bus_.assign(ms_ - 1, 0);
   }
   std::vector<int> acc_of_node(nodes, -1);
-  for (int k = 0; k < static_cast<int>(wiring_.order.size()); ++k) acc_of_node[wiring_.order[k]] = k;
+  for (int k = 0; k < static_cast<int>(wiring_.order.size()); ++k)
+    acc_of_node[wiring_.order[k]] = k;
 
   for (int id = 0; id < nodes; ++id) {
     const AdderConfig& c = tree_.nodes[id];
@@ -560,8 +563,8 @@ float MaeriMachine::weight_value(int gk, int r, int s, int c) const {
 void MaeriMachine::build_templates() {
   std::vector<int> dests;
   auto add = [&](Template& t, int a, int b, int c, int d, int e) {
-    t.packets.push_back(TemplatePacket{a, b, c, d, e,
-                                       static_cast<std::uint32_t>(t.parts.size()), 0});
+    t.packets.push_back(
+        TemplatePacket{a, b, c, d, e, static_cast<std::uint32_t>(t.parts.size()), 0});
     if (!std::is_sorted(dests.begin(), dests.end())) std::sort(dests.begin(), dests.end());
     dests.erase(std::unique(dests.begin(), dests.end()), dests.end());
     std::size_t i = 0;
@@ -575,7 +578,8 @@ void MaeriMachine::build_templates() {
                      dests.begin() + static_cast<std::ptrdiff_t>(j));
       i = j;
     }
-    t.packets.back().part_count = static_cast<std::uint32_t>(t.parts.size()) - t.packets.back().first_part;
+    t.packets.back().part_count =
+        static_cast<std::uint32_t>(t.parts.size()) - t.packets.back().first_part;
   };
   const bool multicast = t_.T_N * t_.T_X * t_.T_Y > 1;
   for (int g = 0; g < t_.T_G; ++g)
@@ -659,8 +663,7 @@ float MaeriMachine::step_value(const Step& st, const TemplatePacket& tp) const {
     const int g = tp.a, k = tp.b, c = tp.c, r = tp.d, s = tp.e;
     if (st.idxR + r < R_ && st.idxS + s < S_ && st.idxC + c < Cg_ && st.idxK + k < Kg_ &&
         st.idxG + g < G_)
-      return weight_value((st.idxG + g) * Kg_ + st.idxK + k, st.idxR + r, st.idxS + s,
-                          st.idxC + c);
+      return weight_value((st.idxG + g) * Kg_ + st.idxK + k, st.idxR + r, st.idxS + s, st.idxC + c);
     return 0.0f;
   }
   const int x = tp.a, y = tp.b, n = tp.c, g = tp.d, c = tp.e;
@@ -941,7 +944,8 @@ void MaeriMachine::accumulator_cycle(int k) {
     acc_reg_[k] = v;
     ++cnt_[c_acc_wr_ + k];
   } else {
-    if (acc_reg_[k].vn != v.vn) [[unlikely]] mixed_neurons();
+    if (acc_reg_[k].vn != v.vn) [[unlikely]]
+      mixed_neurons();
     acc_reg_[k].value += v.value;
     ++cnt_[c_acc_add_ + k];
     ++cnt_[c_acc_rd_ + k];
@@ -962,8 +966,8 @@ void MaeriMachine::node_cycle(int id) {
   Link& lin = nd.in[0];
   Link& rin = nd.in[1];
   const int fw_id = node_fw_link_[id];
-  if (!lin.pending && !rin.pending && nd.left.empty() && nd.right.empty() &&
-      nd.fold.empty() && fold_inputs_[id].empty() &&
+  if (!lin.pending && !rin.pending && nd.left.empty() && nd.right.empty() && nd.fold.empty() &&
+      fold_inputs_[id].empty() &&
       !(c.link == LinkDir::Receive && fw_id >= 0 && fw_link_[fw_id].pending))
     return;  // idle: nothing to receive, nothing queued
   if (lin.pending) lin.take([&](const Psum& v) { nd.left.push(v); });
@@ -989,7 +993,8 @@ void MaeriMachine::node_cycle(int id) {
       if (!L.empty() && !Rt.empty()) {
         Psum a = L.pop();
         const Psum b = Rt.pop();
-        if (a.vn != b.vn) [[unlikely]] mixed_neurons();
+        if (a.vn != b.vn) [[unlikely]]
+          mixed_neurons();
         a.value += b.value;
         ++cnt_[c_add21_ + id];
         (fw_enabled ? out_fw_ : out_ps_).push(a);
@@ -999,7 +1004,8 @@ void MaeriMachine::node_cycle(int id) {
       if (!L.empty() && !Rt.empty() && !nd.fw.empty()) {
         Psum a = L.pop();
         const Psum b = Rt.pop(), f = nd.fw.pop();
-        if (a.vn != b.vn || a.vn != f.vn) [[unlikely]] mixed_neurons();
+        if (a.vn != b.vn || a.vn != f.vn) [[unlikely]]
+          mixed_neurons();
         a.value += b.value;
         a.value += f.value;
         ++cnt_[c_add31_ + id];
@@ -1026,7 +1032,8 @@ void MaeriMachine::node_cycle(int id) {
         if (nd.fold_count == 0) {
           nd.fold_reg = v;
         } else {
-          if (nd.fold_reg.vn != v.vn) [[unlikely]] mixed_neurons();
+          if (nd.fold_reg.vn != v.vn) [[unlikely]]
+            mixed_neurons();
           nd.fold_reg.value += v.value;
           ++cnt_[c_add21_ + id];
         }
@@ -1203,8 +1210,7 @@ void MaeriMachine::canonical_state(std::vector<std::uint64_t>& s, bool full) con
   for (const Cursor& c : cursor_) oldest = std::min(oldest, c.step);
   const long long pending = steps_base_ + static_cast<long long>(steps_.size()) - oldest;
   put(static_cast<std::uint64_t>(pending));
-  for (const Cursor& c : cursor_)
-    put(static_cast<std::uint64_t>(c.step - oldest) << 32 | c.pos);
+  for (const Cursor& c : cursor_) put(static_cast<std::uint64_t>(c.step - oldest) << 32 | c.pos);
   if (pending > 0) {
     const std::size_t first = static_cast<std::size_t>(oldest - steps_base_);
     if (full) {
@@ -1222,8 +1228,8 @@ void MaeriMachine::canonical_state(std::vector<std::uint64_t>& s, bool full) con
     put(ms_fwin_[i].size());
     // A full weight FIFO is flushed by the next weight, exactly like an empty one fills, so a
     // multiplier with nothing else pending holds "no weights" either way.
-    const bool idle = !ms_in_[i].pending && !ms_fw_link_[i].pending && ms_act_[i].empty() &&
-                      ms_fwin_[i].empty();
+    const bool idle =
+        !ms_in_[i].pending && !ms_fw_link_[i].pending && ms_act_[i].empty() && ms_fwin_[i].empty();
     const std::size_t weights = ms_w_[i].size();
     put(idle && static_cast<int>(weights) == ms_nf_[i] ? 0 : weights);
     put(static_cast<std::uint64_t>(ms_fold_[i]) << 32 | static_cast<std::uint32_t>(ms_win_[i]));
@@ -1279,9 +1285,9 @@ void MaeriMachine::canonical_state(std::vector<std::uint64_t>& s, bool full) con
   for (int v : vnat_psum_) put(static_cast<std::uint64_t>(v));
 }
 
-void MaeriMachine::jump(long long to_point, long long periods,
-                        std::uint64_t d_cycles, const std::vector<std::uint64_t>& d_counters,
-                        long long d_opix, const std::vector<long long>& d_vnat) {
+void MaeriMachine::jump(long long to_point, long long periods, std::uint64_t d_cycles,
+                        const std::vector<std::uint64_t>& d_counters, long long d_opix,
+                        const std::vector<long long>& d_vnat) {
   cycle_ += periods * d_cycles;
   for (std::size_t i = 0; i < cnt_.size(); ++i) cnt_[i] += periods * d_counters[i];
   opix_ += periods * d_opix;
@@ -1314,7 +1320,7 @@ EngineRun MaeriMachine::run() {
   };
   std::unordered_map<std::uint64_t, Mark> weight_points;
   std::unordered_map<std::uint64_t, long long> row_points;  // fingerprint -> index
-  std::optional<std::pair<Mark, long long>> candidate;     // (mark, period)
+  std::optional<std::pair<Mark, long long>> candidate;      // (mark, period)
   std::vector<std::uint64_t> state;
   const long long points = 1LL * g_.iter_N * g_.iter_G * g_.iter_K * g_.iter_X;
   const long long last_point = points - 1;
@@ -1389,7 +1395,8 @@ EngineRun MaeriMachine::run() {
         // after a whole iteration without such a repeat, stop fingerprinting them.
         if (here > 0 && skips == 0) rows_useful = false;
         auto it = weight_points.find(h);
-        if (it != weight_points.end() && it->second.state == state) skipped = try_skip(it->second, here);
+        if (it != weight_points.end() && it->second.state == state)
+          skipped = try_skip(it->second, here);
         if (!skipped) weight_points[h] = mark_here(true);
       } else if (candidate && here == candidate->first.index + candidate->second) {
         canonical_state(state, true);
@@ -1455,9 +1462,10 @@ CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
     dn.lines.push_back(line("DN_WIRE", {{"WRITE", cnt_[c_dn_top_ + p]}, {"READ", 0}}));
   for (int p = 0; p < ports_; ++p) {
     for (int w = 0; w < 2 * dn_switches; ++w)
-      dn.lines.push_back(line(
-          "DN_WIRE", {{"WRITE", dnc[c_dn_wire_ + static_cast<std::size_t>(p) * 2 * dn_switches + w]},
-                      {"READ", 0}}));
+      dn.lines.push_back(
+          line("DN_WIRE",
+               {{"WRITE", dnc[c_dn_wire_ + static_cast<std::size_t>(p) * 2 * dn_switches + w]},
+                {"READ", 0}}));
     for (int s = 0; s < dn_switches; ++s)
       dn.lines.push_back(line(
           "SWITCH",

@@ -27,7 +27,9 @@ std::vector<int> divisors_for(int dim, int cap) {
   return d;
 }
 
-long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+long long ceil_div(long long a, long long b) {
+  return (a + b - 1) / b;
+}
 
 // An estimate of the cycles of a tile, used only to rank candidates before simulating the
 // most promising: read-port, write-port and multiplier throughput; a fill-and-drain per
@@ -44,10 +46,11 @@ double cycle_bound(const HardwareConfig& hw, const DenseOp& op, const Tile& t) {
   const double latency = levels + 6.0;  // multiplier -> tree -> bus -> memory -> port
   const double iterations = static_cast<double>(g.iter_N) * g.iter_G * g.iter_K;
   const double steps = iterations * g.iter_X * g.iter_Y * g.n_folding;
-  const double per_step_packets =
-      static_cast<double>(t.T_N * t.T_G * t.T_C) * (t.T_R + (t.T_X - 1) * op.stride) *
-      (t.T_S + (t.T_Y - 1) * op.stride);
-  const double weight_packets = static_cast<double>(g.n_folding) * t.T_R * t.T_S * t.T_C * t.T_K * t.T_G;
+  const double per_step_packets = static_cast<double>(t.T_N * t.T_G * t.T_C) *
+                                  (t.T_R + (t.T_X - 1) * op.stride) *
+                                  (t.T_S + (t.T_Y - 1) * op.stride);
+  const double weight_packets =
+      static_cast<double>(g.n_folding) * t.T_R * t.T_S * t.T_C * t.T_K * t.T_G;
   const double read_bound = (steps * per_step_packets + iterations * weight_packets) / hw.dn_bw;
   const double outputs_per_vn = iterations * g.iter_X * g.iter_Y * (g.folding ? g.n_folding : 1);
   const double write_bound = outputs_per_vn * g.num_vns / hw.rn_bw;
@@ -60,7 +63,8 @@ double cycle_bound(const HardwareConfig& hw, const DenseOp& op, const Tile& t) {
 MapObjective parse_objective(std::string_view text, std::string_view what) {
   std::string s(text);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (s.empty() || s == "performance" || s == "perf" || s == "cycles") return MapObjective::Performance;
+  if (s.empty() || s == "performance" || s == "perf" || s == "cycles")
+    return MapObjective::Performance;
   if (s == "energy") return MapObjective::Energy;
   if (s == "edp") return MapObjective::Edp;
   fail("{}: unknown mapping objective '{}'; use performance, energy or edp", what, text);
@@ -68,9 +72,12 @@ MapObjective parse_objective(std::string_view text, std::string_view what) {
 
 std::string_view name(MapObjective o) {
   switch (o) {
-    case MapObjective::Performance: return "performance";
-    case MapObjective::Energy: return "energy";
-    case MapObjective::Edp: return "edp";
+    case MapObjective::Performance:
+      return "performance";
+    case MapObjective::Energy:
+      return "energy";
+    case MapObjective::Edp:
+      return "edp";
   }
   return "?";
 }
@@ -110,9 +117,12 @@ std::vector<Tile> candidate_tiles(const HardwareConfig& hw, const DenseOp& op) {
 
 double objective_score(MapObjective objective, const Stats& stats, double energy) {
   switch (objective) {
-    case MapObjective::Performance: return static_cast<double>(stats.cycles);
-    case MapObjective::Energy: return energy;
-    case MapObjective::Edp: return energy * static_cast<double>(stats.cycles);
+    case MapObjective::Performance:
+      return static_cast<double>(stats.cycles);
+    case MapObjective::Energy:
+      return energy;
+    case MapObjective::Edp:
+      return energy * static_cast<double>(stats.cycles);
   }
   return 0.0;
 }
@@ -120,7 +130,8 @@ double objective_score(MapObjective objective, const Stats& stats, double energy
 MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjective objective) {
   const HardwareConfig& hw = accelerator.config();
   std::vector<Tile> candidates = candidate_tiles(hw, op);
-  require(!candidates.empty(), "no legal tile maps this {} onto {} (ms_size={}); use a larger "
+  require(!candidates.empty(),
+          "no legal tile maps this {} onto {} (ms_size={}); use a larger "
           "configuration",
           name(op.kind), hw.name, hw.multipliers());
   // Rank by the throughput bound; ties prefer tiles that map more multipliers.
@@ -140,7 +151,8 @@ MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjecti
     shortlist.push_back(ranked[i].second);
   int unfolded = 0;
   for (std::size_t i = 24; i < ranked.size() && unfolded < 8; ++i)
-    if (hw.mn == MultiplierNetwork::Linear && tile_geometry(hw, op, ranked[i].second).n_folding == 1) {
+    if (hw.mn == MultiplierNetwork::Linear &&
+        tile_geometry(hw, op, ranked[i].second).n_folding == 1) {
       shortlist.push_back(ranked[i].second);
       ++unfolded;
     }

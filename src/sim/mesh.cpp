@@ -227,7 +227,9 @@ void MeshMachine::memory_cycle() {
     }
   process_writes();
   switch (state_) {
-    case State::Configuring: state_ = State::Distributing; break;
+    case State::Configuring:
+      state_ = State::Distributing;
+      break;
     case State::Distributing:
       if (iteration_completed_) {
         if (cur_M_ >= iter_M_) {
@@ -241,7 +243,8 @@ void MeshMachine::memory_cycle() {
     case State::Waiting:
       if (iteration_completed_) state_ = State::Configuring;
       break;
-    case State::AllSent: break;
+    case State::AllSent:
+      break;
   }
   for (int port = 0; port < ports_; ++port) {
     if (port_q_[port].empty()) continue;
@@ -457,7 +460,8 @@ EngineRun MeshMachine::run() {
         }
         if (periods > 0) {
           cycle_ += periods * (cycle_ - a.cycle);
-          for (std::size_t i = 0; i < cnt_.size(); ++i) cnt_[i] += periods * (cnt_[i] - a.counters[i]);
+          for (std::size_t i = 0; i < cnt_.size(); ++i)
+            cnt_[i] += periods * (cnt_[i] - a.counters[i]);
           outputs_done_ += periods * (outputs_done_ - a.outputs);
           tiles_done_ += periods * p;
           const long long target = here + periods * p;
@@ -506,9 +510,10 @@ CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
           "DN_WIRE", {{"WRITE", cnt_[c_dn_wire_ + static_cast<std::size_t>(p) * 2 * switches + w]},
                       {"READ", 0}}));
     for (int s = 0; s < switches; ++s)
-      dn.lines.push_back(line(
-          "SWITCH", {{"ROUTE_UNICAST", cnt_[c_dn_uni_ + static_cast<std::size_t>(p) * switches + s]},
-                     {"ROUTE_BROADCAST", 0}}));
+      dn.lines.push_back(
+          line("SWITCH",
+               {{"ROUTE_UNICAST", cnt_[c_dn_uni_ + static_cast<std::size_t>(p) * switches + s]},
+                {"ROUTE_BROADCAST", 0}}));
   }
   CounterSection mn{"MSNetwork", {}};
   mn.lines.reserve(4096);
@@ -521,8 +526,8 @@ CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
       mn.lines.push_back(
           line("MN_WIRE", {{"WRITE", cnt_[c_h_wire_ + i * cols_ + j - 1]}, {"READ", 0}}));
   for (int e = 0; e < rows_ * cols_; ++e)
-    mn.lines.push_back(line("MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + e]},
-                                           {"CONFIGURATION", cnt_[c_cfg_]}}));
+    mn.lines.push_back(line(
+        "MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + e]}, {"CONFIGURATION", cnt_[c_cfg_]}}));
   CounterSection rn{"ReduceNetwork", {}};
   rn.lines.reserve(8192);
   for (int e = 0; e < rows_ * cols_; ++e)

@@ -19,9 +19,12 @@ bool feeds_parent(const AdderConfig& c) {
   switch (c.mode) {
     case AdderMode::Add31:
     case AdderMode::Add11Fw11:
-    case AdderMode::Fw22: return true;
-    case AdderMode::Add21: return c.link == LinkDir::None;  // otherwise it feeds its sibling
-    case AdderMode::Fold: return false;
+    case AdderMode::Fw22:
+      return true;
+    case AdderMode::Add21:
+      return c.link == LinkDir::None;  // otherwise it feeds its sibling
+    case AdderMode::Fold:
+      return false;
   }
   return false;
 }

@@ -44,10 +44,10 @@ ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, int vn_size, int 
 // augmented link, then adds the single ones): for each node, its bus line and input port.
 // With an accumulation buffer, accumulator k sits in front of the k-th entry of `order`.
 struct BusWiring {
-  std::vector<int> order;   // nodes in the order STONNE connects them (pairs, then singles)
-  std::vector<int> line;    // per node
-  std::vector<int> port;    // per node
-  int ports_per_line = 0;   // enough input ports on every line for this wiring
+  std::vector<int> order;  // nodes in the order STONNE connects them (pairs, then singles)
+  std::vector<int> line;   // per node
+  std::vector<int> port;   // per node
+  int ports_per_line = 0;  // enough input ports on every line for this wiring
 };
 BusWiring wire_collection_bus(ReduceNetwork kind, int num_ms, int bus_lines);
 

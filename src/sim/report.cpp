@@ -36,20 +36,19 @@ nlohmann::json stats_json(const OperationRecord& r) {
   const Stats& st = r.result.stats;
   const TileGeometry g = tile_geometry(hw, op, r.tile);
   json j;
-  j["hardwareConfiguration"] = {
-      {"name", hw.name},
-      {"MSNetwork",
-       {{"multiplier_network_type", std::string(name(hw.mn))},
-        {"ms_rows", hw.ms_rows},
-        {"ms_columns", hw.ms_cols},
-        {"ms_size", hw.ms_size}}},
-      {"ReduceNetwork",
-       {{"reduce_network_type", std::string(name(hw.rn))},
-        {"accumulation_buffer_enabled", hw.accumulation_buffer ? 1 : 0}}},
-      {"SDMemory",
-       {{"mem_controller_type", std::string(name(hw.controller))},
-        {"dn_bw", hw.dn_bw},
-        {"rn_bw", hw.rn_bw}}}};
+  j["hardwareConfiguration"] = {{"name", hw.name},
+                                {"MSNetwork",
+                                 {{"multiplier_network_type", std::string(name(hw.mn))},
+                                  {"ms_rows", hw.ms_rows},
+                                  {"ms_columns", hw.ms_cols},
+                                  {"ms_size", hw.ms_size}}},
+                                {"ReduceNetwork",
+                                 {{"reduce_network_type", std::string(name(hw.rn))},
+                                  {"accumulation_buffer_enabled", hw.accumulation_buffer ? 1 : 0}}},
+                                {"SDMemory",
+                                 {{"mem_controller_type", std::string(name(hw.controller))},
+                                  {"dn_bw", hw.dn_bw},
+                                  {"rn_bw", hw.rn_bw}}}};
   j["LayerConfiguration"] = {{"Layer_Type", std::string(name(op.kind))},
                              {"Layer_Name", op.layer_name},
                              {"R", op.R},
@@ -66,10 +65,17 @@ nlohmann::json stats_json(const OperationRecord& r) {
   if (op.kind != OpKind::Conv)
     j["LayerConfiguration"]["GEMM"] = {{"M", op.gemm_M}, {"N", op.gemm_N}, {"K", op.gemm_K}};
   const Tile& t = r.tile;
-  j["TileConfiguration"] = {{"T_R", t.T_R},       {"T_S", t.T_S},         {"T_C", t.T_C},
-                            {"T_K", t.T_K},       {"T_G", t.T_G},         {"T_N", t.T_N},
-                            {"T_X_", t.T_X},      {"T_Y_", t.T_Y},        {"VN_Size", g.vn_size},
-                            {"Num_VNs", g.num_vns}, {"folding_enabled", g.folding ? 1 : 0},
+  j["TileConfiguration"] = {{"T_R", t.T_R},
+                            {"T_S", t.T_S},
+                            {"T_C", t.T_C},
+                            {"T_K", t.T_K},
+                            {"T_G", t.T_G},
+                            {"T_N", t.T_N},
+                            {"T_X_", t.T_X},
+                            {"T_Y_", t.T_Y},
+                            {"VN_Size", g.vn_size},
+                            {"Num_VNs", g.num_vns},
+                            {"folding_enabled", g.folding ? 1 : 0},
                             {"n_folding", g.n_folding},
                             {"source", r.tile_source}};
   j["GlobalStats"] = {{"N_cycles", st.cycles}};
@@ -85,9 +91,8 @@ nlohmann::json stats_json(const OperationRecord& r) {
                          {"utilization", st.utilization()}};
   json energy_sections = json::object();
   for (const auto& part : r.energy.sections)
-    energy_sections[part.section] = {{"static", part.static_energy},
-                                     {"dynamic", part.dynamic_energy},
-                                     {"area", part.area}};
+    energy_sections[part.section] = {
+        {"static", part.static_energy}, {"dynamic", part.dynamic_energy}, {"area", part.area}};
   j["Energy"] = {{"static", r.energy.static_energy},
                  {"dynamic", r.energy.dynamic_energy},
                  {"total", r.energy.total()},
@@ -112,10 +117,10 @@ nlohmann::json stats_json(const OperationRecord& r) {
 OperationFiles write_operation_files(const fs::path& dir, const OperationRecord& r) {
   ensure_writable_dir(dir);
   static std::atomic<unsigned> sequence{0};
-  const std::string stem = fmt::format(
-      "output_stats_layer_{}_architecture_MSes_{}_dnbw_{}_rn_bw_{}timestamp_{}_{}", r.op.layer_name,
-      r.hw.multipliers(), r.hw.dn_bw, r.hw.rn_bw, static_cast<long long>(std::time(nullptr)),
-      ::getpid());
+  const std::string stem =
+      fmt::format("output_stats_layer_{}_architecture_MSes_{}_dnbw_{}_rn_bw_{}timestamp_{}_{}",
+                  r.op.layer_name, r.hw.multipliers(), r.hw.dn_bw, r.hw.rn_bw,
+                  static_cast<long long>(std::time(nullptr)), ::getpid());
   OperationFiles files;
   for (int attempt = 0;; ++attempt) {
     require(attempt < 100000, "cannot find an unused file name in '{}'", dir.string());

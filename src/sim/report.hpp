@@ -2,9 +2,8 @@
 // The per-operation record and its files: STONNE's JSON stats file and `.counters` file, under
 // STONNE's names plus a suffix that keeps concurrent runs in one directory apart.
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "sim/accelerator.hpp"
 #include "sim/energy.hpp"

@@ -16,7 +16,8 @@ class Ring {
   void clear() { head_ = size_ = 0; }
 
   [[gnu::always_inline]] void push(const T& value) {
-    if (size_ == buf_.size()) [[unlikely]] grow();
+    if (size_ == buf_.size()) [[unlikely]]
+      grow();
     buf_[(head_ + size_) & (buf_.size() - 1)] = value;
     ++size_;
   }
@@ -40,7 +41,8 @@ class Ring {
  private:
   [[gnu::noinline]] void grow() {
     std::vector<T> bigger(buf_.empty() ? 4 : buf_.size() * 2);
-    for (std::size_t i = 0; i < size_; ++i) bigger[i] = std::move(buf_[(head_ + i) & (buf_.size() - 1)]);
+    for (std::size_t i = 0; i < size_; ++i)
+      bigger[i] = std::move(buf_[(head_ + i) & (buf_.size() - 1)]);
     buf_ = std::move(bigger);
     head_ = 0;
   }

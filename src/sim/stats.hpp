@@ -71,9 +71,9 @@ struct Stats {
   CountersFile counters;
   // Multiplier-array utilization: multiplications / (cycles × multipliers).
   double utilization() const {
-    return cycles && multipliers ? static_cast<double>(multiplications) /
-                                       (static_cast<double>(cycles) * multipliers)
-                                 : 0.0;
+    return cycles && multipliers
+               ? static_cast<double>(multiplications) / (static_cast<double>(cycles) * multipliers)
+               : 0.0;
   }
 };
 

@@ -41,9 +41,10 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
   } else if (what == "-DenseGEMM") {
     kind = OpKind::DenseGemm;
   } else if (what == "-SparseGEMM" || what == "-SparseDense") {
-    fail("{} needs the sparse controllers (SIGMA_SPARSE_GEMM, MAGMA_SPARSE_DENSE), which this "
-         "version does not simulate yet; dense operations are -CONV, -FC and -DenseGEMM",
-         what);
+    fail(
+        "{} needs the sparse controllers (SIGMA_SPARSE_GEMM, MAGMA_SPARSE_DENSE), which this "
+        "version does not simulate yet; dense operations are -CONV, -FC and -DenseGEMM",
+        what);
   } else {
     const std::string near = closest_match(what, {"-CONV", "-FC", "-DenseGEMM"});
     fail("unknown operation '{}'{}; give -CONV, -FC or -DenseGEMM first", what,
@@ -54,15 +55,24 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
   int M = 1, gK = 3, gN = 1, T_M = 1, T_N = 1, T_K = 1;
   Tile conv_tile{1, 3, 1, 1, 1, 1, 1, 1};
   std::string layer_name = "TestLayer";
-  std::vector<std::string> known_hw = {"-num_ms", "-dn_bw", "-rn_bw", "-rn_type", "-mn_type",
-                                       "-mem_ctrl", "-accumulation_buffer", "-ms_rows",
-                                       "-ms_cols", "-print_stats", "-layer_name",
-                                       "-generate_tile", "-generator"};
+  std::vector<std::string> known_hw = {"-num_ms",
+                                       "-dn_bw",
+                                       "-rn_bw",
+                                       "-rn_type",
+                                       "-mn_type",
+                                       "-mem_ctrl",
+                                       "-accumulation_buffer",
+                                       "-ms_rows",
+                                       "-ms_cols",
+                                       "-print_stats",
+                                       "-layer_name",
+                                       "-generate_tile",
+                                       "-generator"};
   std::vector<std::string> known_dims =
       kind == OpKind::Conv
-          ? std::vector<std::string>{"-R", "-S", "-C", "-K", "-G", "-N", "-X", "-Y", "-strides",
-                                     "-T_R", "-T_S", "-T_C", "-T_K", "-T_G", "-T_N", "-T_X_",
-                                     "-T_Y_"}
+          ? std::vector<std::string>{"-R",   "-S",   "-C",       "-K",    "-G",   "-N",
+                                     "-X",   "-Y",   "-strides", "-T_R",  "-T_S", "-T_C",
+                                     "-T_K", "-T_G", "-T_N",     "-T_X_", "-T_Y_"}
           : std::vector<std::string>{"-M", "-N", "-K", "-T_M", "-T_N", "-T_K"};
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -127,34 +137,48 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
     }
     if (kind == OpKind::Conv) {
       static const std::map<std::string, int Tile::*> tile_fields = {
-          {"-T_R", &Tile::T_R}, {"-T_S", &Tile::T_S}, {"-T_C", &Tile::T_C},
-          {"-T_K", &Tile::T_K}, {"-T_G", &Tile::T_G}, {"-T_N", &Tile::T_N},
-          {"-T_X_", &Tile::T_X}, {"-T_Y_", &Tile::T_Y}};
+          {"-T_R", &Tile::T_R}, {"-T_S", &Tile::T_S}, {"-T_C", &Tile::T_C},  {"-T_K", &Tile::T_K},
+          {"-T_G", &Tile::T_G}, {"-T_N", &Tile::T_N}, {"-T_X_", &Tile::T_X}, {"-T_Y_", &Tile::T_Y}};
       if (auto it = tile_fields.find(name); it != tile_fields.end()) {
         conv_tile.*(it->second) = positive(name, value);
         cmd.tile_given = true;
         continue;
       }
       const int v = positive(name, value);
-      if (name == "-R") R = v;
-      else if (name == "-S") S = v;
-      else if (name == "-C") C = v;
-      else if (name == "-K") K = v;
-      else if (name == "-G") G = v;
-      else if (name == "-N") N = v;
-      else if (name == "-X") X = v;
-      else if (name == "-Y") Y = v;
-      else if (name == "-strides") strides = v;
+      if (name == "-R")
+        R = v;
+      else if (name == "-S")
+        S = v;
+      else if (name == "-C")
+        C = v;
+      else if (name == "-K")
+        K = v;
+      else if (name == "-G")
+        G = v;
+      else if (name == "-N")
+        N = v;
+      else if (name == "-X")
+        X = v;
+      else if (name == "-Y")
+        Y = v;
+      else if (name == "-strides")
+        strides = v;
     } else {
       const int v = positive(name, value);
-      if (name == "-M") M = v;
-      else if (name == "-N") gN = v;
-      else if (name == "-K") gK = v;
+      if (name == "-M")
+        M = v;
+      else if (name == "-N")
+        gN = v;
+      else if (name == "-K")
+        gK = v;
       else {
         cmd.tile_given = true;
-        if (name == "-T_M") T_M = v;
-        else if (name == "-T_N") T_N = v;
-        else if (name == "-T_K") T_K = v;
+        if (name == "-T_M")
+          T_M = v;
+        else if (name == "-T_N")
+          T_N = v;
+        else if (name == "-T_K")
+          T_K = v;
       }
     }
   }
@@ -204,7 +228,8 @@ std::string stonne_command_line(const HardwareConfig& hw, const DenseOp& op, con
     s += fmt::format(" -num_ms={}", hw.ms_size);
   s += fmt::format(" -dn_bw={} -rn_bw={}", hw.dn_bw, hw.rn_bw);
   if (hw.rn != ReduceNetwork::Art) s += fmt::format(" -rn_type={}", name(hw.rn));
-  if (hw.controller != Controller::MaeriDense) s += fmt::format(" -mem_ctrl={}", name(hw.controller));
+  if (hw.controller != Controller::MaeriDense)
+    s += fmt::format(" -mem_ctrl={}", name(hw.controller));
   if (hw.accumulation_buffer) s += " -accumulation_buffer=1";
   return s;
 }

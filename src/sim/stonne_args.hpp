@@ -13,10 +13,10 @@ namespace telar::sim {
 
 struct StonneCommand {
   DenseOp op;
-  HardwareConfig hw;                 // STONNE's defaults plus the hardware flags given
-  std::set<std::string> hw_flags;    // hardware flags given (-num_ms, -dn_bw, ...)
-  Tile tile;                         // STONNE's defaults plus the tile flags given
-  bool tile_given = false;           // at least one -T_* flag
+  HardwareConfig hw;                         // STONNE's defaults plus the hardware flags given
+  std::set<std::string> hw_flags;            // hardware flags given (-num_ms, -dn_bw, ...)
+  Tile tile;                                 // STONNE's defaults plus the tile flags given
+  bool tile_given = false;                   // at least one -T_* flag
   std::optional<std::string> generate_tile;  // -generate_tile=performance|energy|edp
   bool print_stats = true;
 };

@@ -17,15 +17,14 @@ GlobalBufferTraffic maeri_traffic(const HardwareConfig& hw, const DenseOp& op, c
   const TileGeometry g = tile_geometry(hw, op, t);
   const long long R = op.R, S = op.S, Cg = op.c_per_group(), Kg = op.k_per_group();
   GlobalBufferTraffic traffic;
-  traffic.weight_reads = static_cast<std::uint64_t>(1LL * g.iter_N * g.iter_G * t.T_G * Kg * Cg *
-                                                    R * S);
+  traffic.weight_reads =
+      static_cast<std::uint64_t>(1LL * g.iter_N * g.iter_G * t.T_G * Kg * Cg * R * S);
   const int x_inputs = t.T_R + (t.T_X - 1) * op.stride;
   const int y_inputs = t.T_S + (t.T_Y - 1) * op.stride;
   const int out_x_inputs = t.T_X + op.R - 1;
   const int out_y_inputs = t.T_Y + op.S - 1;
   long long rows = 0;  // Σ over R folds of the window rows counted
-  for (int r = 0; r < g.iter_R; ++r)
-    rows += std::clamp(out_x_inputs - r * t.T_R, 0, x_inputs);
+  for (int r = 0; r < g.iter_R; ++r) rows += std::clamp(out_x_inputs - r * t.T_R, 0, x_inputs);
   auto columns = [&](int y_init) {
     long long cols = 0;
     for (int s = 0; s < g.iter_S; ++s)
@@ -40,11 +39,11 @@ GlobalBufferTraffic maeri_traffic(const HardwareConfig& hw, const DenseOp& op, c
   traffic.input_reads =
       static_cast<std::uint64_t>(1LL * g.iter_N * g.iter_G * g.iter_K * g.iter_X * per_row);
   const long long folds = g.folding ? g.n_folding : 1;
-  const long long outputs = 1LL * g.iter_N * g.iter_G * g.iter_K * g.iter_X * g.iter_Y * folds *
-                            g.num_vns;
+  const long long outputs =
+      1LL * g.iter_N * g.iter_G * g.iter_K * g.iter_X * g.iter_Y * folds * g.num_vns;
   traffic.psum_reads = static_cast<std::uint64_t>(outputs - outputs / folds);
-  traffic.psum_writes = static_cast<std::uint64_t>(
-      folds * op.N * op.G * Kg * op.out_x() * op.out_y());
+  traffic.psum_writes =
+      static_cast<std::uint64_t>(folds * op.N * op.G * Kg * op.out_x() * op.out_y());
   return traffic;
 }
 

@@ -8,14 +8,19 @@
 namespace telar::sim {
 
 namespace {
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
+int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
 }  // namespace
 
 std::string_view name(OpKind kind) {
   switch (kind) {
-    case OpKind::Conv: return "CONV";
-    case OpKind::Fc: return "FC";
-    case OpKind::DenseGemm: return "DenseGEMM";
+    case OpKind::Conv:
+      return "CONV";
+    case OpKind::Fc:
+      return "FC";
+    case OpKind::DenseGemm:
+      return "DenseGEMM";
   }
   return "?";
 }
@@ -23,9 +28,15 @@ std::string_view name(OpKind kind) {
 long long DenseOp::macs() const {
   return 1LL * N * out_x() * out_y() * K * R * S * c_per_group();
 }
-long long DenseOp::input_elements() const { return 1LL * N * X * Y * C; }
-long long DenseOp::weight_elements() const { return 1LL * R * S * c_per_group() * K; }
-long long DenseOp::output_elements() const { return 1LL * N * out_x() * out_y() * K; }
+long long DenseOp::input_elements() const {
+  return 1LL * N * X * Y * C;
+}
+long long DenseOp::weight_elements() const {
+  return 1LL * R * S * c_per_group() * K;
+}
+long long DenseOp::output_elements() const {
+  return 1LL * N * out_x() * out_y() * K;
+}
 
 DenseOp make_conv(int R, int S, int C, int K, int G, int N, int X, int Y, int stride) {
   DenseOp op;
@@ -100,17 +111,15 @@ std::string tile_violation(const HardwareConfig& hw, const DenseOp& op, const Ti
       t.T_Y < 1)
     return "every tile dimension must be at least 1";
   if (op.G % t.T_G != 0)
-    return fmt::format("T_G={} must divide G={} (the controller does not pad groups)", t.T_G,
-                       op.G);
+    return fmt::format("T_G={} must divide G={} (the controller does not pad groups)", t.T_G, op.G);
   if (op.N % t.T_N != 0)
     return fmt::format("T_N={} must divide N={} (the controller does not pad the batch)", t.T_N,
                        op.N);
-  const long long product =
-      1LL * t.T_R * t.T_S * t.T_C * t.T_K * t.T_G * t.T_N * t.T_X * t.T_Y;
+  const long long product = 1LL * t.T_R * t.T_S * t.T_C * t.T_K * t.T_G * t.T_N * t.T_X * t.T_Y;
   if (hw.mn == MultiplierNetwork::OsMesh) {
     if (product > 1LL * hw.ms_rows * hw.ms_cols)
-      return fmt::format("the tile needs {} processing elements but the mesh has {}x{}={}",
-                         product, hw.ms_rows, hw.ms_cols, hw.ms_rows * hw.ms_cols);
+      return fmt::format("the tile needs {} processing elements but the mesh has {}x{}={}", product,
+                         hw.ms_rows, hw.ms_cols, hw.ms_rows * hw.ms_cols);
     if (t.T_K > hw.ms_cols)
       return fmt::format("T_N={} exceeds ms_cols={} (one output column per mesh column)", t.T_K,
                          hw.ms_cols);

@@ -25,10 +25,10 @@ struct DenseOp {
   int out_y() const { return (Y - S + stride) / stride; }  // Y'
   int c_per_group() const { return C / G; }
   int k_per_group() const { return K / G; }
-  long long macs() const;                      // useful multiply-accumulates
-  long long input_elements() const;            // N·X·Y·C
-  long long weight_elements() const;           // R·S·(C/G)·K
-  long long output_elements() const;           // N·X'·Y'·K
+  long long macs() const;             // useful multiply-accumulates
+  long long input_elements() const;   // N·X·Y·C
+  long long weight_elements() const;  // R·S·(C/G)·K
+  long long output_elements() const;  // N·X'·Y'·K
 };
 
 DenseOp make_conv(int R, int S, int C, int K, int G, int N, int X, int Y, int stride);
@@ -50,9 +50,9 @@ std::string describe(const Tile& t, OpKind kind);  // "T_M=2 T_N=1 T_K=64" or "T
 
 // Everything the MAERI controller derives from a layer and a tile.
 struct TileGeometry {
-  int vn_size = 0;     // multipliers per virtual neuron (+1 when folding uses an extra one)
-  int num_vns = 0;     // T_K·T_G·T_N·T_X'·T_Y'
-  int n_folding = 1;   // ceil(R/T_R)·ceil(S/T_S)·ceil(C/T_C)
+  int vn_size = 0;       // multipliers per virtual neuron (+1 when folding uses an extra one)
+  int num_vns = 0;       // T_K·T_G·T_N·T_X'·T_Y'
+  int n_folding = 1;     // ceil(R/T_R)·ceil(S/T_S)·ceil(C/T_C)
   bool folding = false;  // psums go back through the Global Buffer (no acc. buffer, no FEN)
   int iter_R = 1, iter_S = 1, iter_C = 1, iter_K = 1, iter_G = 1, iter_N = 1, iter_X = 1,
       iter_Y = 1;

@@ -75,17 +75,20 @@ TEST(SimCli, ReproducesStonneAndWritesItsFiles) {
   EXPECT_EQ(s["SDMemoryStats"]["N_SRAM_psum_reads"], 1200);
   EXPECT_EQ(s["TileConfiguration"]["VN_Size"], 65);
   EXPECT_EQ(s["TileConfiguration"]["Num_VNs"], 2);
-  EXPECT_EQ(counters[0].filename().string().rfind("output_stats_layer_TestLayer_architecture_MSes_256_dnbw_64_rn_bw_64", 0), 0u);
+  EXPECT_EQ(counters[0].filename().string().rfind(
+                "output_stats_layer_TestLayer_architecture_MSes_256_dnbw_64_rn_bw_64", 0),
+            0u);
 
   // A second run in the same directory never collides with the first.
-  const auto again = run_telar(with({"sim", "--out", dir, "--exact-cycle-loop", "--json"}, words(kG01)));
+  const auto again =
+      run_telar(with({"sim", "--out", dir, "--exact-cycle-loop", "--json"}, words(kG01)));
   ASSERT_EQ(again.status, 0) << again.err;
   EXPECT_EQ(count_files(dir), 4);
   EXPECT_EQ(nlohmann::json::parse(last_line(again.out))["cycles"], 6200);
 
   // The energy command reads the counters file back to the same total.
-  const auto e = run_telar({"sim", "energy", "--table", kConfigs + "energy_model.txt",
-                            counters[0].string(), "--json"});
+  const auto e = run_telar(
+      {"sim", "energy", "--table", kConfigs + "energy_model.txt", counters[0].string(), "--json"});
   ASSERT_EQ(e.status, 0) << e.err;
   EXPECT_NEAR(nlohmann::json::parse(last_line(e.out))["total_energy"].get<double>(),
               j["energy"].get<double>(), 1e-6 * j["energy"].get<double>());
@@ -95,8 +98,9 @@ TEST(SimCli, ReproducesStonneAndWritesItsFiles) {
 TEST(SimCli, ConfigFilesAndTileFiles) {
   const std::string dir = fresh_temp_dir("sim_cli_cfg");
   // maeri_256mses_64_bw.cfg: 256 multipliers, dn/rn 64, accumulation buffer: reference g02.
-  auto r = run_telar({"sim", "--out", dir, "--json", "--config", kConfigs + "maeri_256mses_64_bw.cfg",
-                      "-DenseGEMM", "-M=20", "-N=20", "-K=256", "-T_K=64", "-T_M=2", "-T_N=1"});
+  auto r =
+      run_telar({"sim", "--out", dir, "--json", "--config", kConfigs + "maeri_256mses_64_bw.cfg",
+                 "-DenseGEMM", "-M=20", "-N=20", "-K=256", "-T_K=64", "-T_M=2", "-T_N=1"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(last_line(r.out))["cycles"], 3740);
   // The TPU configuration: reference t01.
@@ -106,11 +110,13 @@ TEST(SimCli, ConfigFilesAndTileFiles) {
   EXPECT_EQ(nlohmann::json::parse(last_line(r.out))["cycles"], 67);
   // A CONV tile file (STONNE's keys, T_X' with an apostrophe): reference c01.
   const std::string tile = dir + "/tile.txt";
-  telar::write_file_atomic(tile, "tile_type=\"CONV\"\nT_R=3\nT_S=3\nT_C=1\nT_K=1\nT_G=1\nT_N=1\nT_X'=3\nT_Y'=1\n");
+  telar::write_file_atomic(
+      tile, "tile_type=\"CONV\"\nT_R=3\nT_S=3\nT_C=1\nT_K=1\nT_G=1\nT_N=1\nT_X'=3\nT_Y'=1\n");
   r = run_telar({"sim", "--print", "--json"});  // unknown option
   EXPECT_EQ(r.status, 2);
   r = run_telar(with({"sim", "--out", dir, "--json", "--tile", tile},
-                     words("-CONV -R=3 -S=3 -C=6 -K=6 -G=1 -N=1 -X=10 -Y=10 -strides=1 -num_ms=64 -dn_bw=8 -rn_bw=8")));
+                     words("-CONV -R=3 -S=3 -C=6 -K=6 -G=1 -N=1 -X=10 -Y=10 -strides=1 -num_ms=64 "
+                           "-dn_bw=8 -rn_bw=8")));
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(last_line(r.out));
   EXPECT_EQ(j["cycles"], 4529);
@@ -128,9 +134,9 @@ TEST(SimCli, MapperChoosesALegalTile) {
     ASSERT_EQ(r.status, 0) << how << ": " << r.err;
     EXPECT_GT(nlohmann::json::parse(last_line(r.out))["cycles"].get<long long>(), 0) << how;
   }
-  const auto stonne_way = run_telar({"sim", "--out", dir, "-FC", "-M=8", "-N=16", "-K=64",
-                                     "-num_ms=64", "-dn_bw=16", "-rn_bw=16",
-                                     "-accumulation_buffer=1", "-generate_tile=performance"});
+  const auto stonne_way =
+      run_telar({"sim", "--out", dir, "-FC", "-M=8", "-N=16", "-K=64", "-num_ms=64", "-dn_bw=16",
+                 "-rn_bw=16", "-accumulation_buffer=1", "-generate_tile=performance"});
   EXPECT_EQ(stonne_way.status, 0) << stonne_way.err;
   fs::remove_all(dir);
 }
@@ -167,7 +173,8 @@ TEST(SimCli, BadInputIsOneLineAndExitTwo) {
 
 TEST(SimCli, PrintStatsOffWritesNothing) {
   const std::string dir = fresh_temp_dir("sim_cli_quiet");
-  const auto r = run_telar(with({"sim", "--out", dir, "--json"}, with(words(kG01), {"-print_stats=0"})));
+  const auto r =
+      run_telar(with({"sim", "--out", dir, "--json"}, with(words(kG01), {"-print_stats=0"})));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(count_files(dir), 0);
   EXPECT_EQ(nlohmann::json::parse(last_line(r.out))["cycles"], 6200);
@@ -177,9 +184,9 @@ TEST(SimCli, PrintStatsOffWritesNothing) {
 TEST(SimCli, ExplainsTilesOnWhichStonneComputesWrongValues) {
   // Stride 2 with T_Y'=3: STONNE's controller sends zeros for part of the window.
   const std::string dir = fresh_temp_dir("sim_cli_wrong");
-  const auto r = run_telar(with({"sim", "--out", dir},
-                                words("-CONV -R=3 -S=3 -C=1 -K=1 -X=7 -Y=7 -strides=2 -T_R=3 -T_S=3 "
-                                      "-T_Y_=3 -num_ms=64 -dn_bw=8 -rn_bw=8 -accumulation_buffer=1")));
+  const auto r = run_telar(with(
+      {"sim", "--out", dir}, words("-CONV -R=3 -S=3 -C=1 -K=1 -X=7 -Y=7 -strides=2 -T_R=3 -T_S=3 "
+                                   "-T_Y_=3 -num_ms=64 -dn_bw=8 -rn_bw=8 -accumulation_buffer=1")));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("as STONNE does"), std::string::npos) << r.err;
   EXPECT_EQ(count_files(dir), 2) << "the counts are still written";

@@ -38,8 +38,9 @@ Case random_maeri_case(Rng& rng) {
     if (rng.below(2)) {
       const int G = pick(rng, {1, 1, 2});
       c.op = make_conv(1 + static_cast<int>(rng.below(3)), 1 + static_cast<int>(rng.below(3)),
-                       G * (1 + static_cast<int>(rng.below(4))), G * (1 + static_cast<int>(rng.below(6))),
-                       G, 1, 0, 0, 1 + static_cast<int>(rng.below(2)));
+                       G * (1 + static_cast<int>(rng.below(4))),
+                       G * (1 + static_cast<int>(rng.below(6))), G, 1, 0, 0,
+                       1 + static_cast<int>(rng.below(2)));
       c.op.X = c.op.R + static_cast<int>(rng.below(6));
       c.op.Y = c.op.S + static_cast<int>(rng.below(6));
     } else {
@@ -115,12 +116,12 @@ void compare_modes(const Case& c, const std::string& label) {
 }
 
 std::string label_of(const Case& c, int i) {
-  return fmt::format("case {}: ms={} {}x{} dn={} rn={} {} acc={} op {} R={} S={} C={} K={} G={} "
-                     "X={} Y={} s={} tile {}",
-                     i, c.hw.ms_size, c.hw.ms_rows, c.hw.ms_cols, c.hw.dn_bw, c.hw.rn_bw,
-                     name(c.hw.rn), c.hw.accumulation_buffer, name(c.op.kind), c.op.R, c.op.S,
-                     c.op.C, c.op.K, c.op.G, c.op.X, c.op.Y, c.op.stride,
-                     describe(c.tile, OpKind::Conv));
+  return fmt::format(
+      "case {}: ms={} {}x{} dn={} rn={} {} acc={} op {} R={} S={} C={} K={} G={} "
+      "X={} Y={} s={} tile {}",
+      i, c.hw.ms_size, c.hw.ms_rows, c.hw.ms_cols, c.hw.dn_bw, c.hw.rn_bw, name(c.hw.rn),
+      c.hw.accumulation_buffer, name(c.op.kind), c.op.R, c.op.S, c.op.C, c.op.K, c.op.G, c.op.X,
+      c.op.Y, c.op.stride, describe(c.tile, OpKind::Conv));
 }
 
 // TELAR_SIM_SWEEP=N runs N random cases per engine (and a seed from TELAR_SIM_SWEEP_SEED), for

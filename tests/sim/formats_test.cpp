@@ -8,9 +8,9 @@
 #include "core/error.hpp"
 #include "sim/config.hpp"
 #include "sim/energy.hpp"
+#include "sim/mapper.hpp"
 #include "sim/stats.hpp"
 #include "sim/stonne_args.hpp"
-#include "sim/mapper.hpp"
 #include "sim/workload.hpp"
 
 namespace telar::sim {
@@ -152,9 +152,9 @@ TEST(Energy, FollowsStonnesTable) {
 }
 
 TEST(StonneArgs, MapsGemmOntoTheConvTaxonomy) {
-  const StonneCommand c = parse_stonne_args({"-DenseGEMM", "-M=20", "-N=30", "-K=256", "-num_ms=256",
-                                             "-dn_bw=64", "-rn_bw=32", "-T_K=64", "-T_M=2", "-T_N=1",
-                                             "-accumulation_buffer=1", "-rn_type=FENETWORK"});
+  const StonneCommand c = parse_stonne_args(
+      {"-DenseGEMM", "-M=20", "-N=30", "-K=256", "-num_ms=256", "-dn_bw=64", "-rn_bw=32", "-T_K=64",
+       "-T_M=2", "-T_N=1", "-accumulation_buffer=1", "-rn_type=FENETWORK"});
   EXPECT_EQ(c.op.kind, OpKind::DenseGemm);
   // STONNE's loadDenseGEMM: R=1, S=K, C=1, K=N, G=1, N=1, X=M, Y=K.
   EXPECT_EQ(c.op.R, 1);
@@ -210,8 +210,9 @@ TEST(StonneArgs, RejectsBadInputWithActionableErrors) {
 }
 
 TEST(TileValidation, NamesTheConstraintAndSuggestsALegalTile) {
-  const StonneCommand c = parse_stonne_args({"-DenseGEMM", "-M=20", "-N=20", "-K=256", "-num_ms=64",
-                                             "-dn_bw=16", "-rn_bw=16", "-T_K=64", "-T_M=2", "-T_N=1"});
+  const StonneCommand c =
+      parse_stonne_args({"-DenseGEMM", "-M=20", "-N=20", "-K=256", "-num_ms=64", "-dn_bw=16",
+                         "-rn_bw=16", "-T_K=64", "-T_M=2", "-T_N=1"});
   try {
     validate_tile(c.hw, c.op, c.tile);
     FAIL() << "a 2x65-multiplier tile cannot fit 64 multipliers";

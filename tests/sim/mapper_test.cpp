@@ -1,5 +1,7 @@
 // The mapper (--tile auto) against exhaustive search: on every public reference case its tile
 // must be within 10% of the best legal tile of its search space, for each objective.
+#include "sim/mapper.hpp"
+
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -8,7 +10,6 @@
 #include "core/parse.hpp"
 #include "reference_cases.hpp"
 #include "sim/energy.hpp"
-#include "sim/mapper.hpp"
 #include "sim/stonne_args.hpp"
 
 namespace telar::sim {

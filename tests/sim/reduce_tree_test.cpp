@@ -1,9 +1,9 @@
 // The reduction-tree compiler on small trees worked out by hand (MAERI's ART rules: edge
 // switches add 2:1 or pass on, a neuron that straddles two subtrees uses the augmented link
 // towards its larger side, the switch that holds a whole neuron sends it to memory).
-#include <gtest/gtest.h>
-
 #include "sim/reduce_tree.hpp"
+
+#include <gtest/gtest.h>
 
 namespace telar::sim {
 namespace {

@@ -2,6 +2,7 @@
 // The public STONNE reference figures (shared/reference/stonne_reference.csv, dense rows, and
 // the three larger runs of its README): the simulator must reproduce these exactly.
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -9,12 +10,13 @@ namespace telar::testing {
 
 struct StonneCase {
   std::string id;
-  std::string command;  // STONNE's command line after ./stonne
+  std::string command;                        // STONNE's command line after ./stonne
   std::uint64_t cycles, gb_reads, gb_writes;  // reads/writes 0 where only cycles are published
   bool large = false;
 };
 
 inline const std::vector<StonneCase>& stonne_cases() {
+  // clang-format off
   static const std::vector<StonneCase> cases = {
       {"g01", "-DenseGEMM -M=20 -N=20 -K=256 -num_ms=256 -dn_bw=64 -rn_bw=64 -T_K=64 -T_M=2 -T_N=1", 6200, 108720, 1600},
       {"g02", "-DenseGEMM -M=20 -N=20 -K=256 -num_ms=256 -dn_bw=64 -rn_bw=64 -T_K=64 -T_M=2 -T_N=1 -accumulation_buffer=1", 3740, 107520, 400},
@@ -36,7 +38,20 @@ inline const std::vector<StonneCase>& stonne_cases() {
       {"large-fc-small", "-FC -M=64 -N=80 -K=128 -num_ms=256 -dn_bw=128 -rn_bw=128 -T_K=64 -T_M=4 -T_N=1 -accumulation_buffer=1", 6400, 0, 0, true},
       {"large-conv", "-CONV -R=5 -S=5 -C=64 -K=192 -G=1 -N=1 -X=31 -Y=31 -strides=1 -T_R=5 -T_S=5 -T_C=4 -T_K=2 -T_G=1 -T_N=1 -T_X_=1 -T_Y_=1 -num_ms=256 -dn_bw=64 -rn_bw=64 -accumulation_buffer=1", 1251552, 0, 0, true},
   };
+  // clang-format on
   return cases;
+}
+
+inline std::vector<StonneCase> stonne_cases(bool large) {
+  std::vector<StonneCase> out;
+  for (const StonneCase& c : stonne_cases())
+    if (c.large == large) out.push_back(c);
+  return out;
+}
+
+// Test names and failure messages show the case id.
+inline void PrintTo(const StonneCase& c, std::ostream* os) {
+  *os << c.id;
 }
 
 }  // namespace telar::testing

@@ -38,14 +38,7 @@ TEST_P(ReferenceLarge, ExactCycleLoop) {
   EXPECT_EQ(format_counters(fast.stats.counters), format_counters(exact.stats.counters)) << c.id;
 }
 
-std::vector<testing::StonneCase> large_cases() {
-  std::vector<testing::StonneCase> out;
-  for (const auto& c : testing::stonne_cases())
-    if (c.large) out.push_back(c);
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(Stonne, ReferenceLarge, ::testing::ValuesIn(large_cases()),
+INSTANTIATE_TEST_SUITE_P(Stonne, ReferenceLarge, ::testing::ValuesIn(testing::stonne_cases(true)),
                          [](const auto& info) {
                            std::string n = info.param.id;
                            for (char& ch : n)
