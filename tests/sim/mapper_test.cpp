@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <limits>
 
 #include "core/error.hpp"
@@ -45,6 +46,9 @@ TEST(Mapper, WithinTenPercentOfExhaustiveSearchOnTheReferenceCases) {
     }
     for (MapObjective o : {MapObjective::Performance, MapObjective::Energy, MapObjective::Edp}) {
       const MapChoice choice = map_tile(acc, cmd.op, o);
+      std::cout << c.id << " " << name(o)
+                << ": mapper/best = " << choice.score / best[static_cast<int>(o)] << " ("
+                << choice.evaluated << " of " << all.size() << " tiles simulated)\n";
       EXPECT_EQ(tile_violation(cmd.hw, cmd.op, choice.tile), "") << c.id;
       EXPECT_EQ(wrong_result_reason(cmd.hw, cmd.op, choice.tile), "") << c.id;
       EXPECT_LE(choice.score, 1.10 * best[static_cast<int>(o)])
