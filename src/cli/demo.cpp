@@ -13,6 +13,7 @@
 namespace telar::cli {
 
 int run_train(const Args& args);
+int run_sim_demo(const std::filesystem::path& dir);
 
 namespace fs = std::filesystem;
 
@@ -54,6 +55,14 @@ int run_demo(const Args& args) {
                      (root / "train").string()};
   if (threads > 0) train_args.insert(train_args.end(), {"--threads", std::to_string(threads)});
   if (int rc = run_train(train_args); rc != 0) return rc;
+
+  banner("2. Simulation: one CNN layer on a MAERI accelerator and on a TPU-like mesh, cycle by "
+         "cycle (STONNE's model)");
+  std::cout << "telar sim --config configs/maeri_256mses_128_bw.cfg --tile auto -CONV -R=3 -S=3 "
+               "-C=32 -K=32 -X=16 -Y=16\n"
+               "telar sim --config configs/tpu_16_16_pes.cfg -DenseGEMM -M=196 -N=32 -K=288 "
+               "-T_M=16 -T_N=16 -T_K=1\n";
+  if (int rc = run_sim_demo(root / "sim"); rc != 0) return rc;
 
   banner("Done");
   std::cout << fmt::format("telar demo finished in {0:.0f} s. Open {1}/train/report.html for the "

@@ -1,0 +1,269 @@
+// telar sim: the accelerator simulator (src/sim/). Accepts STONNE's command-line syntax
+// (`-DenseGEMM -M=20 -N=20 -K=256 -num_ms=256 -dn_bw=64 ...`) plus telar options, and
+// `telar sim energy` for STONNE `.counters` files.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "cli/common.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/parse.hpp"
+#include "sim/accelerator.hpp"
+#include "sim/energy.hpp"
+#include "sim/mapper.hpp"
+#include "sim/report.hpp"
+#include "sim/stonne_args.hpp"
+
+namespace telar::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: telar sim [OPTIONS] -CONV|-FC|-DenseGEMM -NAME=VALUE...\n"
+    "       telar sim energy --table FILE COUNTERS...\n\n"
+    "Simulates one dense operation on a flexible DNN accelerator (STONNE's model: MAERI with an\n"
+    "ART or FEN reduction network, or a TPU-like output-stationary mesh), cycle by cycle, and\n"
+    "reports its cycles, Global Buffer reads and writes, utilization and energy. The operation\n"
+    "and the hardware are given in STONNE's syntax, e.g.\n"
+    "  telar sim -DenseGEMM -M=20 -N=20 -K=256 -num_ms=256 -dn_bw=64 -rn_bw=64 -T_K=64 -T_M=2 "
+    "-T_N=1\n"
+    "  telar sim --config configs/maeri_256mses_64_bw.cfg --tile auto -CONV -R=3 -S=3 -C=16 "
+    "-K=8 -X=12 -Y=12\n\n"
+    "Operations: -CONV (-R -S -C -K -G -N -X -Y -strides, tile -T_R -T_S -T_C -T_K -T_G -T_N\n"
+    "-T_X_ -T_Y_), -FC and -DenseGEMM (-M -N -K, tile -T_M -T_N -T_K).\n"
+    "Hardware: -num_ms -dn_bw -rn_bw -rn_type=ASNETWORK|FENETWORK|TEMPORALRN\n"
+    "-mn_type=LINEAR|OS_MESH -ms_rows -ms_cols -mem_ctrl=MAERI_DENSE_WORKLOAD|TPU_OS_DENSE\n"
+    "-accumulation_buffer=0|1; also -layer_name, -print_stats=0|1, -generate_tile=performance.\n\n"
+    "Options:\n"
+    "  --config FILE       hardware from a STONNE .cfg file (hardware flags override it)\n"
+    "  --tile FILE|auto[:performance|energy|edp]\n"
+    "                      tile from a STONNE tile file, or chosen by the mapper\n"
+    "  --out DIR           where the stats (.txt, JSON) and .counters files go\n"
+    "                      (default: $OUTPUT_DIR, else the current directory)\n"
+    "  --energy-table FILE energy/area table (default: the built-in copy of\n"
+    "                      configs/energy_model.txt)\n"
+    "  --exact-cycle-loop  step every cycle (the oracle) instead of skipping repeated states\n"
+    "  --seed N            operand values (default 1)\n"
+    "  --json              print "
+    "{\"cycles\",\"gb_reads\",\"gb_writes\",\"utilization\",\"energy\"}\n"
+    "                      as the last line\n"
+    "  --help              this text\n\n"
+    "See docs/sim.md.\n";
+
+constexpr const char* kEnergyUsage =
+    "usage: telar sim energy --table FILE [--json] COUNTERS...\n\n"
+    "Energy and area from STONNE .counters files, as STONNE's calculate_energy.py computes them:\n"
+    "dynamic = sum of count x energy per operation, static = STATIC x CYCLES per component\n"
+    "instance, area = sum of AREA. configs/energy_model.txt holds the seed's table.\n";
+
+int run_energy(const Args& args) {
+  std::string table_path;
+  bool json = false;
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << kEnergyUsage;
+      return 0;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--table" || a.rfind("--table=", 0) == 0) {
+      if (a == "--table") {
+        require(i + 1 < args.size(), "--table needs a file; see `telar sim energy --help`");
+        table_path = args[++i];
+      } else {
+        table_path = a.substr(8);
+      }
+    } else if (a.rfind("-table_file=", 0) == 0) {  // calculate_energy.py's spelling
+      table_path = a.substr(12);
+    } else if (a.rfind("-counter_file=", 0) == 0) {
+      files.push_back(a.substr(14));
+    } else if (!a.empty() && a[0] == '-') {
+      fail("unknown option '{}'; see `telar sim energy --help`", a);
+    } else {
+      files.push_back(a);
+    }
+  }
+  require(!files.empty(), "give one or more .counters files; see `telar sim energy --help`");
+  const sim::EnergyTable table =
+      table_path.empty() ? sim::default_energy_table() : sim::load_energy_table(table_path);
+  nlohmann::json out = nlohmann::json::array();
+  double total = 0;
+  for (const std::string& f : files) {
+    const sim::CountersFile counters = sim::parse_counters(read_file(f), f);
+    const sim::EnergyBreakdown e = sim::compute_energy(table, counters);
+    total += e.total();
+    std::cout << fmt::format(
+        "{}: cycles {}, static {:.6g}, dynamic {:.6g}, total {:.6g}, area {:.6g}\n", f,
+        counters.cycles, e.static_energy, e.dynamic_energy, e.total(), e.area);
+    for (const auto& part : e.sections)
+      std::cout << fmt::format("  [{}] static {:.6g}, dynamic {:.6g}, area {:.6g}\n", part.section,
+                               part.static_energy, part.dynamic_energy, part.area);
+    out.push_back({{"file", f},
+                   {"cycles", counters.cycles},
+                   {"static", e.static_energy},
+                   {"dynamic", e.dynamic_energy},
+                   {"total", e.total()},
+                   {"area", e.area}});
+  }
+  if (json) print_json({{"files", out}, {"total_energy", total}});
+  return 0;
+}
+
+}  // namespace
+
+int run_sim(const Args& args) {
+  if (!args.empty() && args[0] == "energy") return run_energy(Args(args.begin() + 1, args.end()));
+  std::string config_path, tile_arg, out_dir, energy_path;
+  bool json = false, exact = false;
+  std::uint64_t seed = 1;
+  std::vector<std::string> stonne;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const std::string& flag) {
+      if (a.size() > flag.size() && a[flag.size()] == '=') return a.substr(flag.size() + 1);
+      require(i + 1 < args.size(), "{} needs a value; see `telar sim --help`", flag);
+      return args[++i];
+    };
+    auto is = [&](const std::string& flag) { return a == flag || (a.rfind(flag + "=", 0) == 0); };
+    if (a == "--help" || a == "-h" || a == "help") {
+      std::cout << kUsage;
+      return 0;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--exact-cycle-loop") {
+      exact = true;
+    } else if (is("--config")) {
+      config_path = value("--config");
+    } else if (is("--tile")) {
+      tile_arg = value("--tile");
+    } else if (is("--out")) {
+      out_dir = value("--out");
+    } else if (is("--energy-table")) {
+      energy_path = value("--energy-table");
+    } else if (is("--seed")) {
+      const long long s = parse_int(value("--seed"), "--seed");
+      require(s >= 0, "--seed must be non-negative");
+      seed = static_cast<std::uint64_t>(s);
+    } else if (a.rfind("--", 0) == 0) {
+      const std::string near =
+          closest_match(a, {"--config", "--tile", "--out", "--json", "--exact-cycle-loop", "--seed",
+                            "--energy-table", "--help"});
+      fail("unknown option '{}'{}; see `telar sim --help`", a,
+           near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+    } else {
+      stonne.push_back(a);
+    }
+  }
+  if (stonne.empty()) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  // The operation flag may come after hardware flags; STONNE wants it first.
+  for (std::size_t i = 0; i < stonne.size(); ++i)
+    if (stonne[i] == "-CONV" || stonne[i] == "-FC" || stonne[i] == "-DenseGEMM" ||
+        stonne[i] == "-SparseGEMM" || stonne[i] == "-SparseDense") {
+      std::rotate(stonne.begin(), stonne.begin() + static_cast<std::ptrdiff_t>(i),
+                  stonne.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      break;
+    }
+  const sim::StonneCommand cmd = sim::parse_stonne_args(stonne);
+  sim::HardwareConfig hw = cmd.hw;
+  if (!config_path.empty()) hw = sim::merge_hardware(sim::load_config(config_path), cmd);
+  const sim::Accelerator accelerator(hw);
+  const sim::EnergyTable table =
+      energy_path.empty() ? sim::default_energy_table() : sim::load_energy_table(energy_path);
+
+  sim::Tile tile = cmd.tile;
+  std::string tile_source = cmd.tile_given ? "command line" : "STONNE defaults";
+  std::optional<std::string> auto_objective = cmd.generate_tile;
+  if (!tile_arg.empty()) {
+    require(!cmd.tile_given, "give the tile either as -T_* flags or with --tile, not both");
+    if (tile_arg == "auto" || tile_arg.rfind("auto:", 0) == 0)
+      auto_objective = tile_arg == "auto" ? "performance" : tile_arg.substr(5);
+    else {
+      tile = sim::load_tile(tile_arg, cmd.op.kind);
+      tile_source = "tile file " + tile_arg;
+    }
+  }
+  if (auto_objective) {
+    const sim::MapObjective objective = sim::parse_objective(*auto_objective, "--tile auto");
+    const sim::MapChoice choice = sim::map_tile(accelerator, cmd.op, objective);
+    tile = choice.tile;
+    tile_source =
+        fmt::format("mapper ({}, {} candidates simulated)", sim::name(objective), choice.evaluated);
+  }
+  sim::validate_tile(hw, cmd.op, tile);
+
+  // Where the files go: checked before simulating, so a bad path costs nothing.
+  fs::path dir = out_dir;
+  if (dir.empty()) {
+    const char* env = std::getenv("OUTPUT_DIR");
+    dir = env && *env ? fs::path(env) : fs::path(".");
+  }
+  if (cmd.print_stats) ensure_writable_dir(dir, out_dir.empty() ? "OUTPUT_DIR or --out" : "--out");
+
+  sim::RunOptions options;
+  options.exact_cycle_loop = exact;
+  options.seed = seed;
+  sim::OperationRecord record;
+  record.hw = hw;
+  record.op = cmd.op;
+  record.tile = tile;
+  record.tile_source = tile_source;
+  record.exact_cycle_loop = exact;
+  record.result = accelerator.run(cmd.op, tile, options);
+  record.energy = sim::compute_energy(table, record.result.stats.counters);
+
+  const sim::Stats& st = record.result.stats;
+  const sim::OpResult& res = record.result;
+  sim::OperationFiles files;
+  if (cmd.print_stats) files = sim::write_operation_files(dir, record);
+  std::cout << fmt::format(
+      "telar sim: {} [{}] on {} ({}): {} cycles, GB reads {}, writes {}, utilization {:.1f}%, "
+      "energy {:.6g}; output {} ({} of {} values through the fabric){}\n",
+      sim::describe(cmd.op), sim::describe(tile, cmd.op.kind), hw.name, sim::describe(hw),
+      st.cycles, st.gb.reads(), st.gb.writes(), 100.0 * st.utilization(), record.energy.total(),
+      res.output_correct ? "matches the reference kernel" : "DIFFERS from the reference kernel",
+      res.outputs_from_fabric, res.output.size(),
+      cmd.print_stats ? fmt::format("; wrote {}", files.counters.string()) : "");
+  if (!res.output_correct) {
+    const std::string why = sim::wrong_result_reason(hw, cmd.op, tile);
+    if (!why.empty())
+      std::cerr << fmt::format(
+          "telar sim: the simulated accelerator computes a wrong result with this tile, as STONNE "
+          "does (its own output check fails on it): {}; the cycles and counts above are "
+          "STONNE's\n",
+          why);
+    else
+      std::cerr << fmt::format(
+          "telar sim: internal error: the simulated output differs from the reference kernel "
+          "(max abs error {}); please report this with the command line\n",
+          res.max_abs_error);
+    return 1;
+  }
+  if (json) {
+    nlohmann::json j = {{"cycles", st.cycles},
+                        {"gb_reads", st.gb.reads()},
+                        {"gb_writes", st.gb.writes()},
+                        {"utilization", st.utilization()},
+                        {"energy", record.energy.total()},
+                        {"tile", sim::describe(tile, cmd.op.kind)},
+                        {"output_correct", res.output_correct}};
+    if (cmd.print_stats) {
+      j["stats_file"] = files.stats.string();
+      j["counters_file"] = files.counters.string();
+    }
+    print_json(j);
+  }
+  return 0;
+}
+
+}  // namespace telar::cli

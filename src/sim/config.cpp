@@ -1,0 +1,178 @@
+#include "sim/config.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "sim/key_value.hpp"
+
+namespace telar::sim {
+
+namespace {
+
+std::string upper(std::string_view text) {
+  std::string s(text);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+  return s;
+}
+
+int positive_field(const KeyValueFile& file, const std::string& key, int fallback) {
+  auto v = file.get_int(key);
+  if (!v) return fallback;
+  require(*v > 0 && *v <= (1 << 20), "{}: {}={} must be a positive integer", file.origin(), key,
+          *v);
+  return static_cast<int>(*v);
+}
+
+}  // namespace
+
+bool is_power_of_two(long long v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
+
+std::string_view name(MultiplierNetwork v) {
+  return v == MultiplierNetwork::Linear ? "LINEAR" : "OS_MESH";
+}
+
+std::string_view name(ReduceNetwork v) {
+  switch (v) {
+    case ReduceNetwork::Art:
+      return "ASNETWORK";
+    case ReduceNetwork::Fen:
+      return "FENETWORK";
+    case ReduceNetwork::Temporal:
+      return "TEMPORALRN";
+  }
+  return "?";
+}
+
+std::string_view name(Controller v) {
+  switch (v) {
+    case Controller::MaeriDense:
+      return "MAERI_DENSE_WORKLOAD";
+    case Controller::SigmaSparseGemm:
+      return "SIGMA_SPARSE_GEMM";
+    case Controller::MagmaSparseDense:
+      return "MAGMA_SPARSE_DENSE";
+    case Controller::TpuOsDense:
+      return "TPU_OS_DENSE";
+  }
+  return "?";
+}
+
+MultiplierNetwork parse_multiplier_network(std::string_view text, std::string_view what) {
+  const std::string s = upper(text);
+  if (s == "LINEAR" || s == "0") return MultiplierNetwork::Linear;
+  if (s == "OS_MESH" || s == "1") return MultiplierNetwork::OsMesh;
+  fail("{}: unknown multiplier network '{}'; use LINEAR or OS_MESH", what, text);
+}
+
+ReduceNetwork parse_reduce_network(std::string_view text, std::string_view what) {
+  const std::string s = upper(text);
+  if (s == "ASNETWORK" || s == "0") return ReduceNetwork::Art;
+  if (s == "FENETWORK" || s == "1") return ReduceNetwork::Fen;
+  if (s == "TEMPORALRN" || s == "2") return ReduceNetwork::Temporal;
+  fail("{}: unknown reduce network '{}'; use ASNETWORK, FENETWORK or TEMPORALRN", what, text);
+}
+
+Controller parse_controller(std::string_view text, std::string_view what) {
+  const std::string s = upper(text);
+  if (s == "MAERI_DENSE_WORKLOAD") return Controller::MaeriDense;
+  if (s == "SIGMA_SPARSE_GEMM") return Controller::SigmaSparseGemm;
+  if (s == "MAGMA_SPARSE_DENSE") return Controller::MagmaSparseDense;
+  if (s == "TPU_OS_DENSE") return Controller::TpuOsDense;
+  fail(
+      "{}: unknown memory controller '{}'; use MAERI_DENSE_WORKLOAD, TPU_OS_DENSE, "
+      "SIGMA_SPARSE_GEMM or MAGMA_SPARSE_DENSE",
+      what, text);
+}
+
+HardwareConfig parse_config(std::string_view text, std::string_view origin) {
+  const KeyValueFile file = KeyValueFile::parse(text, origin);
+  HardwareConfig c;
+  const std::string where(origin);
+  if (auto t = file.get_string("MSNetwork.type"))
+    c.mn = parse_multiplier_network(*t, where + ": [MSNetwork] type");
+  c.ms_size = positive_field(file, "MSNetwork.ms_size", c.ms_size);
+  c.ms_rows = positive_field(file, "MSNetwork.ms_rows", c.ms_rows);
+  c.ms_cols = positive_field(file, "MSNetwork.ms_cols", c.ms_cols);
+  if (auto t = file.get_string("ReduceNetwork.type"))
+    c.rn = parse_reduce_network(*t, where + ": [ReduceNetwork] type");
+  if (auto v = file.get_int("ReduceNetwork.accumulation_buffer_enabled")) {
+    require(*v == 0 || *v == 1, "{}: accumulation_buffer_enabled={} must be 0 or 1", origin, *v);
+    c.accumulation_buffer = *v != 0;
+  }
+  c.dn_bw = positive_field(file, "SDMemory.dn_bw", c.dn_bw);
+  c.rn_bw = positive_field(file, "SDMemory.rn_bw", c.rn_bw);
+  if (auto t = file.get_string("SDMemory.controller_type"))
+    c.controller = parse_controller(*t, where + ": [SDMemory] controller_type");
+  return c;
+}
+
+HardwareConfig load_config(const std::filesystem::path& path) {
+  HardwareConfig c = parse_config(read_file(path), path.string());
+  c.name = path.stem().string();
+  return c;
+}
+
+std::string format_config(const HardwareConfig& c) {
+  std::string out = "[MSNetwork]\n";
+  if (c.mn == MultiplierNetwork::OsMesh) {
+    out += "type=\"OS_MESH\"\n";
+    out += fmt::format("ms_rows={}\nms_cols={}\n", c.ms_rows, c.ms_cols);
+  } else {
+    out += fmt::format("ms_size={}\n", c.ms_size);
+  }
+  out += "[ReduceNetwork]\n";
+  out += fmt::format("type=\"{}\"\n", name(c.rn));
+  if (c.accumulation_buffer) out += "accumulation_buffer_enabled=1\n";
+  out += "[SDMemory]\n";
+  out += fmt::format("dn_bw={}\nrn_bw={}\n", c.dn_bw, c.rn_bw);
+  out += fmt::format("controller_type=\"{}\"\n", name(c.controller));
+  return out;
+}
+
+void validate(const HardwareConfig& c) {
+  require(is_power_of_two(c.dn_bw), "dn_bw={} must be a power of two (Global Buffer read ports)",
+          c.dn_bw);
+  require(is_power_of_two(c.rn_bw), "rn_bw={} must be a power of two (Global Buffer write ports)",
+          c.rn_bw);
+  if (c.mn == MultiplierNetwork::Linear) {
+    require(is_power_of_two(c.ms_size) && c.ms_size >= 2,
+            "ms_size={} must be a power of two >= 2 (the distribution and reduction trees are "
+            "binary)",
+            c.ms_size);
+    require(c.dn_bw <= c.ms_size,
+            "dn_bw={} exceeds ms_size={}: each read port feeds ms_size/dn_bw multipliers; use "
+            "dn_bw <= {}",
+            c.dn_bw, c.ms_size, c.ms_size);
+    require(c.rn != ReduceNetwork::Temporal,
+            "a LINEAR multiplier network needs rn_type ASNETWORK or FENETWORK (TEMPORALRN belongs "
+            "to the OS_MESH array)");
+  } else {
+    require(c.ms_rows > 0 && c.ms_cols > 0,
+            "an OS_MESH multiplier network needs ms_rows and ms_cols (e.g. -ms_rows=16 "
+            "-ms_cols=16)");
+    require(is_power_of_two(c.ms_rows) && is_power_of_two(c.ms_cols),
+            "ms_rows={} and ms_cols={} must be powers of two", c.ms_rows, c.ms_cols);
+    const int edge = c.ms_rows + c.ms_cols;
+    require(c.dn_bw <= edge && edge % c.dn_bw == 0 && is_power_of_two(edge / c.dn_bw),
+            "dn_bw={} must divide ms_rows+ms_cols={} into power-of-two groups (one read port "
+            "feeds (ms_rows+ms_cols)/dn_bw edge multipliers)",
+            c.dn_bw, edge);
+    require(c.rn == ReduceNetwork::Temporal,
+            "an OS_MESH multiplier network needs rn_type=TEMPORALRN (its accumulators sit in the "
+            "processing elements)");
+  }
+  if (c.controller == Controller::TpuOsDense)
+    require(c.mn == MultiplierNetwork::OsMesh,
+            "controller TPU_OS_DENSE drives an OS_MESH multiplier network; add -mn_type=OS_MESH "
+            "-ms_rows=R -ms_cols=C -rn_type=TEMPORALRN");
+  if (c.mn == MultiplierNetwork::OsMesh)
+    require(c.controller == Controller::TpuOsDense,
+            "an OS_MESH multiplier network is driven by controller TPU_OS_DENSE; add "
+            "-mem_ctrl=TPU_OS_DENSE");
+}
+
+}  // namespace telar::sim

@@ -1,0 +1,85 @@
+#include "sim/energy.hpp"
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/parse.hpp"
+
+namespace telar::sim {
+
+namespace {
+// The seed's table (spec §7), identical to STONNE's energy_tables/energy_model.txt.
+constexpr std::string_view kDefaultTable =
+    "RN_WIRE AREA=9.46 STATIC=0 WRITE=0.001839831 READ=0\n"
+    "DN_WIRE AREA=11.48 STATIC=0 WRITE=0.00223226 READ=0\n"
+    "MN_WIRE AREA=9.46 STATIC=0 WRITE=0.001839831 READ=0\n"
+    "CB_WIRE AREA=9.46 STATIC=0 WRITE=0.001839831 READ=0\n"
+    "FIFO AREA=0 STATIC=0 PUSH=0 POP=0 FRONT=0\n"
+    "ADDER AREA=1059.156 STATIC=0.001505 ADD_2_1=0.111 ADD_3_1=0.111 CONFIGURATION=0\n"
+    "SWITCH AREA=108.99 STATIC=0.000157 ROUTE_UNICAST=0.0360 ROUTE_BROADCAST=0.0360\n"
+    "MULTIPLIER AREA=1001.0 STATIC=0.001614 MULTIPLICATION=0.00741 FORWARD_PSUM=0.00741 "
+    "CONFIGURATION=0\n"
+    "GLOBALBUFFER AREA=115029 STATIC=0.0101 READ=0.044 WRITE=0.044\n"
+    "ACCUMULATOR AREA=1059.156 STATIC=0.001505 READ=0 WRITE=0 ADD=0.111\n";
+}  // namespace
+
+EnergyTable parse_energy_table(std::string_view text, std::string_view origin) {
+  EnergyTable t;
+  int line_number = 0;
+  for (const std::string& raw : split(text, '\n')) {
+    ++line_number;
+    const std::string_view line = trim(raw);
+    if (line.empty() || line.front() == '#') continue;
+    const std::vector<std::string> words = split(line, ' ');
+    auto& ops = t.entries[words[0]];
+    for (std::size_t i = 1; i < words.size(); ++i) {
+      if (words[i].empty()) continue;
+      const std::size_t eq = words[i].find('=');
+      require(eq != std::string::npos && eq > 0, "{}:{}: '{}' is not OPERATION=value", origin,
+              line_number, words[i]);
+      ops[words[i].substr(0, eq)] =
+          parse_double(std::string_view(words[i]).substr(eq + 1),
+                       fmt::format("{}:{}: {}", origin, line_number, words[i]));
+    }
+  }
+  require(!t.entries.empty(), "{}: the energy table has no components", origin);
+  return t;
+}
+
+EnergyTable load_energy_table(const std::filesystem::path& path) {
+  return parse_energy_table(read_file(path), path.string());
+}
+
+const EnergyTable& default_energy_table() {
+  static const EnergyTable table = parse_energy_table(kDefaultTable, "built-in energy table");
+  return table;
+}
+
+EnergyBreakdown compute_energy(const EnergyTable& table, const CountersFile& counters) {
+  EnergyBreakdown b;
+  for (const CounterSection& s : counters.sections) {
+    EnergyBreakdown::Part part{s.name, 0, 0, 0};
+    for (const CounterLine& l : s.lines) {
+      auto it = table.entries.find(l.component);
+      require(it != table.entries.end(),
+              "component {} (section [{}]) is not in the energy table; add a line for it",
+              l.component, s.name);
+      const auto& ops = it->second;
+      if (auto st = ops.find("STATIC"); st != ops.end())
+        part.static_energy += static_cast<double>(counters.cycles) * st->second;
+      if (auto ar = ops.find("AREA"); ar != ops.end()) part.area += ar->second;
+      for (const auto& [op, count] : l.ops) {
+        auto e = ops.find(op);
+        require(e != ops.end(), "operation {} of component {} is not in the energy table", op,
+                l.component);
+        part.dynamic_energy += static_cast<double>(count) * e->second;
+      }
+    }
+    b.static_energy += part.static_energy;
+    b.dynamic_energy += part.dynamic_energy;
+    b.area += part.area;
+    b.sections.push_back(part);
+  }
+  return b;
+}
+
+}  // namespace telar::sim

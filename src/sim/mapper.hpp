@@ -1,0 +1,34 @@
+#pragma once
+// Tile selection: the legal tiles of an operation on a configuration, and a search that picks
+// one by simulating candidates with the fast engine.
+#include <string_view>
+#include <vector>
+
+#include "sim/accelerator.hpp"
+
+namespace telar::sim {
+
+enum class MapObjective { Performance, Energy, Edp };
+MapObjective parse_objective(std::string_view text, std::string_view what);
+std::string_view name(MapObjective objective);
+
+// Every legal tile the mapper considers: each tile dimension divides its layer dimension or is
+// a power of two (so partial tiles stay rare), within the multiplier budget.
+std::vector<Tile> candidate_tiles(const HardwareConfig& hw, const DenseOp& op);
+
+struct MapChoice {
+  Tile tile;
+  Stats stats;
+  double energy = 0.0;  // with the built-in energy table
+  double score = 0.0;   // the objective's value (lower is better)
+  int evaluated = 0;    // candidates simulated
+};
+// Searches the candidates: ranks them with a cheap bound, simulates the most promising ones
+// with the fast engine, and returns the best by the objective.
+MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjective objective);
+double objective_score(MapObjective objective, const Stats& stats, double energy);
+
+// A legal tile found without simulation (used to suggest one in error messages).
+Tile suggest_legal_tile(const HardwareConfig& hw, const DenseOp& op);
+
+}  // namespace telar::sim

@@ -1,0 +1,563 @@
+// The TPU-like engine: an output-stationary ms_rows×ms_cols mesh (OS_MESH), one accumulator
+// per processing element (TEMPORALRN) and the TPU_OS_DENSE controller.
+//
+// Per tile of T_M output rows × T_N output columns the controller reconfigures the mesh (one
+// cycle), then streams K steps, one per cycle: a weight into the top of every used column and
+// an activation into the left of every used row. Weights move down and activations right one
+// element per cycle (the mesh runs from the bottom-right corner, so a value forwarded in a cycle
+// is taken in the next); every product goes to its element's accumulator, which emits the sum
+// after K products. The next tile starts after every output of this one has been written.
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "sim/engine.hpp"
+#include "sim/ring.hpp"
+
+namespace telar::sim {
+
+namespace {
+
+struct Psum {
+  float value;
+  int vn;
+};
+
+struct OneLink {
+  bool pending = false;
+  Psum item{0, 0};
+};
+
+struct EdgePacket {
+  float value;
+  int dest;  // edge index: columns first (weights), then rows (activations)
+};
+
+enum class State { Configuring, Distributing, Waiting, AllSent };
+
+int log2_of(int v) {
+  int l = 0;
+  while ((1 << l) < v) ++l;
+  return l;
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  return telar::mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
+}
+
+class MeshMachine {
+ public:
+  MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
+              const EngineOptions& options);
+  EngineRun run();
+
+ private:
+  HardwareConfig hw_;
+  DenseOp op_;
+  Tile t_;
+  const DenseData* data_;
+  bool fast_;
+  int rows_, cols_, M_, N_, K_, T_M_, T_N_, iter_M_, iter_N_;
+  int ports_, per_port_, dn_levels_;
+  bool dn_tree_;
+
+  // Distribution.
+  std::vector<Ring<EdgePacket>> port_q_;
+  std::vector<bool> latch_full_;
+  std::vector<EdgePacket> latch_;
+  // Mesh: link into the top (weights) and the left (activations) of every element.
+  std::vector<OneLink> top_in_, left_in_;
+  std::vector<Ring<Psum>> top_fifo_, left_fifo_;
+  std::vector<std::uint8_t> fwd_right_, fwd_bottom_;
+  std::vector<int> vn_;
+  // Accumulators and bus.
+  std::vector<OneLink> acc_in_;
+  std::vector<Ring<Psum>> acc_fifo_;
+  std::vector<Psum> acc_reg_;
+  std::vector<int> acc_count_;
+  int acc_psums_ = 0;
+  int lines_, bus_ports_;
+  std::vector<OneLink> bus_in_;
+  std::vector<Ring<Psum>> bus_fifo_;
+  std::vector<int> bus_rr_;
+  std::vector<OneLink> bus_out_;
+
+  // Controller.
+  State state_ = State::Configuring;
+  int cur_M_ = 0, cur_N_ = 0, cur_K_ = 0;
+  int rows_used_ = 0, cols_used_ = 0;
+  bool iteration_completed_ = false;
+  long long outputs_done_ = 0, outputs_in_tile_ = 0, tiles_done_ = 0;
+  bool finished_ = false;
+  Ring<Psum> write_fifo_;
+  std::uint64_t cycle_ = 0;
+
+  bool values_valid_;
+  std::vector<float> output_;
+  std::vector<std::uint8_t> from_fabric_;
+
+  GlobalBufferTraffic gb_;
+  std::vector<std::uint64_t> cnt_;
+  std::size_t c_dn_top_, c_dn_wire_, c_dn_uni_, c_dn_bc_, c_v_wire_, c_h_wire_, c_mult_, c_cfg_,
+      c_acc_wire_, c_acc_rd_, c_acc_wr_, c_acc_add_, c_cb_in_, c_cb_out_, c_end_;
+
+  void step();
+  void memory_cycle();
+  void configure();
+  void process_writes();
+  void deliver(int port, const EdgePacket& p);
+  void mesh_cycle();
+  void accumulator_cycle(int k);
+  void bus_cycle();
+  void canonical_state(std::vector<std::uint64_t>& s) const;
+  CountersFile counters_file(const GlobalBufferTraffic& gb) const;
+};
+
+MeshMachine::MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
+                         const EngineOptions& options)
+    : hw_(hw), op_(op), t_(tile), data_(options.data), fast_(options.fast) {
+  rows_ = hw.ms_rows, cols_ = hw.ms_cols;
+  M_ = op.X, N_ = op.K, K_ = op.S;  // DenseGEMM mapped as STONNE's loadDenseGEMM does
+  T_M_ = tile.T_X, T_N_ = tile.T_K;
+  iter_M_ = (M_ + T_M_ - 1) / T_M_;
+  iter_N_ = (N_ + T_N_ - 1) / T_N_;
+  ports_ = hw.dn_bw;
+  per_port_ = (rows_ + cols_) / ports_;
+  dn_levels_ = log2_of(per_port_);
+  dn_tree_ = per_port_ > 1;
+  lines_ = hw.rn_bw;
+  const int pes = rows_ * cols_;
+  bus_ports_ = std::max(hw.ms_size / lines_ + 1, (pes - 1) / lines_ + 1);
+  values_valid_ = data_ != nullptr;
+  if (data_) {
+    output_.assign(static_cast<std::size_t>(M_) * N_, 0.0f);
+    from_fabric_.assign(output_.size(), 0);
+  }
+
+  port_q_.resize(ports_);
+  latch_full_.assign(ports_, false);
+  latch_.resize(ports_);
+  top_in_.resize(pes), left_in_.resize(pes);
+  top_fifo_.resize(pes), left_fifo_.resize(pes);
+  fwd_right_.assign(pes, 0), fwd_bottom_.assign(pes, 0);
+  vn_.assign(pes, 0);
+  acc_in_.resize(pes);
+  acc_fifo_.resize(pes);
+  acc_reg_.assign(pes, Psum{0, 0});
+  acc_count_.assign(pes, 0);
+  bus_in_.resize(static_cast<std::size_t>(lines_) * bus_ports_);
+  bus_fifo_.resize(bus_in_.size());
+  bus_rr_.assign(lines_, 0);
+  bus_out_.resize(lines_);
+
+  const int dn_switches = per_port_ - 1;
+  std::size_t off = 0;
+  auto take = [&](std::size_t n) {
+    const std::size_t o = off;
+    off += n;
+    return o;
+  };
+  c_dn_top_ = take(ports_);
+  c_dn_wire_ = take(static_cast<std::size_t>(ports_) * 2 * dn_switches);
+  c_dn_uni_ = take(static_cast<std::size_t>(ports_) * dn_switches);
+  c_dn_bc_ = take(static_cast<std::size_t>(ports_) * dn_switches);
+  c_v_wire_ = take(pes);
+  c_h_wire_ = take(pes);
+  c_mult_ = take(pes);
+  c_cfg_ = take(1);
+  c_acc_wire_ = take(pes);
+  c_acc_rd_ = take(pes);
+  c_acc_wr_ = take(pes);
+  c_acc_add_ = take(pes);
+  c_cb_in_ = take(bus_in_.size());
+  c_cb_out_ = take(lines_);
+  c_end_ = off;
+  cnt_.assign(c_end_, 0);
+}
+
+void MeshMachine::configure() {
+  const int remaining_M = M_ - cur_M_ * T_M_;
+  const int remaining_N = N_ - cur_N_ * T_N_;
+  cols_used_ = std::min(remaining_N, T_N_);
+  rows_used_ = std::min(remaining_M, T_M_);
+  for (int i = 0; i < rows_; ++i)
+    for (int j = 0; j < cols_; ++j) {
+      const int e = i * cols_ + j;
+      top_fifo_[e].clear();
+      left_fifo_[e].clear();
+      vn_[e] = (i < rows_used_ && j < cols_used_) ? i * cols_used_ + j : 0;
+      fwd_bottom_[e] = i < rows_used_ - 1 && j < cols_used_;
+      fwd_right_[e] = j < cols_used_ - 1 && i < rows_used_;
+    }
+  ++cnt_[c_cfg_];
+  std::fill(acc_count_.begin(), acc_count_.end(), 0);
+  acc_psums_ = K_;
+  iteration_completed_ = false;
+}
+
+void MeshMachine::memory_cycle() {
+  if (state_ == State::Configuring) configure();
+  if (state_ == State::Distributing) {
+    const int n0 = cur_N_ * T_N_, m0 = cur_M_ * T_M_;
+    for (int i = 0; i < cols_used_; ++i) {
+      ++gb_.weight_reads;
+      const float w = data_ ? data_->weights[static_cast<std::size_t>(n0 + i) * K_ + cur_K_] : 0.0f;
+      port_q_[i / per_port_].push(EdgePacket{w, i});
+    }
+    for (int i = 0; i < rows_used_; ++i) {
+      ++gb_.input_reads;
+      const float a = data_ ? data_->input[static_cast<std::size_t>(m0 + i) * K_ + cur_K_] : 0.0f;
+      const int dest = i + cols_;
+      port_q_[dest / per_port_].push(EdgePacket{a, dest});
+    }
+    if (++cur_K_ == K_) {
+      cur_K_ = 0;
+      iteration_completed_ = true;
+      if (++cur_N_ == iter_N_) {
+        cur_N_ = 0;
+        ++cur_M_;
+      }
+    }
+  }
+  for (int l = 0; l < lines_; ++l)
+    if (bus_out_[l].pending) {
+      write_fifo_.push(bus_out_[l].item);
+      bus_out_[l].pending = false;
+    }
+  process_writes();
+  switch (state_) {
+    case State::Configuring:
+      state_ = State::Distributing;
+      break;
+    case State::Distributing:
+      if (iteration_completed_) {
+        if (cur_M_ >= iter_M_) {
+          state_ = State::AllSent;
+        } else {
+          state_ = State::Waiting;
+          iteration_completed_ = false;
+        }
+      }
+      break;
+    case State::Waiting:
+      if (iteration_completed_) state_ = State::Configuring;
+      break;
+    case State::AllSent:
+      break;
+  }
+  for (int port = 0; port < ports_; ++port) {
+    if (port_q_[port].empty()) continue;
+    const EdgePacket p = port_q_[port].pop();
+    ++cnt_[c_dn_top_ + port];
+    if (dn_tree_) {
+      latch_full_[port] = true;
+      latch_[port] = p;
+    } else {
+      deliver(port, p);
+    }
+  }
+}
+
+void MeshMachine::process_writes() {
+  const std::size_t n = (write_fifo_.size() + 1) / 2;  // STONNE's shrinking-size loop
+  for (std::size_t i = 0; i < n; ++i) {
+    const Psum p = write_fifo_.pop();
+    ++gb_.psum_writes;
+    const long long tile_m = (tiles_done_ / iter_N_) * T_M_;
+    const long long tile_n = (tiles_done_ % iter_N_) * T_N_;
+    const long long m = tile_m + p.vn / cols_used_, n_col = tile_n + p.vn % cols_used_;
+    if (values_valid_ && m < M_ && n_col < N_) {
+      const std::size_t at = static_cast<std::size_t>(m) * N_ + static_cast<std::size_t>(n_col);
+      output_[at] = p.value;
+      from_fabric_[at] = 1;
+    }
+    if (++outputs_done_ == 1LL * M_ * N_) finished_ = true;
+    if (++outputs_in_tile_ == 1LL * rows_used_ * cols_used_) {
+      outputs_in_tile_ = 0;
+      ++tiles_done_;
+      if (state_ == State::Waiting) iteration_completed_ = true;
+    }
+  }
+}
+
+void MeshMachine::deliver(int port, const EdgePacket& p) {
+  if (dn_tree_) {
+    // One path from the port to the edge element: one wire per level.
+    const int local = p.dest - port * per_port_;
+    const int switches = per_port_ - 1;
+    int j = 0;
+    for (int level = 0; level < dn_levels_; ++level) {
+      const int span = per_port_ >> level;
+      const bool right = (local - j * span) >= span / 2;
+      const int sw = (1 << level) - 1 + j;
+      ++cnt_[c_dn_uni_ + static_cast<std::size_t>(port) * switches + sw];
+      ++cnt_[c_dn_wire_ + static_cast<std::size_t>(port) * 2 * switches + 2 * sw + (right ? 1 : 0)];
+      j = 2 * j + (right ? 1 : 0);
+    }
+  }
+  OneLink& in = p.dest < cols_ ? top_in_[p.dest] : left_in_[(p.dest - cols_) * cols_];
+  in.pending = true;
+  in.item = Psum{p.value, 0};
+}
+
+void MeshMachine::mesh_cycle() {
+  for (int i = rows_ - 1; i >= 0; --i)
+    for (int j = cols_ - 1; j >= 0; --j) {
+      const int e = i * cols_ + j;
+      if (left_in_[e].pending) {
+        left_fifo_[e].push(left_in_[e].item);
+        left_in_[e].pending = false;
+      }
+      if (top_in_[e].pending) {
+        top_fifo_[e].push(top_in_[e].item);
+        top_in_[e].pending = false;
+      }
+      if (left_fifo_[e].empty() || top_fifo_[e].empty()) continue;
+      const Psum a = left_fifo_[e].pop();
+      const Psum w = top_fifo_[e].pop();
+      ++cnt_[c_mult_ + e];
+      if (fwd_bottom_[e]) {
+        top_in_[e + cols_] = OneLink{true, w};
+        ++cnt_[c_v_wire_ + e];
+      }
+      if (fwd_right_[e]) {
+        left_in_[e + 1] = OneLink{true, a};
+        ++cnt_[c_h_wire_ + e];
+      }
+      acc_in_[e] = OneLink{true, Psum{a.value * w.value, vn_[e]}};
+      ++cnt_[c_acc_wire_ + e];
+    }
+}
+
+void MeshMachine::accumulator_cycle(int k) {
+  if (acc_in_[k].pending) {
+    acc_fifo_[k].push(acc_in_[k].item);
+    acc_in_[k].pending = false;
+  }
+  if (acc_fifo_[k].empty()) return;
+  const Psum v = acc_fifo_[k].pop();
+  if (acc_count_[k] == 0) {
+    acc_reg_[k] = v;
+    ++cnt_[c_acc_wr_ + k];
+  } else {
+    acc_reg_[k].value += v.value;
+    ++cnt_[c_acc_add_ + k];
+    ++cnt_[c_acc_rd_ + k];
+    ++cnt_[c_acc_wr_ + k];
+  }
+  if (acc_count_[k] == acc_psums_ - 1) {
+    acc_count_[k] = 0;
+    const int link = (k % lines_) * bus_ports_ + k / lines_;
+    bus_in_[link] = OneLink{true, acc_reg_[k]};
+    ++cnt_[c_cb_in_ + link];
+  } else {
+    ++acc_count_[k];
+  }
+}
+
+void MeshMachine::bus_cycle() {
+  for (int l = 0; l < lines_; ++l) {
+    const std::size_t base = static_cast<std::size_t>(l) * bus_ports_;
+    for (int p = 0; p < bus_ports_; ++p)
+      if (bus_in_[base + p].pending) {
+        bus_fifo_[base + p].push(bus_in_[base + p].item);
+        bus_in_[base + p].pending = false;
+      }
+    int& rr = bus_rr_[l];
+    for (int tries = 0; tries < bus_ports_; ++tries) {
+      Ring<Psum>& f = bus_fifo_[base + rr];
+      const bool take = !f.empty();
+      Psum v{0, 0};
+      if (take) v = f.pop();
+      rr = (rr + 1) % bus_ports_;
+      if (take) {
+        bus_out_[l] = OneLink{true, v};
+        ++cnt_[c_cb_out_ + l];
+        break;
+      }
+    }
+  }
+}
+
+void MeshMachine::step() {
+  ++cycle_;
+  memory_cycle();
+  bus_cycle();
+  for (int k = 0; k < rows_ * cols_; ++k) accumulator_cycle(k);
+  mesh_cycle();
+  if (dn_tree_)
+    for (int port = 0; port < ports_; ++port)
+      if (latch_full_[port]) {
+        latch_full_[port] = false;
+        deliver(port, latch_[port]);
+      }
+}
+
+void MeshMachine::canonical_state(std::vector<std::uint64_t>& s) const {
+  s.clear();
+  auto put = [&](std::uint64_t v) { s.push_back(v); };
+  // The tile about to be configured.
+  put(static_cast<std::uint64_t>(std::min(M_ - cur_M_ * T_M_, T_M_)));
+  put(static_cast<std::uint64_t>(std::min(N_ - cur_N_ * T_N_, T_N_)));
+  for (const auto& q : port_q_) {
+    put(q.size());
+    for (std::size_t i = 0; i < q.size(); ++i) put(static_cast<std::uint64_t>(q.at(i).dest));
+  }
+  for (std::size_t e = 0; e < top_in_.size(); ++e) {
+    put(top_in_[e].pending | (left_in_[e].pending << 1) | (acc_in_[e].pending << 2));
+    put(acc_fifo_[e].size());
+    put(static_cast<std::uint64_t>(acc_count_[e]));
+  }
+  for (std::size_t k = 0; k < bus_in_.size(); ++k) {
+    put(bus_in_[k].pending);
+    put(bus_fifo_[k].size());
+  }
+  for (int l = 0; l < lines_; ++l) {
+    put(static_cast<std::uint64_t>(bus_rr_[l]));
+    put(bus_out_[l].pending);
+  }
+  put(write_fifo_.size());
+}
+
+EngineRun MeshMachine::run() {
+  struct Point {
+    long long tile;
+    std::uint64_t cycle;
+    std::vector<std::uint64_t> counters;
+    std::vector<std::uint64_t> state;
+    long long outputs;
+    GlobalBufferTraffic gb;
+  };
+  std::unordered_map<std::uint64_t, Point> seen;
+  std::vector<std::uint64_t> state;
+  const long long tiles = 1LL * iter_M_ * iter_N_;
+  auto shape = [&](long long tile) {
+    const long long m = tile / iter_N_, n = tile % iter_N_;
+    return std::make_pair(std::min<long long>(M_ - m * T_M_, T_M_),
+                          std::min<long long>(N_ - n * T_N_, T_N_));
+  };
+  std::uint64_t stepped = 0;
+  int skips = 0;
+  bool skipped = false;
+  while (!finished_) {
+    if (fast_ && state_ == State::Configuring && !skipped) {
+      canonical_state(state);
+      std::uint64_t h = 0x5eed;
+      for (std::uint64_t v : state) h = mix(h, v);
+      const long long here = 1LL * cur_M_ * iter_N_ + cur_N_;
+      auto it = seen.find(h);
+      if (it != seen.end() && it->second.state == state) {
+        const Point& a = it->second;
+        const long long p = here - a.tile;
+        long long periods = 0;
+        for (long long next = here + p; next < tiles; next += p) {
+          bool ok = true;
+          for (long long t = next - p + 1; t <= next && ok; ++t)
+            ok = shape(t) == shape(a.tile + (t - a.tile) % p);
+          if (!ok) break;
+          ++periods;
+        }
+        if (periods > 0) {
+          cycle_ += periods * (cycle_ - a.cycle);
+          for (std::size_t i = 0; i < cnt_.size(); ++i)
+            cnt_[i] += periods * (cnt_[i] - a.counters[i]);
+          outputs_done_ += periods * (outputs_done_ - a.outputs);
+          tiles_done_ += periods * p;
+          const long long target = here + periods * p;
+          cur_M_ = static_cast<int>(target / iter_N_);
+          cur_N_ = static_cast<int>(target % iter_N_);
+          values_valid_ = false;
+          ++skips;
+          skipped = true;
+        }
+      }
+      if (!skipped) seen[h] = Point{here, cycle_, cnt_, state, outputs_done_, gb_};
+    }
+    step();
+    ++stepped;
+    require(stepped < 4'000'000'000ULL, "simulation exceeded 4e9 cycles");
+  }
+  EngineRun out;
+  out.cycles = cycle_;
+  out.simulated_cycles = stepped;
+  out.skips = skips;
+  out.gb = skips ? mesh_traffic(hw_, op_, t_) : gb_;
+  for (int e = 0; e < rows_ * cols_; ++e) out.multiplications += cnt_[c_mult_ + e];
+  out.counters = counters_file(out.gb);
+  out.output_from_fabric = values_valid_;
+  if (data_) {
+    out.output = std::move(output_);
+    out.from_fabric = std::move(from_fabric_);
+  }
+  return out;
+}
+
+CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
+  CountersFile f;
+  f.cycles = cycle_;
+  auto line = [](std::string comp, OpList ops) {
+    return CounterLine{std::move(comp), std::move(ops)};
+  };
+  const int switches = per_port_ - 1;
+  CounterSection dn{"DSNetwork", {}};
+  dn.lines.reserve(static_cast<std::size_t>(ports_) * (1 + 3 * (per_port_ - 1)));
+  for (int p = 0; p < ports_; ++p)
+    dn.lines.push_back(line("DN_WIRE", {{"WRITE", cnt_[c_dn_top_ + p]}, {"READ", 0}}));
+  for (int p = 0; p < ports_; ++p) {
+    for (int w = 0; w < 2 * switches; ++w)
+      dn.lines.push_back(line(
+          "DN_WIRE", {{"WRITE", cnt_[c_dn_wire_ + static_cast<std::size_t>(p) * 2 * switches + w]},
+                      {"READ", 0}}));
+    for (int s = 0; s < switches; ++s)
+      dn.lines.push_back(
+          line("SWITCH",
+               {{"ROUTE_UNICAST", cnt_[c_dn_uni_ + static_cast<std::size_t>(p) * switches + s]},
+                {"ROUTE_BROADCAST", 0}}));
+  }
+  CounterSection mn{"MSNetwork", {}};
+  mn.lines.reserve(4096);
+  for (int i = 1; i < rows_; ++i)
+    for (int j = 0; j < cols_; ++j)
+      mn.lines.push_back(
+          line("MN_WIRE", {{"WRITE", cnt_[c_v_wire_ + (i - 1) * cols_ + j]}, {"READ", 0}}));
+  for (int i = 0; i < rows_; ++i)
+    for (int j = 1; j < cols_; ++j)
+      mn.lines.push_back(
+          line("MN_WIRE", {{"WRITE", cnt_[c_h_wire_ + i * cols_ + j - 1]}, {"READ", 0}}));
+  for (int e = 0; e < rows_ * cols_; ++e)
+    mn.lines.push_back(line(
+        "MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + e]}, {"CONFIGURATION", cnt_[c_cfg_]}}));
+  CounterSection rn{"ReduceNetwork", {}};
+  rn.lines.reserve(8192);
+  for (int e = 0; e < rows_ * cols_; ++e)
+    rn.lines.push_back(line("RN_WIRE", {{"WRITE", cnt_[c_acc_wire_ + e]}, {"READ", 0}}));
+  for (int e = 0; e < rows_ * cols_; ++e)
+    rn.lines.push_back(line("ACCUMULATOR", {{"READ", cnt_[c_acc_rd_ + e]},
+                                            {"WRITE", cnt_[c_acc_wr_ + e]},
+                                            {"ADD", cnt_[c_acc_add_ + e]}}));
+  CounterSection buffer{"GlobalBuffer",
+                        {line("GLOBALBUFFER", {{"READ", gb.reads()}, {"WRITE", gb.writes()}})}};
+  CounterSection cb{"CollectionBus", {}};
+  cb.lines.reserve(static_cast<std::size_t>(lines_) * (bus_ports_ + 1));
+  for (int l = 0; l < lines_; ++l) {
+    for (int p = 0; p < bus_ports_; ++p)
+      cb.lines.push_back(line(
+          "CB_WIRE",
+          {{"WRITE", cnt_[c_cb_in_ + static_cast<std::size_t>(l) * bus_ports_ + p]}, {"READ", 0}}));
+    cb.lines.push_back(line("CB_WIRE", {{"WRITE", cnt_[c_cb_out_ + l]}, {"READ", 0}}));
+  }
+  f.sections.reserve(5);
+  for (CounterSection* s : {&dn, &mn, &rn, &buffer, &cb}) f.sections.push_back(std::move(*s));
+  return f;
+}
+
+}  // namespace
+
+EngineRun run_mesh(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
+                   const EngineOptions& options) {
+  MeshMachine machine(hw, op, tile, options);
+  return machine.run();
+}
+
+}  // namespace telar::sim
