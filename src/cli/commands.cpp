@@ -9,6 +9,7 @@ int run_train(const Args& args);
 int run_eval(const Args& args);
 int run_demo(const Args& args);
 int run_prof(const Args& args);
+int run_dlrm(const Args& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -18,6 +19,7 @@ const std::vector<Command>& commands() {
       {"models", "list the model zoo, or show one model's layers (models show NAME)", run_models},
       {"infer", "inference latency and throughput of a model at a batch size", run_infer},
       {"prof", "hardware-counter profiler: list events, run a command under counters, matmul", run_prof},
+      {"dlrm", "DLRM recommendation model: train, infer, benchmark (dlrm_s_pytorch.py's flags)", run_dlrm},
   };
   return list;
 }
