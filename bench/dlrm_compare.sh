@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 threads=$(nproc)
 repeats=3
-calls=20
+calls=50
 rows=1000000
 while [ $# -gt 0 ]; do
   case "$1" in

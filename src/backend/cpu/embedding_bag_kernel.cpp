@@ -12,11 +12,14 @@ namespace {
 
 class FastEmbeddingBag final : public Kernel {
  public:
-  explicit FastEmbeddingBag(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
+  explicit FastEmbeddingBag(KernelIO io)
+      : Kernel(std::move(io)), what_(fmt::format("EmbeddingBag '{}'", node().name)) {
+    define_plain_output();
+  }
 
   void forward(bool, std::uint64_t) override {
     const CsrBags b = bags();
-    check_bags(b, attrs().num_embeddings, fmt::format("EmbeddingBag '{}'", node().name));
+    check_bags(b, attrs().num_embeddings, what_);
     embedding_bag_sum(in(2).data.f32(), attrs().dim, b, out().data.f32());
   }
 
@@ -32,6 +35,7 @@ class FastEmbeddingBag final : public Kernel {
     return {in(0).data.data<std::int64_t>(), in(1).data.data<std::int64_t>(), in(1).data.numel(),
             in(0).data.numel()};
   }
+  std::string what_;
   SparseRowGrad grad_;
 };
 

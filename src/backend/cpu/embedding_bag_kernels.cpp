@@ -29,11 +29,13 @@ struct Variant {
 };
 
 Variant pick_variant() {
+#if defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
     return {avx512::sum_bags, "avx512"};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return {avx2::sum_bags, "avx2"};
+#endif
   return {portable::sum_bags, "portable"};
 }
 
@@ -107,7 +109,8 @@ void embedding_bag_sparse_backward(const CsrBags& bags, const float* dy, std::in
   }
   constexpr int kBits = 11;
   constexpr std::size_t kBuckets = std::size_t{1} << kBits;
-  std::vector<std::int64_t> count(kBuckets);
+  std::vector<std::int64_t>& count = g.count;
+  count.resize(kBuckets);
   std::int64_t* src = g.order.data();
   std::int64_t* dst = g.segment.data();
   for (int shift = 0; (max_row >> shift) > 0; shift += kBits) {

@@ -42,6 +42,7 @@ struct SparseRowGrad {
   std::vector<std::int64_t> bag_of;
   std::vector<std::int64_t> order;
   std::vector<std::int64_t> segment;
+  std::vector<std::int64_t> count;
   std::int64_t size() const { return static_cast<std::int64_t>(rows.size()); }
 };
 
