@@ -41,6 +41,9 @@ class EmbeddingTable {
 
   // out[b, :] = sum of the rows of bag b. `bags` must have been checked (check_bags).
   virtual void forward(const CsrBags& bags, float* out) const = 0;
+  // The rows as one array (memory, mmap), for kernels that run several tables at once; null
+  // for procedural tables.
+  virtual const float* array() const { return nullptr; }
   // rows[i] -= lr * values[i] for the rows of a sparse gradient.
   virtual void apply_sgd(const SparseRowGrad& grad, float lr) = 0;
   virtual void read_row(std::int64_t row, float* out) const = 0;

@@ -43,6 +43,10 @@ CpuExecutor::CpuExecutor(DlrmModel& model, const backend::BackendSpec& spec,
   exe_->set_observer(timer_.get());
   inputs_.resize(static_cast<std::size_t>(T + 2));
   table_grads_.resize(static_cast<std::size_t>(T));
+  grad_inputs_.resize(static_cast<std::size_t>(T));
+  for (std::int64_t t = 0; t < T; ++t)
+    what_.push_back(
+        fmt::format("table {} ({} rows, --arch-embedding-size)", t, model.config.table_rows[t]));
   Tensor one(Shape{});
   one.f32()[0] = 1.0f;
   output_grads_ = {Tensor(), one};
@@ -63,15 +67,21 @@ float CpuExecutor::forward(const DlrmBatch& batch, bool training) {
               static_cast<std::int64_t>(batch.offsets.size()) == T,
           "the batch has bags for {} tables, the model {}", batch.indices.size(), T);
   Stopwatch sw;
+  jobs_.clear();
   for (std::int64_t t = 0; t < T; ++t) {
-    require(batch.offsets[t].numel() == n, "table {}: {} bag offsets for a batch of {} samples", t,
-            batch.offsets[t].numel(), n);
-    check_bags(batch.bags(t), c.table_rows[t],
-               fmt::format("table {} ({} rows, --arch-embedding-size)", t, c.table_rows[t]));
+    if (batch.offsets[t].numel() != n)
+      fail("table {}: {} bag offsets for a batch of {} samples", t, batch.offsets[t].numel(), n);
+    const CsrBags bags = batch.bags(t);
+    check_bags(bags, c.table_rows[t], what_[t]);
     Tensor& out = inputs_[1 + t];
     if (!out.defined() || out.dim(0) != n) out = Tensor({n, d});
-    model_.tables[t].forward(batch.bags(t), out.f32());
+    // Array tables run together in one parallel region; procedural ones generate their rows.
+    if (const float* rows = model_.tables[t].array())
+      jobs_.push_back({rows, d, bags, out.f32()});
+    else
+      model_.tables[t].forward(bags, out.f32());
   }
+  if (!jobs_.empty()) backend::cpu::embedding_bag_sum_many(jobs_);
   times_[Component::EmbeddingBags] += sw.seconds();
   inputs_[0] = batch.dense;
   inputs_[T + 1] = batch.target;
@@ -94,10 +104,13 @@ void CpuExecutor::backward() {
   if (!last_batch_) fail("internal: DLRM backward() needs a training forward() first");
   exe_->backward(output_grads_);
   Stopwatch sw;
-  for (std::int64_t t = 0; t < model_.config.tables(); ++t)
-    backend::cpu::embedding_bag_sparse_backward(last_batch_->bags(t),
-                                                exe_->input_gradient(1 + t).f32(),
+  // One parallel region over the tables (each table's gradient is built by one thread).
+  const std::int64_t T = model_.config.tables();
+  for (std::int64_t t = 0; t < T; ++t) grad_inputs_[t] = exe_->input_gradient(1 + t).f32();
+  parallel_for_dynamic(0, T, T > 1, 1, [&](std::int64_t t) {
+    backend::cpu::embedding_bag_sparse_backward(last_batch_->bags(t), grad_inputs_[t],
                                                 model_.config.embedding_dim, table_grads_[t]);
+  });
   times_[Component::EmbeddingBags] += sw.seconds();
 }
 
@@ -112,8 +125,9 @@ void CpuExecutor::step(float lr) {
   }
   exe_->parameters_updated();
   Stopwatch sw;
-  for (std::int64_t t = 0; t < model_.config.tables(); ++t)
-    model_.tables[t].apply_sgd(table_grads_[t], lr);
+  const std::int64_t T = model_.config.tables();
+  parallel_for_dynamic(0, T, T > 1, 1,
+                       [&](std::int64_t t) { model_.tables[t].apply_sgd(table_grads_[t], lr); });
   times_[Component::EmbeddingBags] += sw.seconds();
   last_batch_ = nullptr;
 }

@@ -95,6 +95,9 @@ class CpuExecutor : public Executor {
   std::vector<Tensor> inputs_;  // dense, emb/0.out .. emb/T-1.out, target
   std::vector<Tensor> output_grads_;
   std::vector<SparseRowGrad> table_grads_;
+  std::vector<backend::cpu::BagSumJob> jobs_;  // the array tables' forward, run together
+  std::vector<const float*> grad_inputs_;      // per table: d(loss)/d(its output)
+  std::vector<std::string> what_;              // per table: its name in error messages
   const DlrmBatch* last_batch_ = nullptr;
   Tensor probabilities_;
   std::vector<graph::ValueId> mlp_parameters_;

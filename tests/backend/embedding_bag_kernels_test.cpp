@@ -83,6 +83,28 @@ TEST(EmbeddingBagKernels, ForwardEqualsReferenceBitForBit) {
               embedding_bag_isa() == "portable");
 }
 
+TEST(EmbeddingBagKernels, ManyTablesAtOnceEqualOneAtATime) {
+  // Tables of different widths and bag counts in one call (blocks numbered across tables).
+  const std::vector<std::int64_t> dims = {32, 7, 16, 32}, bags = {300, 1, 45, 17};
+  std::vector<Tensor> tables, outs, refs;
+  std::vector<RandomBags> csr;
+  std::vector<BagSumJob> jobs;
+  for (std::size_t j = 0; j < dims.size(); ++j) {
+    tables.push_back(random_table(90, dims[j], 40 + j));
+    csr.push_back(random_bags(bags[j], 30, 90, 50 + j));
+    outs.emplace_back(Shape{bags[j], dims[j]});
+    refs.emplace_back(Shape{bags[j], dims[j]});
+    ops::embedding_bag_forward(attrs(90, dims[j]), csr[j].indices, csr[j].offsets, tables[j],
+                               nullptr, refs[j]);
+  }
+  for (std::size_t j = 0; j < dims.size(); ++j)
+    jobs.push_back({tables[j].f32(), dims[j], csr[j].csr(), outs[j].f32()});
+  embedding_bag_sum_many(jobs);
+  for (std::size_t j = 0; j < dims.size(); ++j)
+    for (std::int64_t i = 0; i < refs[j].numel(); ++i)
+      ASSERT_EQ(outs[j].f32()[i], refs[j].f32()[i]) << "table " << j << " element " << i;
+}
+
 TEST(EmbeddingBagKernels, SparseGradientIsTheDenseGradientOnTheRowsUsed) {
   const std::int64_t rows = 50, dim = 12, bags = 40;
   RandomBags b = random_bags(bags, 9, rows, 3);

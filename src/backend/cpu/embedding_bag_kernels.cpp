@@ -90,6 +90,34 @@ void embedding_bag_sum(const float* table, std::int64_t dim, const CsrBags& bags
   });
 }
 
+void embedding_bag_sum_many(const std::vector<BagSumJob>& jobs) {
+  if (jobs.size() == 1)
+    return embedding_bag_sum(jobs[0].table, jobs[0].dim, jobs[0].bags, jobs[0].out);
+  const SumBags sum = variant().sum;
+  // Blocks numbered across jobs: job j owns [first[j], first[j + 1]).
+  std::int64_t fixed[65];
+  std::vector<std::int64_t> grown;  // only for more than 64 tables
+  std::int64_t* starts = fixed;
+  if (jobs.size() >= 65) {
+    grown.resize(jobs.size() + 1);
+    starts = grown.data();
+  }
+  std::int64_t work = 0;
+  starts[0] = 0;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    starts[j + 1] = starts[j] + (jobs[j].bags.bags + kBagsPerBlock - 1) / kBagsPerBlock;
+    work += jobs[j].bags.nnz * jobs[j].dim;
+  }
+  const std::int64_t blocks = starts[jobs.size()];
+  parallel_for_dynamic(0, blocks, blocks > 1 && work > 32768, 1, [&](std::int64_t blk) {
+    const std::size_t j = static_cast<std::size_t>(
+        std::upper_bound(starts, starts + jobs.size() + 1, blk) - starts - 1);
+    const BagSumJob& job = jobs[j];
+    const std::int64_t b0 = (blk - starts[j]) * kBagsPerBlock;
+    sum(job.table, job.dim, job.bags, b0, std::min(job.bags.bags, b0 + kBagsPerBlock), job.out);
+  });
+}
+
 void embedding_bag_sparse_backward(const CsrBags& bags, const float* dy, std::int64_t dim,
                                    SparseRowGrad& g) {
   const std::int64_t nnz = bags.nnz;
@@ -155,13 +183,23 @@ void embedding_bag_sparse_backward(const CsrBags& bags, const float* dy, std::in
 }
 
 void sparse_sgd_update(float* table, const SparseRowGrad& g, float lr) {
-  const std::int64_t dim = g.dim;
+  const std::int64_t dim = g.dim, n = g.size();
   const float* values = g.values.data();
-  parallel_for(0, g.size(), g.size() * dim > 32768, [&](std::int64_t u) {
-    float* row = table + g.rows[u] * dim;
-    const float* v = values + u * dim;
+  const std::int64_t line_bytes = std::min<std::int64_t>(dim * 4, 512);
+  // Rows are scattered over the table: prefetch them (for writing) a few rows ahead.
+  constexpr std::int64_t kAhead = 16, kBlock = 256;
+  parallel_for_dynamic(0, (n + kBlock - 1) / kBlock, n * dim > 32768, 1, [&](std::int64_t blk) {
+    const std::int64_t end = std::min(n, (blk + 1) * kBlock);
+    for (std::int64_t u = blk * kBlock; u < end; ++u) {
+      if (u + kAhead < end) {
+        const char* ahead = reinterpret_cast<const char*>(table + g.rows[u + kAhead] * dim);
+        for (std::int64_t at = 0; at < line_bytes; at += 64) __builtin_prefetch(ahead + at, 1, 1);
+      }
+      float* row = table + g.rows[u] * dim;
+      const float* v = values + u * dim;
 #pragma omp simd
-    for (std::int64_t d = 0; d < dim; ++d) row[d] -= lr * v[d];
+      for (std::int64_t d = 0; d < dim; ++d) row[d] -= lr * v[d];
+    }
   });
 }
 

@@ -29,6 +29,16 @@ void check_bags(const CsrBags& bags, std::int64_t rows, std::string_view what);
 void embedding_bag_sum(const float* table, std::int64_t dim, const CsrBags& bags, float* out,
                        bool parallel = true);
 
+// Several tables at once (e.g. all of DLRM's): one parallel region over the blocks of bags of
+// every job, dynamically scheduled, instead of one region per table.
+struct BagSumJob {
+  const float* table = nullptr;
+  std::int64_t dim = 0;
+  CsrBags bags;
+  float* out = nullptr;
+};
+void embedding_bag_sum_many(const std::vector<BagSumJob>& jobs);
+
 // The name of the vectorised variant in use ("avx512", "avx2" or "portable").
 std::string_view embedding_bag_isa();
 
