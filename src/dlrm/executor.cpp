@@ -5,6 +5,8 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "core/parse.hpp"
+#include "core/threads.hpp"
 
 namespace telar::dlrm {
 
@@ -39,6 +41,9 @@ CpuExecutor::CpuExecutor(DlrmModel& model, const backend::BackendSpec& spec,
   for (std::int64_t t = 0; t < T; ++t)
     co.input_gradients.push_back(graph_.value_id(table_output_name(t)));
   exe_ = backend::compile(spec, graph_, params_, co);
+  // cpu:threads=N holds for the tables' kernels too (the backend sets it for its own).
+  if (auto it = spec.options.find("threads"); it != spec.options.end())
+    threads_ = static_cast<int>(parse_int(it->second, "cpu:threads"));
   timer_ = std::make_unique<Timer>(times_);
   exe_->set_observer(timer_.get());
   inputs_.resize(static_cast<std::size_t>(T + 2));
@@ -63,6 +68,7 @@ float CpuExecutor::forward(const DlrmBatch& batch, bool training) {
   const DlrmConfig& c = model_.config;
   const std::int64_t n = batch.size(), T = c.tables(), d = c.embedding_dim;
   require(n > 0, "internal: empty DLRM batch");
+  if (threads_ > 0) set_compute_threads(threads_);
   require(static_cast<std::int64_t>(batch.indices.size()) == T &&
               static_cast<std::int64_t>(batch.offsets.size()) == T,
           "the batch has bags for {} tables, the model {}", batch.indices.size(), T);
@@ -87,6 +93,7 @@ float CpuExecutor::forward(const DlrmBatch& batch, bool training) {
   inputs_[T + 1] = batch.target;
   exe_->forward(inputs_, training ? backend::Mode::Train : backend::Mode::Eval);
   last_batch_ = training ? &batch : nullptr;
+  backward_done_ = false;
 
   const Tensor& out = exe_->output(0);
   if (!probabilities_.defined() || probabilities_.dim(0) != n) probabilities_ = Tensor({n, 1});
@@ -112,10 +119,11 @@ void CpuExecutor::backward() {
                                                 model_.config.embedding_dim, table_grads_[t]);
   });
   times_[Component::EmbeddingBags] += sw.seconds();
+  backward_done_ = true;
 }
 
 void CpuExecutor::step(float lr) {
-  if (!last_batch_) fail("internal: DLRM step() needs a backward() first");
+  if (!last_batch_ || !backward_done_) fail("internal: DLRM step() needs a backward() first");
   const graph::ParameterSet& grads = exe_->gradients();
   for (graph::ValueId id : mlp_parameters_) {
     float* w = params_.at(id).f32();
@@ -130,6 +138,7 @@ void CpuExecutor::step(float lr) {
                        [&](std::int64_t t) { model_.tables[t].apply_sgd(table_grads_[t], lr); });
   times_[Component::EmbeddingBags] += sw.seconds();
   last_batch_ = nullptr;
+  backward_done_ = false;
 }
 
 std::unique_ptr<Executor> make_executor(DlrmModel& model, const std::string& backend,

@@ -99,6 +99,8 @@ class CpuExecutor : public Executor {
   std::vector<const float*> grad_inputs_;      // per table: d(loss)/d(its output)
   std::vector<std::string> what_;              // per table: its name in error messages
   const DlrmBatch* last_batch_ = nullptr;
+  bool backward_done_ = false;
+  int threads_ = 0;  // cpu:threads=N, 0: as set by --threads
   Tensor probabilities_;
   std::vector<graph::ValueId> mlp_parameters_;
   ComponentTimes times_;
