@@ -1,6 +1,6 @@
 #pragma once
 // The run directory of `telar dlrm`: metrics.csv (tidy rows: epoch, batch, phase, metric, value)
-// as the run goes, and report.html at the end: the model summary, loss / accuracy / AUC curves,
+// and report.html, written when the run ends: the model summary, loss / accuracy / AUC curves,
 // the time per component (Bottom MLP, EmbeddingBags, Interaction, Top MLP) as a table and a
 // stacked bar, and the result.
 #include <string>
