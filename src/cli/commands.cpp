@@ -10,6 +10,7 @@ int run_eval(const Args& args);
 int run_demo(const Args& args);
 int run_prof(const Args& args);
 int run_sim(const Args& args);
+int run_dlrm(const Args& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -20,6 +21,7 @@ const std::vector<Command>& commands() {
       {"infer", "inference latency and throughput of a model at a batch size", run_infer},
       {"prof", "hardware-counter profiler: list events, run a command under counters, matmul", run_prof},
       {"sim", "simulate an operation on a DNN accelerator (MAERI, TPU mesh; STONNE syntax)", run_sim},
+      {"dlrm", "DLRM recommendation model: train, infer, benchmark (dlrm_s_pytorch.py's flags)", run_dlrm},
   };
   return list;
 }
