@@ -23,6 +23,7 @@
 #include "train/callbacks/profile_callback.hpp"
 #include "train/callbacks/progress_callback.hpp"
 #include "train/checkpoint.hpp"
+#include "train/data/data_loader.hpp"
 #include "train/data/split.hpp"
 #include "train/trainer.hpp"
 
