@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <thread>
 
@@ -11,6 +13,7 @@
 #include "core/log.hpp"
 #include "core/rng.hpp"
 #include "dist/thread_communicator.hpp"
+#include "train/trainer.hpp"
 
 namespace telar::dist {
 
@@ -66,12 +69,20 @@ train::BatchSource& DataParallelWorker::add_eval_data(const train::Dataset& data
 }
 
 void DataParallelWorker::guard(const std::function<void()>& work) {
+  run_guarded(queue_.comm(), fmt::format("worker {} ({})", rank(), worker_.text), work);
+}
+
+void run_guarded(Communicator& comm, const std::string& who, const std::function<void()>& work) {
   try {
     work();
   } catch (const GroupAborted&) {
-    throw;  // another worker failed first and ended the group
+    throw;  // another member failed first and ended the group
+  } catch (const train::NonFiniteLoss&) {
+    throw;  // every member stops at the same step
   } catch (const std::exception& e) {
-    queue_.comm().abort(fmt::format("worker {} ({}) failed: {}", rank(), worker_.text, e.what()));
+    const std::string what = e.what();
+    // An inner guard has already ended the group with the same words.
+    comm.abort(what.rfind(who + " failed: ", 0) == 0 ? what : fmt::format("{} failed: {}", who, what));
     throw;
   }
 }
@@ -249,6 +260,7 @@ nlohmann::json DataParallelWorker::describe() const {
 
 void run_worker_threads(int size, const std::function<void(Communicator&)>& body) {
   ThreadGroup group(size);
+  std::vector<std::exception_ptr> own_errors(static_cast<std::size_t>(size));
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r)
     threads.emplace_back([&, r] {
@@ -257,15 +269,18 @@ void run_worker_threads(int size, const std::function<void(Communicator&)>& body
       } catch (const GroupAborted&) {
         // Another member failed first; its error is the one reported.
       } catch (const std::exception& e) {
+        own_errors[static_cast<std::size_t>(r)] = std::current_exception();
         group.abort(r, e.what());
       } catch (...) {
+        own_errors[static_cast<std::size_t>(r)] = std::current_exception();
         group.abort(r, "unknown error");
       }
     });
   for (auto& t : threads) t.join();
   if (!group.aborted()) return;
-  // The reason the group was ended with: a worker's guard() words it with the worker's
-  // device; a failure outside guard() is the exception's message.
+  if (std::all_of(own_errors.begin(), own_errors.end(), [](const auto& e) { return e != nullptr; }))
+    std::rethrow_exception(own_errors[0]);
+  // The reason the group was ended with: a worker's guard words it with the worker's device.
   const int failed = group.failed_rank();
   const std::string what = group.reason();
   const std::string prefix = fmt::format("worker {} ", failed);

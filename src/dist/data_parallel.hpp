@@ -95,6 +95,12 @@ class DataParallelWorker final : public train::ReplicaGroup {
   std::vector<std::string> rebalances_;
 };
 
+// Runs `work` as member `who` (e.g. "worker 1 (cpu:threads=1)") of the group of `comm`. If it
+// throws, the group is ended first, so the other members stop instead of waiting for this
+// one (with MPI the job ends here), and the error propagates. A non-finite loss is not ended
+// this way: every member meets it at the same step and stops by itself.
+void run_guarded(Communicator& comm, const std::string& who, const std::function<void()>& work);
+
 // The first member failure of a thread group, rethrown by run_worker_threads.
 class WorkerFailed : public Error {
  public:
@@ -105,7 +111,8 @@ class WorkerFailed : public Error {
 // Runs `body(comm)` for each member of a new group of `size` threads. When a member throws,
 // the group is ended (the others' collectives throw GroupAborted instead of waiting) and,
 // after every thread has finished, WorkerFailed is thrown with the first failure: "worker R
-// failed: ...".
+// failed: ...". When every member failed by itself (an error they all meet, such as a
+// non-finite loss), rank 0's exception is rethrown as it is.
 void run_worker_threads(int size, const std::function<void(Communicator&)>& body);
 
 }  // namespace telar::dist
