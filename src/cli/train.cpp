@@ -214,10 +214,17 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
     loop_seconds = loop_clock.seconds();
     test = val_source ? trainer.evaluate(*test_source) : trainer.state().eval;
   };
-  if (worker)
-    worker->guard(body);
-  else
-    body();
+  try {
+    if (worker)
+      worker->guard(body);
+    else
+      body();
+  } catch (const train::NonFiniteLoss&) {
+    throw;  // run.json says so already
+  } catch (const std::exception& e) {
+    if (run) run->write_run_json("train", config, {{"status", fmt::format("failed: {}", e.what())}});
+    throw;
+  }
   const double total_seconds = loop_clock.seconds();
   if (!leader) return;
 
@@ -267,7 +274,7 @@ void train_threads(const Setup& s) {
   for (auto& w : specs) w.device = dist::with_default_threads(w.device, n);
   dist::run_worker_threads(n, [&](dist::Communicator& comm) {
     const dist::WorkerSpec& spec = specs[static_cast<std::size_t>(comm.rank())];
-    dist::run_guarded(comm, fmt::format("worker {} ({})", comm.rank(), spec.text),
+    dist::run_guarded(comm, dist::member_name(comm, spec.text),
                       [&] { train_replica(s, &comm, &spec); });
   });
 }
@@ -283,7 +290,7 @@ void train_mpi(const Setup& s) {
   int local_ranks = 1;
   if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) local_ranks = std::max(1, std::atoi(v));
   spec.device = dist::with_default_threads(spec.device, local_ranks);
-  dist::run_guarded(*comm, fmt::format("rank {} ({})", comm->rank(), spec.text),
+  dist::run_guarded(*comm, dist::member_name(*comm, spec.text),
                     [&] { train_replica(s, comm.get(), &spec); });
 }
 

@@ -69,7 +69,11 @@ train::BatchSource& DataParallelWorker::add_eval_data(const train::Dataset& data
 }
 
 void DataParallelWorker::guard(const std::function<void()>& work) {
-  run_guarded(queue_.comm(), fmt::format("worker {} ({})", rank(), worker_.text), work);
+  run_guarded(queue_.comm(), member_name(queue_.comm(), worker_.text), work);
+}
+
+std::string member_name(const Communicator& comm, const std::string& device) {
+  return fmt::format("{} {} ({})", comm.kind() == "mpi" ? "rank" : "worker", comm.rank(), device);
 }
 
 void run_guarded(Communicator& comm, const std::string& who, const std::function<void()>& work) {

@@ -95,6 +95,9 @@ class DataParallelWorker final : public train::ReplicaGroup {
   std::vector<std::string> rebalances_;
 };
 
+// How messages name a member: "worker 1 (cpu:threads=1)" (threads) or "rank 1 (cpu)" (MPI).
+std::string member_name(const Communicator& comm, const std::string& device);
+
 // Runs `work` as member `who` (e.g. "worker 1 (cpu:threads=1)") of the group of `comm`. If it
 // throws, the group is ended first, so the other members stop instead of waiting for this
 // one (with MPI the job ends here), and the error propagates. A non-finite loss is not ended
