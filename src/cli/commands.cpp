@@ -9,6 +9,8 @@ int run_train(const Args& args);
 int run_eval(const Args& args);
 int run_demo(const Args& args);
 int run_prof(const Args& args);
+int run_energy(const Args& args);
+int run_compare(const Args& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -18,6 +20,8 @@ const std::vector<Command>& commands() {
       {"models", "list the model zoo, or show one model's layers (models show NAME)", run_models},
       {"infer", "inference latency and throughput of a model at a batch size", run_infer},
       {"prof", "hardware-counter profiler: list events, run a command under counters, matmul", run_prof},
+      {"energy", "run a command while sampling energy meters (RAPL, NVML): telar energy -- CMD", run_energy},
+      {"compare", "compare runs: speed-up, parallel efficiency, energy, EDP vs a baseline", run_compare},
   };
   return list;
 }

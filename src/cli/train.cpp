@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <optional>
+#include <set>
 
 #include "backend/backend.hpp"
 #include "cli/data_options.hpp"
@@ -15,6 +17,7 @@
 #include "core/log.hpp"
 #include "core/threads.hpp"
 #include "dist/data_parallel.hpp"
+#include "dist/energy/sampler.hpp"
 #include "dist/mpi_communicator.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"
@@ -63,6 +66,10 @@ struct Setup {
   double bucket_mb = 4.0;
   bool no_overlap = false;
   int warmup_steps = 3;
+  // Energy.
+  bool no_energy = false;
+  double energy_interval_ms = 500.0;
+  std::string powercap_root;
 
   // Resolved.
   train::Dataset train_set, test_set;
@@ -193,11 +200,26 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
               s.epochs, s.batch_size, optimizer->describe(), device);
   }
 
+  // Energy of the devices over the training loop and the final evaluation (start-up and the
+  // warm-up excluded, as the thesis did); on the leader, for its machine.
+  std::unique_ptr<energy::EnergySampler> sampler;
+  if (leader && !s.no_energy) {
+    sampler = energy::make_sampler(s.energy_interval_ms / 1000.0, {s.powercap_root, true});
+    std::set<int> gpus;
+    auto note_gpu = [&](const backend::BackendSpec& d) {
+      if (d.kind == "cuda") gpus.insert(d.target.empty() ? 0 : std::atoi(d.target.c_str()));
+    };
+    if (!comm) note_gpu(backend::parse_backend_spec(s.backend_name));
+    for (const auto& w : s.worker_list.workers) note_gpu(w.device);
+    sampler->set_used_gpus(gpus);
+  }
+
   train::PhaseMetrics test;
   Stopwatch loop_clock;
   double loop_seconds = 0.0;
   auto body = [&] {
     if (worker) worker->start(start.group_state);
+    if (sampler) sampler->start();
     loop_clock.reset();
     try {
       trainer.fit(*train_source, val_source ? val_source : test_source);
@@ -227,6 +249,11 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
   }
   const double total_seconds = loop_clock.seconds();
   if (!leader) return;
+  std::optional<energy::EnergySummary> energy_summary;
+  if (sampler) {
+    energy_summary = sampler->stop();
+    if (energy_summary->measured) sampler->write_csv(run->file("energy.csv"));
+  }
 
   if (profiler) {
     const prof::Profile profile = profiler->finish();
@@ -257,12 +284,14 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
                            {"run_dir", run->path().string()}};
   if (val_source) result["validation"] = metrics_json(trainer.state().eval);
   if (worker) result["data_parallel"] = worker->describe();
+  if (energy_summary) result["energy"] = energy_summary->to_json();
   run->write_run_json("train", config, {{"status", "finished"}, {"result", result}});
   std::cout << fmt::format(
       "{}: test accuracy {:.4f} (loss {:.4f}), train accuracy {:.4f}, {:.1f} s training "
       "({:.0f} samples/s)\nrun directory: {} (report.html, metrics.csv, {})\n",
       s.model.model, test.accuracy, test.loss, trainer.state().train.accuracy, train_seconds,
       samples_per_s, run->path().string(), train::kCheckpointFileName);
+  if (energy_summary && energy_summary->measured) std::cout << energy_summary->format();
   if (s.json) print_json(result);
 }
 
@@ -340,6 +369,12 @@ int run_train(const Args& args) {
   app.add_option("--bn-buffers", s.bn_buffers,
                  "BatchNorm running statistics across workers: average (sample-weighted) | "
                  "broadcast (rank 0's, as DDP)");
+  app.add_option("--energy-interval", s.energy_interval_ms,
+                 "energy meter sampling interval in ms (RAPL, NVML; docs/energy.md)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--no-energy", s.no_energy, "do not measure energy");
+  app.add_option("--powercap-root", s.powercap_root,
+                 "RAPL powercap tree (default $TELAR_POWERCAP_ROOT or /sys/class/powercap)");
   app.add_option("--seed", s.seed, "seed of initialization, data order and dropout");
   app.add_option("--out", s.out, "run directory (default: runs/train-DATE-TIME)");
   app.add_option("--resume", s.resume, "continue the run in this directory from its checkpoint");
