@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Data-parallel training throughput, side by side in one run (bench/dist/README in docs/dist.md):
+#   1. two 1-thread workers vs one 1-thread worker, seed-001 CNN on Fashion-MNIST, same global
+#      batch: throughput ratio (goal >= 1.8x) and final test accuracy after EPOCHS epochs
+#      (goal: within 0.5 percentage points);
+#   2. one worker slowed 4x (cpu:threads=1:slowdown=4) beside a normal one: --balance equal,
+#      auto and dynamic against the ideal, the sum of the two workers' solo throughputs
+#      (goal for auto: >= 90%);
+#   3. (if mpirun exists) two MPI ranks on this machine vs two threads.
+# Every figure is training samples/s (training phases only; the warm-up and evaluation are
+# reported apart), the median of REPEATS runs.
+#   bench/dist/dist_bench.sh [--epochs E] [--batches N] [--batch-size B] [--repeats R] [--skip-accuracy]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+epochs=2 batches=60 batch_size=128 repeats=3 accuracy=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --epochs) epochs=$2; shift 2 ;;
+    --batches) batches=$2; shift 2 ;;
+    --batch-size) batch_size=$2; shift 2 ;;
+    --repeats) repeats=$2; shift 2 ;;
+    --skip-accuracy) accuracy=0; shift ;;
+    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    *) echo "dist_bench.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+telar=${TELAR:-build/release/telar}
+[ -x "$telar" ] || { echo "dist_bench.sh: $telar not built; run scripts/build.sh" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+common=(--model mnist_cnn --data fashion-mnist --batch-size "$batch_size" --momentum 0.9 --lr 0.05
+        --quiet --json --no-energy)
+field() {  # json-line field path... -> value
+  python3 -c "
+import json,sys
+j=json.loads(sys.stdin.read().splitlines()[-1])
+for k in sys.argv[1:]: j=j[k] if not k.isdigit() else j[int(k)]
+print(j)" "$@"
+}
+run() {  # name extra-args... -> writes $tmp/name.N.json
+  local name=$1; shift
+  local n=0
+  while [ -e "$tmp/$name.$n.json" ]; do n=$((n + 1)); done
+  "$telar" train "${common[@]}" --out "$tmp/run-$name-$n" "$@" 2>"$tmp/$name.$n.err" | tail -1 >"$tmp/$name.$n.json" ||
+    { echo "dist_bench.sh: $name failed:" >&2; cat "$tmp/$name.$n.err" >&2; exit 1; }
+}
+median() {  # name field... -> median over repeats
+  local name=$1; shift
+  for f in "$tmp/$name".*.json; do field "$@" <"$f"; done | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
+}
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores" >&2
+
+# 1. Scaling at the same global batch (throughput: limited batches, alternating).
+for r in $(seq "$repeats"); do
+  run one --epochs 1 --limit-batches "$batches" --backend cpu:threads=1
+  run two --epochs 1 --limit-batches "$batches" --workers cpu:threads=1,cpu:threads=1
+done
+# 2. Heterogeneous pair: solo throughputs, then the pair under each balance.
+slow=cpu:threads=1:slowdown=4
+for r in $(seq "$repeats"); do
+  run fast --epochs 1 --limit-batches "$batches" --workers cpu:threads=1
+  run slow --epochs 1 --limit-batches "$((batches / 3))" --workers "$slow"
+  run equal --epochs 1 --limit-batches "$batches" --workers "cpu:threads=1,$slow" --balance equal
+  run auto --epochs 1 --limit-batches "$batches" --workers "cpu:threads=1,$slow" --balance auto
+  run dynamic --epochs 3 --limit-batches "$batches" --workers "cpu:threads=1,$slow" --balance dynamic
+done
+# 3. MPI ranks vs threads.
+mpi=0
+if command -v mpirun >/dev/null && "$telar" --version | grep -q "mpi=yes"; then
+  mpi=1
+  for r in $(seq "$repeats"); do
+    OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
+      mpirun --allow-run-as-root --oversubscribe -np 2 "$telar" train "${common[@]}" --epochs 1 \
+      --limit-batches "$batches" --workers mpi:cpu:threads=1 --out "$tmp/run-mpi-$r" 2>"$tmp/mpi.$r.err" |
+      tail -1 >"$tmp/mpi.$r.json"
+  done
+fi
+# Accuracy after whole epochs, same global batch.
+if [ "$accuracy" = 1 ]; then
+  run acc1 --epochs "$epochs" --backend cpu:threads=1
+  run acc2 --epochs "$epochs" --workers cpu:threads=1,cpu:threads=1
+fi
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+one=$(median one samples_per_s) two=$(median two samples_per_s)
+fast=$(median fast samples_per_s) slow_t=$(median slow samples_per_s)
+equal=$(median equal samples_per_s) auto=$(median auto samples_per_s) dyn=$(median dynamic samples_per_s)
+auto_warm=$(median auto data_parallel warmup_seconds)
+auto_share=$(median auto data_parallel shares 0)
+dyn_share=$(median dynamic data_parallel shares 0)
+mpi_t=""; [ "$mpi" = 1 ] && mpi_t=$(median mpi samples_per_s)
+acc1="" acc2=""
+if [ "$accuracy" = 1 ]; then acc1=$(median acc1 test accuracy); acc2=$(median acc2 test accuracy); fi
+python3 - "$batch_size" "$batches" "$repeats" "$one" "$two" "$fast" "$slow_t" "$equal" "$auto" "$dyn" \
+  "$auto_warm" "$auto_share" "$dyn_share" "$mpi_t" "$acc1" "$acc2" "$epochs" <<'PY'
+import sys
+b, n, r = sys.argv[1:4]
+one, two, fast, slow, equal, auto, dyn, warm, ashare, dshare = map(float, sys.argv[4:14])
+mpi, acc1, acc2, epochs = sys.argv[14], sys.argv[15], sys.argv[16], sys.argv[17]
+print(f"seed-001 CNN on Fashion-MNIST, global batch {b}, training samples/s (median of {r}; {n} batches per run)")
+print(f"{'configuration':<52} {'samples/s':>10} {'ratio':>8}")
+print(f"{'one worker, cpu:threads=1':<52} {one:>10.0f} {1.0:>7.2f}x")
+print(f"{'two workers, cpu:threads=1 x2 (threads)':<52} {two:>10.0f} {two/one:>7.2f}x   goal >= 1.80x")
+if mpi:
+    m = float(mpi)
+    print(f"{'two MPI ranks, cpu:threads=1 each':<52} {m:>10.0f} {m/one:>7.2f}x   ({m/two:.2f} of threads)")
+ideal = fast + slow
+print()
+print(f"{'fast worker alone (cpu:threads=1)':<52} {fast:>10.0f}")
+print(f"{'slow worker alone (cpu:threads=1:slowdown=4)':<52} {slow:>10.0f}   {slow/fast:.3f} of fast")
+print(f"{'ideal pair (sum of the two)':<52} {ideal:>10.0f} {1.0:>7.2f}")
+print(f"{'pair, --balance equal':<52} {equal:>10.0f} {equal/ideal:>7.1%} of ideal")
+print(f"{'pair, --balance auto':<52} {auto:>10.0f} {auto/ideal:>7.1%} of ideal   goal >= 90%  (share of fast {ashare:.3f}, warm-up {warm:.1f} s)")
+print(f"{'pair, --balance dynamic (3 epochs)':<52} {dyn:>10.0f} {dyn/ideal:>7.1%} of ideal   (final share of fast {dshare:.3f})")
+if acc1:
+    a1, a2 = float(acc1), float(acc2)
+    print()
+    print(f"test accuracy after {epochs} epochs: one worker {a1:.4f}, two workers {a2:.4f}, "
+          f"difference {abs(a1-a2)*100:.2f} pp (goal <= 0.5 pp)")
+PY
