@@ -49,10 +49,10 @@ std::vector<std::unique_ptr<EnergyMeter>> open_meters(const MeterOptions& option
   if (options.nvml)
     if (auto nvml = open_nvml(why_nvml)) meters.push_back(std::move(nvml));
   if (meters.empty()) {
-    notes.push_back(fmt::format("energy: no meter on this machine ({}; {}); energy is not measured",
-                                why_rapl, options.nvml ? why_nvml : "NVML not asked for"));
+    notes.push_back(fmt::format("no meter on this machine ({}; {})", why_rapl,
+                                options.nvml ? why_nvml : "NVML not asked for"));
   } else if (!why_rapl.empty() && why_rapl.find("root only") != std::string::npos) {
-    notes.push_back("energy: " + why_rapl);
+    notes.push_back(why_rapl);
   }
   return meters;
 }
@@ -252,7 +252,7 @@ EnergySummary EnergySummary::from_json(const nlohmann::json& j) {
 }
 
 std::string EnergySummary::format() const {
-  if (!measured) return fmt::format("energy: not measured ({})\n", note);
+  if (!measured) return fmt::format("energy: not measured: {}\n", note);
   std::string out = fmt::format("energy over {:.1f} s ({} readings):\n", seconds, samples);
   for (const DeviceEnergy& d : devices)
     out += fmt::format("  {:<12} {:>12.1f} J {:>9.2f} W{}{}\n", d.domain.name, d.joules, d.mean_watts,
@@ -268,7 +268,9 @@ std::string EnergySummary::format() const {
 std::unique_ptr<EnergySampler> make_sampler(double interval_seconds, const MeterOptions& options) {
   std::vector<std::string> notes;
   auto meters = open_meters(options, notes);
-  for (const std::string& n : notes) log::notice_once("energy-meters", n);
+  for (const std::string& n : notes)
+    log::notice_once("energy-meters", fmt::format("energy: {}{}", n,
+                                                  meters.empty() ? "; energy is not measured" : ""));
   return std::make_unique<EnergySampler>(std::move(meters), interval_seconds,
                                          notes.empty() ? "" : notes.front());
 }
