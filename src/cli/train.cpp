@@ -423,7 +423,12 @@ int run_train(const Args& args) {
       fail("--bn-buffers {}: use average or broadcast", s.bn_buffers);
     s.dp.warmup_steps = s.warmup_steps;
     if (!s.worker_list.mpi) {
-      s.dp.balance.initial_shares(static_cast<int>(s.worker_list.workers.size()));  // checks
+      const auto n = static_cast<std::int64_t>(s.worker_list.workers.size());
+      s.dp.balance.initial_shares(static_cast<int>(n));  // checks
+      require(s.batch_size >= n,
+              "--batch-size {} is the global batch; it must give each of the {} workers at least "
+              "one sample",
+              s.batch_size, n);
       for (const auto& w : s.worker_list.workers)  // a bad device fails here, not in a thread
         if (w.device.kind != "cpu")
           fail("--workers {}: worker '{}' needs the {} backend, which is not built into this "

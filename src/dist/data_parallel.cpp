@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -120,43 +120,58 @@ void DataParallelWorker::broadcast_parameters() {
 
 std::vector<double> DataParallelWorker::measure_throughputs() {
   Stopwatch total;
-  // This worker's first batch at equal shares: its usual size, and real samples.
-  const train::Batch& first = train_->batch(0, 0);
-  std::vector<Tensor> inputs = {first.images, first.labels};
   // Warm-up passes change BatchNorm running statistics: put them back afterwards.
   std::vector<std::pair<graph::ValueId, Tensor>> saved;
   for (graph::ValueId b : graph_.buffers())
     if (params_.has(b)) saved.emplace_back(b, params_.at(b).clone());
-  double seconds = 0.0;
-  if (first.size > 0) {
-    backend::Executable& local = replica_->local();
-    Tensor seed(Shape{});
-    seed.f32()[0] = 1.0f;
-    std::vector<Tensor> grads = {Tensor(), seed};
-    auto step = [&] {
-      local.forward(inputs, backend::Mode::Train);
-      local.backward(grads);
-    };
-    step();  // plans and caches
-    Stopwatch sw;
-    for (int i = 0; i < options_.warmup_steps; ++i) step();
-    seconds = sw.seconds();
+  backend::Executable& local = replica_->local();
+  Tensor seed(Shape{});
+  seed.f32()[0] = 1.0f;
+  const std::vector<Tensor> grads = {Tensor(), seed};
+  // One round: this worker's first batch under the current shares (its usual size, real
+  // samples), one untimed step (plans, caches), then the timed ones; every worker's samples/s
+  // (0: a worker with nothing to time).
+  auto round = [&] {
+    const train::Batch& first = train_->batch(0, 0);
+    const std::vector<Tensor> inputs = {first.images, first.labels};
+    double seconds = 0.0;
+    if (first.size > 0) {
+      auto step = [&] {
+        local.forward(inputs, backend::Mode::Train);
+        local.backward(grads);
+      };
+      step();
+      Stopwatch sw;
+      for (int i = 0; i < options_.warmup_steps; ++i) step();
+      seconds = sw.seconds();
+    }
+    std::vector<double> thr(static_cast<std::size_t>(size()), 0.0);
+    if (seconds > 0)
+      thr[static_cast<std::size_t>(rank())] =
+          static_cast<double>(first.size * options_.warmup_steps) / seconds;
+    sum(thr);
+    return thr;
+  };
+  // Round 1 at equal parts; round 2 again at the parts round 1 suggests, since a worker's
+  // speed per sample depends on its batch size (small batches use a device less well).
+  std::vector<double> thr = round();
+  bool complete = true;
+  for (double t : thr) complete = complete && t > 0;
+  if (complete) {
+    apply_shares(normalize_shares(thr));
+    const std::vector<double> again = round();
+    for (std::size_t q = 0; q < thr.size(); ++q)
+      if (again[q] > 0) thr[q] = again[q];
   }
   for (auto& [id, t] : saved) params_.at(id).copy_from(t);
   replica_->parameters_updated();
-  std::vector<double> thr(static_cast<std::size_t>(size()), 0.0);
-  if (seconds > 0)
-    thr[static_cast<std::size_t>(rank())] =
-        static_cast<double>(first.size * options_.warmup_steps) / seconds;
-  sum(thr);
   warmup_seconds_ = total.seconds();
-  for (double t : thr)
-    if (!(t > 0)) {
-      if (leader())
-        log::warn("balance {}: a worker had no warm-up data to time; shares stay equal",
-                  options_.balance.text);
-      return std::vector<double>(static_cast<std::size_t>(size()), 1.0);
-    }
+  if (!complete) {
+    if (leader())
+      log::warn("balance {}: a worker had no warm-up data to time; shares stay equal",
+                options_.balance.text);
+    return std::vector<double>(static_cast<std::size_t>(size()), 1.0);
+  }
   return thr;
 }
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
-#include <regex>
+#include <optional>
 
 #include "core/error.hpp"
 
@@ -29,6 +29,21 @@ std::string read_line(const fs::path& file) {
   std::string line;
   std::getline(in, line);
   return line;
+}
+
+// "intel-rapl:N" -> package N; "intel-rapl:N:M" -> package N (a part of it); else nothing.
+std::optional<int> zone_package(const std::string& name) {
+  const std::string prefix = "intel-rapl:";
+  if (name.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::string rest = name.substr(prefix.size());
+  const auto colon = rest.find(':');
+  const std::string package = rest.substr(0, colon);
+  auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() < 6 && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (!digits(package)) return std::nullopt;
+  if (colon != std::string::npos && !digits(rest.substr(colon + 1))) return std::nullopt;
+  return std::stoi(package);
 }
 
 struct Zone {
@@ -76,14 +91,13 @@ std::unique_ptr<EnergyMeter> open_rapl(const fs::path& root, std::string& why) {
     why = fmt::format("no powercap tree at {}", root.string());
     return nullptr;
   }
-  static const std::regex zone_name(R"(intel-rapl:(\d+)(?::(\d+))?)");
   std::vector<fs::path> dirs;
   for (const auto& entry : fs::directory_iterator(root, ec))
-    if (std::regex_match(entry.path().filename().string(), zone_name)) dirs.push_back(entry.path());
+    if (zone_package(entry.path().filename().string())) dirs.push_back(entry.path());
   // Sub-zones also appear inside their package's folder (the real sysfs layout links them).
   for (const fs::path& d : std::vector<fs::path>(dirs))
     for (const auto& entry : fs::directory_iterator(d, ec))
-      if (std::regex_match(entry.path().filename().string(), zone_name)) dirs.push_back(entry.path());
+      if (zone_package(entry.path().filename().string())) dirs.push_back(entry.path());
   std::sort(dirs.begin(), dirs.end(), [](const fs::path& a, const fs::path& b) {
     return a.filename().string() < b.filename().string();
   });
@@ -97,10 +111,7 @@ std::unique_ptr<EnergyMeter> open_rapl(const fs::path& root, std::string& why) {
   std::vector<Zone> zones;
   int unreadable = 0;
   for (const fs::path& d : dirs) {
-    std::smatch m;
-    const std::string base = d.filename().string();
-    std::regex_match(base, m, zone_name);
-    const int package = std::stoi(m[1].str());
+    const int package = *zone_package(d.filename().string());
     const std::string name = read_line(d / "name");
     Zone z;
     z.dir = d;
