@@ -11,10 +11,11 @@
 # reported apart), the best of REPEATS alternating runs: other processes on a shared machine
 # only ever slow a run down. The "capacity" row runs two independent 1-thread trainings at
 # once: what the machine gives two threads at that moment (1.0x on a saturated machine).
-#   bench/dist/dist_bench.sh [--epochs E] [--batches N] [--batch-size B] [--repeats R] [--skip-accuracy]
+#   bench/dist/dist_bench.sh [--epochs E] [--batches N] [--batch-size B] [--repeats R]
+#                            [--skip-accuracy] [--skip-hetero]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-epochs=2 batches=60 batch_size=128 repeats=3 accuracy=1
+epochs=2 batches=60 batch_size=128 repeats=3 accuracy=1 hetero=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --epochs) epochs=$2; shift 2 ;;
@@ -22,7 +23,8 @@ while [ $# -gt 0 ]; do
     --batch-size) batch_size=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --skip-accuracy) accuracy=0; shift ;;
-    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    --skip-hetero) hetero=0; shift ;;
+    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
     *) echo "dist_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -77,6 +79,7 @@ done
 # 2. Heterogeneous pair: solo throughputs, then the pair under each balance.
 slow=cpu:threads=1:slowdown=4
 for r in $(seq "$repeats"); do
+  [ "$hetero" = 1 ] || break
   run fast --epochs 1 --limit-batches "$batches" --workers cpu:threads=1
   run slow --epochs 1 --limit-batches "$((batches / 3))" --workers "$slow"
   run equal --epochs 1 --limit-batches "$batches" --workers "cpu:threads=1,$slow" --balance equal
@@ -103,12 +106,15 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 one=$(best one samples_per_s) two=$(best two samples_per_s)
 cap=$(sort -g "$tmp"/cap.*.txt | tail -1)
-fast=$(best fast samples_per_s) slow_t=$(best slow samples_per_s)
-equal=$(best equal samples_per_s) auto=$(best auto samples_per_s) dyn=$(best dynamic samples_per_s)
-auto_warm=$(median auto data_parallel warmup_seconds)
-auto_share=$(median auto data_parallel shares 0)
-dyn_share=$(median dynamic data_parallel shares 0)
-dyn_last=$(for f in "$tmp"/dynamic.*.json; do field epoch_seconds 2 <"$f"; done | sort -g | head -1)
+fast=0 slow_t=0 equal=0 auto=0 dyn=0 auto_warm=0 auto_share=0 dyn_share=0 dyn_last=1
+if [ "$hetero" = 1 ]; then
+  fast=$(best fast samples_per_s) slow_t=$(best slow samples_per_s)
+  equal=$(best equal samples_per_s) auto=$(best auto samples_per_s) dyn=$(best dynamic samples_per_s)
+  auto_warm=$(median auto data_parallel warmup_seconds)
+  auto_share=$(median auto data_parallel shares 0)
+  dyn_share=$(median dynamic data_parallel shares 0)
+  dyn_last=$(for f in "$tmp"/dynamic.*.json; do field epoch_seconds 2 <"$f"; done | sort -g | head -1)
+fi
 mpi_t=""; [ "$mpi" = 1 ] && mpi_t=$(best mpi samples_per_s)
 acc1="" acc2=""
 if [ "$accuracy" = 1 ]; then acc1=$(median acc1 test accuracy); acc2=$(median acc2 test accuracy); fi
@@ -128,14 +134,15 @@ if mpi:
     m = float(mpi)
     print(f"{'two MPI ranks, cpu:threads=1 each':<52} {m:>10.0f} {m/one:>7.2f}x   ({m/two:.2f} of threads)")
 ideal = fast + slow
-print()
-print(f"{'fast worker alone (cpu:threads=1)':<52} {fast:>10.0f}")
-print(f"{'slow worker alone (cpu:threads=1:slowdown=4)':<52} {slow:>10.0f}   {slow/fast:.3f} of fast")
-print(f"{'ideal pair (sum of the two)':<52} {ideal:>10.0f} {1.0:>7.2f}")
-print(f"{'pair, --balance equal':<52} {equal:>10.0f} {equal/ideal:>7.1%} of ideal")
-print(f"{'pair, --balance auto':<52} {auto:>10.0f} {auto/ideal:>7.1%} of ideal   goal >= 90%  (share of fast {ashare:.3f}, warm-up {warm:.1f} s)")
-print(f"{'pair, --balance dynamic (3 epochs)':<52} {dyn:>10.0f} {dyn/ideal:>7.1%} of ideal   (final share of fast {dshare:.3f})")
-print(f"{'pair, --balance dynamic, third epoch':<52} {dyn_last:>10.0f} {dyn_last/ideal:>7.1%} of ideal")
+if ideal > 0:
+    print()
+    print(f"{'fast worker alone (cpu:threads=1)':<52} {fast:>10.0f}")
+    print(f"{'slow worker alone (cpu:threads=1:slowdown=4)':<52} {slow:>10.0f}   {slow/fast:.3f} of fast")
+    print(f"{'ideal pair (sum of the two)':<52} {ideal:>10.0f} {1.0:>7.2f}")
+    print(f"{'pair, --balance equal':<52} {equal:>10.0f} {equal/ideal:>7.1%} of ideal")
+    print(f"{'pair, --balance auto':<52} {auto:>10.0f} {auto/ideal:>7.1%} of ideal   goal >= 90%  (share of fast {ashare:.3f}, warm-up {warm:.1f} s)")
+    print(f"{'pair, --balance dynamic (3 epochs)':<52} {dyn:>10.0f} {dyn/ideal:>7.1%} of ideal   (final share of fast {dshare:.3f})")
+    print(f"{'pair, --balance dynamic, third epoch':<52} {dyn_last:>10.0f} {dyn_last/ideal:>7.1%} of ideal")
 if acc1:
     a1, a2 = float(acc1), float(acc2)
     print()

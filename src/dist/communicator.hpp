@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -33,9 +34,19 @@ class Communicator {
   // Copies `bytes` of member `root` into every other member's `bytes` (same length on all).
   virtual void broadcast(std::span<std::byte> bytes, int root) = 0;
 
+  // The weighted mean over the members, in place: each member passes the same number of parts
+  // of the same lengths and its weight w (>= 0); every member's parts become
+  //   sum_q w_q x_q / sum_q w_q   (0 when every weight is 0; a member of weight 0 is never read)
+  // bitwise the same on every member; returns sum_q w_q. This implementation packs the parts
+  // into one vector for all_reduce_sum; members that share memory read each other's directly.
+  virtual double all_reduce_weighted_mean(std::span<const std::span<float>> parts, float weight);
+
   // Ends the group because this member failed with `reason`: the other members' collectives
   // throw GroupAborted. For MPI this ends the whole job (MPI_Abort) and does not return.
   virtual void abort(const std::string& reason) = 0;
+
+ private:
+  std::vector<float> packed_;  // all_reduce_weighted_mean's buffer, kept between calls
 };
 
 }  // namespace telar::dist

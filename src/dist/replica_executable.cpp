@@ -1,8 +1,5 @@
 #include "dist/replica_executable.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 #include "core/clock.hpp"
 #include "core/error.hpp"
 
@@ -29,39 +26,30 @@ ReplicaExecutable::ReplicaExecutable(std::unique_ptr<backend::Executable> inner,
   for (graph::ValueId p : g.parameters())  // never read: zero gradients, last bucket
     if (first_reader[static_cast<std::size_t>(p)] < 0) order.push_back(p);
 
+  graph::ParameterSet& grads = inner_->gradients();
   Bucket current;
-  current.header = 1;  // bucket 0 carries the worker's sample count
-  std::size_t bytes = 0;
   graph::NodeId last_node = -1;
   auto close = [&](graph::NodeId ready_node) {
-    current.flat.assign(current.header + (current.entries.empty()
-                                              ? 0
-                                              : current.entries.back().offset +
-                                                    current.entries.back().count - current.header),
-                        0.0f);
     if (ready_node >= 0) ready_after_node_[static_cast<std::size_t>(ready_node)].push_back(buckets_.size());
     buckets_.push_back(std::move(current));
     current = Bucket{};
-    bytes = 0;
   };
   for (graph::ValueId p : order) {
-    const std::size_t count = static_cast<std::size_t>(params_.at(p).numel());
-    const std::size_t offset = current.entries.empty()
-                                   ? current.header
-                                   : current.entries.back().offset + current.entries.back().count;
-    current.entries.push_back({p, offset, count});
-    bytes += count * sizeof(float);
+    Tensor& grad = grads.at(p);
+    current.parts.emplace_back(grad.f32(), static_cast<std::size_t>(grad.numel()));
+    current.bytes += grad.nbytes();
     last_node = first_reader[static_cast<std::size_t>(p)];
-    if (bytes >= options_.bucket_bytes) close(last_node);
+    if (current.bytes >= options_.bucket_bytes) close(last_node);
   }
-  if (!current.entries.empty() || buckets_.empty()) close(last_node);
-  // A trailing bucket that holds never-read parameters is launched after the backward pass.
+  // The last bucket (with any never-read parameters) goes after the backward pass.
+  if (!current.parts.empty() || buckets_.empty()) close(-1);
 
   for (graph::ValueId b : g.buffers())
-    if (params_.has(b) && params_.at(b).dtype() == DType::F32) buffer_ids_.push_back(b);
-  std::size_t buffer_count = 1;  // + the sample count, for the weighted average
-  for (graph::ValueId b : buffer_ids_) buffer_count += static_cast<std::size_t>(params_.at(b).numel());
-  buffer_flat_.assign(buffer_count, 0.0f);
+    if (params_.has(b) && params_.at(b).dtype() == DType::F32) {
+      buffer_ids_.push_back(b);
+      Tensor& t = params_.at(b);
+      buffer_parts_.emplace_back(t.f32(), static_cast<std::size_t>(t.numel()));
+    }
 }
 
 void ReplicaExecutable::forward(std::span<const Tensor> inputs, backend::Mode mode) {
@@ -117,60 +105,20 @@ void ReplicaExecutable::backward(std::span<const Tensor> output_grads) {
 void ReplicaExecutable::launch(std::size_t k) {
   buckets_[k].launched = true;
   const float weight = empty_step_ ? 0.0f : static_cast<float>(local_samples_);
-  queue_.submit([this, k, weight] { exchange(buckets_[k], weight); });
+  queue_.submit([this, k, weight] {
+    queue_.comm().all_reduce_weighted_mean(buckets_[k].parts, weight);
+  });
 }
 
-// Runs on the collective thread. Bucket 0 always runs first, so the group's sample count is
-// known before any other bucket is scaled back.
-void ReplicaExecutable::exchange(Bucket& bucket, float weight) {
-  graph::ParameterSet& grads = inner_->gradients();
-  float* flat = bucket.flat.data();
-  for (const Entry& e : bucket.entries) {
-    float* dst = flat + e.offset;
-    if (weight == 0.0f) {
-      std::fill_n(dst, e.count, 0.0f);  // never read: may hold stale or non-finite values
-    } else {
-      const float* g = grads.at(e.id).f32();
-      for (std::size_t i = 0; i < e.count; ++i) dst[i] = g[i] * weight;
-    }
-  }
-  if (bucket.header) flat[0] = weight;
-  queue_.comm().all_reduce_sum(std::span<float>(bucket.flat));
-  if (bucket.header) group_samples_ = flat[0];
-  const float scale = group_samples_ > 0.0f ? 1.0f / group_samples_ : 0.0f;
-  for (const Entry& e : bucket.entries) {
-    float* g = grads.at(e.id).f32();
-    const float* src = flat + e.offset;
-    for (std::size_t i = 0; i < e.count; ++i) g[i] = src[i] * scale;
-  }
-}
-
+// Runs on the collective thread, after the gradient buckets.
 void ReplicaExecutable::sync_buffers(float weight) {
-  if (options_.buffers == BufferSync::Broadcast) {
-    for (graph::ValueId id : buffer_ids_) {
-      Tensor& t = params_.at(id);
-      queue_.comm().broadcast(std::span<std::byte>(static_cast<std::byte*>(t.raw()), t.nbytes()), 0);
-    }
+  if (options_.buffers == BufferSync::Average) {
+    queue_.comm().all_reduce_weighted_mean(buffer_parts_, weight);
     return;
   }
-  float* flat = buffer_flat_.data();
-  flat[0] = weight;
-  std::size_t offset = 1;
-  for (graph::ValueId id : buffer_ids_) {
-    const Tensor& t = params_.at(id);
-    const float* v = t.f32();
-    for (std::int64_t i = 0; i < t.numel(); ++i) flat[offset + static_cast<std::size_t>(i)] = v[i] * weight;
-    offset += static_cast<std::size_t>(t.numel());
-  }
-  queue_.comm().all_reduce_sum(std::span<float>(buffer_flat_));
-  if (flat[0] <= 0.0f) return;
-  const float scale = 1.0f / flat[0];
-  offset = 1;
   for (graph::ValueId id : buffer_ids_) {
     Tensor& t = params_.at(id);
-    float* v = t.f32();
-    for (std::int64_t i = 0; i < t.numel(); ++i) v[i] = flat[offset + static_cast<std::size_t>(i)] * scale;
-    offset += static_cast<std::size_t>(t.numel());
+    queue_.comm().broadcast(std::span<std::byte>(static_cast<std::byte*>(t.raw()), t.nbytes()), 0);
   }
 }
 

@@ -5,11 +5,10 @@
 // Gradients are grouped into buckets in the order the backward pass finishes them (the last
 // layers first); a bucket is handed to the worker's collective thread as soon as its last
 // gradient is written, so the all-reduce of late layers overlaps with the backward pass of
-// early ones. Each worker scales its mean gradient by its number of samples b before the sum
-// and every worker divides the sum by the group's total, which travels in the first bucket:
-// the result is the sample-weighted mean  sum_r b_r g_r / sum_r b_r,  the gradient one worker
-// would compute on the whole global batch, whatever the split. A worker whose part of the
-// global batch is empty still takes part, with weight zero.
+// early ones. Each bucket's exchange is a weighted mean with the worker's number of samples b
+// as its weight: the result is  sum_r b_r g_r / sum_r b_r,  the gradient one worker would
+// compute on the whole global batch, whatever the split. A worker whose part of the global
+// batch is empty still takes part, with weight zero.
 //
 // BatchNorm layers normalise with the statistics of the worker's own batch (as DDP without
 // SyncBatchNorm). Their running statistics, which evaluation uses, are made the same on every
@@ -18,6 +17,7 @@
 // values (DDP's broadcast_buffers).
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "backend/executable.hpp"
@@ -57,21 +57,14 @@ class ReplicaExecutable final : public backend::Executable, private backend::Nod
   std::pair<double, std::int64_t> take_compute_stats();
 
  private:
-  struct Entry {
-    graph::ValueId id;
-    std::size_t offset;  // in the bucket's flat buffer
-    std::size_t count;
-  };
   struct Bucket {
-    std::vector<Entry> entries;
-    std::vector<float> flat;  // [header (bucket 0: the sample count)] + gradients
-    std::size_t header = 0;
+    std::vector<std::span<float>> parts;  // the gradients, in the executable's tensors
+    std::size_t bytes = 0;
     bool launched = false;
   };
   void on_node_begin(const graph::Node& node, backend::Pass pass) override;
   void on_node_end(const graph::Node& node, backend::Pass pass) override;
   void launch(std::size_t bucket);
-  void exchange(Bucket& bucket, float weight);
   void sync_buffers(float weight);
 
   std::unique_ptr<backend::Executable> inner_;
@@ -81,12 +74,11 @@ class ReplicaExecutable final : public backend::Executable, private backend::Nod
   std::vector<Bucket> buckets_;
   std::vector<std::vector<std::size_t>> ready_after_node_;  // by NodeId: buckets complete there
   std::vector<graph::ValueId> buffer_ids_;                  // f32 buffers (running statistics)
-  std::vector<float> buffer_flat_;
+  std::vector<std::span<float>> buffer_parts_;
   std::vector<Tensor> empty_outputs_;
   bool empty_step_ = false;
   bool training_step_ = false;
   std::int64_t local_samples_ = 0;
-  float group_samples_ = 0.0f;  // written by the collective thread (bucket 0), read by it
   std::int64_t forward_start_ns_ = 0;
   double compute_seconds_ = 0.0;
   std::int64_t compute_samples_ = 0;

@@ -27,6 +27,47 @@ class ThreadCommunicator final : public Communicator {
 
   void abort(const std::string& reason) override { group_.abort(rank_, reason); }
 
+  // Zero-copy: member r computes slice r of the concatenated parts straight from every
+  // member's tensors and writes the result into all of them (no packing, one pass).
+  double all_reduce_weighted_mean(std::span<const std::span<float>> parts, float weight) override {
+    const int n = size();
+    ThreadGroup::Registration& mine = group_.registrations_[static_cast<std::size_t>(rank_)];
+    mine.parts = parts;
+    mine.weight = weight;
+    group_.arrive_and_wait();
+    float total = 0.0f;  // in rank order, as every member
+    for (int q = 0; q < n; ++q) total += group_.registrations_[static_cast<std::size_t>(q)].weight;
+    const float scale = total > 0.0f ? 1.0f / total : 0.0f;
+    std::size_t len = 0;
+    for (const auto& p : parts) len += p.size();
+    const std::size_t per = (len + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n);
+    const std::size_t begin = std::min(len, per * static_cast<std::size_t>(rank_));
+    const std::size_t end = std::min(len, begin + per);
+    // Walk the parts that overlap [begin, end).
+    std::size_t part = 0, base = 0;
+    while (part < parts.size() && base + parts[part].size() <= begin) base += parts[part++].size();
+    for (std::size_t i = begin; i < end; ++part) {
+      const std::size_t from = i - base, to = std::min(parts[part].size(), end - base);
+      for (std::size_t k = from; k < to; ++k) {
+        float sum = 0.0f;
+        bool first = true;
+        for (int q = 0; q < n; ++q) {
+          const ThreadGroup::Registration& r = group_.registrations_[static_cast<std::size_t>(q)];
+          if (r.weight == 0.0f) continue;
+          const float v = r.parts[part][k] * r.weight;
+          sum = first ? v : sum + v;
+          first = false;
+        }
+        const float mean = sum * scale;
+        for (int q = 0; q < n; ++q) group_.registrations_[static_cast<std::size_t>(q)].parts[part][k] = mean;
+      }
+      i = base + to;
+      base += parts[part].size();
+    }
+    group_.arrive_and_wait();
+    return total;
+  }
+
  private:
   template <typename T>
   void reduce(std::span<T> values) {
@@ -53,6 +94,7 @@ class ThreadCommunicator final : public Communicator {
 ThreadGroup::ThreadGroup(int size) : size_(size) {
   require(size >= 1, "a worker group needs at least one member, got {}", size);
   slots_.assign(static_cast<std::size_t>(size), nullptr);
+  registrations_.assign(static_cast<std::size_t>(size), Registration{});
   for (int r = 0; r < size; ++r) members_.push_back(std::make_unique<ThreadCommunicator>(*this, r));
 }
 

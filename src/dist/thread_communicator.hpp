@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ class ThreadGroup {
   int size_;
   std::vector<std::unique_ptr<Communicator>> members_;
   std::vector<void*> slots_;  // each member's buffer for the collective in progress
+  struct Registration {
+    std::span<const std::span<float>> parts;
+    float weight = 0.0f;
+  };
+  std::vector<Registration> registrations_;  // all_reduce_weighted_mean in progress
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   int arrived_ = 0;
