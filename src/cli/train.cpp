@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <set>
 
@@ -66,6 +65,7 @@ struct Setup {
   double bucket_mb = 4.0;
   bool no_overlap = false;
   int warmup_steps = 3;
+  double warmup_seconds = 1.0;
   // Energy.
   bool no_energy = false;
   double energy_interval_ms = 500.0;
@@ -364,7 +364,11 @@ int run_train(const Args& args) {
   app.add_option("--bucket-mb", s.bucket_mb, "gradient all-reduce bucket size in MiB");
   app.add_flag("--no-overlap", s.no_overlap,
                "all-reduce after the backward pass instead of during it");
-  app.add_option("--warmup-steps", s.warmup_steps, "timed warm-up steps of --balance auto|dynamic")
+  app.add_option("--warmup-seconds", s.warmup_seconds,
+                 "warm-up of --balance auto|dynamic: all workers train this long at once, in "
+                 "each of two rounds")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup-steps", s.warmup_steps, "... and at least this many steps each")
       ->check(CLI::PositiveNumber);
   app.add_option("--bn-buffers", s.bn_buffers,
                  "BatchNorm running statistics across workers: average (sample-weighted) | "
@@ -422,6 +426,7 @@ int run_train(const Args& args) {
     else
       fail("--bn-buffers {}: use average or broadcast", s.bn_buffers);
     s.dp.warmup_steps = s.warmup_steps;
+    s.dp.warmup_seconds = s.warmup_seconds;
     if (!s.worker_list.mpi) {
       const auto n = static_cast<std::int64_t>(s.worker_list.workers.size());
       s.dp.balance.initial_shares(static_cast<int>(n));  // checks
@@ -440,7 +445,7 @@ int run_train(const Args& args) {
     }
   } else {
     for (const char* o : {"--balance", "--shard", "--bucket-mb", "--no-overlap", "--warmup-steps",
-                          "--bn-buffers"})
+                          "--warmup-seconds", "--bn-buffers"})
       require(app.count(o) == 0, "{} sets up data-parallel training; it needs --workers", o);
     backend::parse_backend_spec(s.backend_name);
   }

@@ -129,26 +129,32 @@ std::vector<double> DataParallelWorker::measure_throughputs() {
   seed.f32()[0] = 1.0f;
   const std::vector<Tensor> grads = {Tensor(), seed};
   // One round: this worker's first batch under the current shares (its usual size, real
-  // samples), one untimed step (plans, caches), then the timed ones; every worker's samples/s
-  // (0: a worker with nothing to time).
+  // samples), one untimed step (plans, caches); then all workers train at once for the same
+  // wall time (at least warmup_steps steps each), so the measurement sees the contention of
+  // the real run; every worker's samples/s (0: a worker with nothing to time).
   auto round = [&] {
     const train::Batch& first = train_->batch(0, 0);
     const std::vector<Tensor> inputs = {first.images, first.labels};
+    auto step = [&] {
+      local.forward(inputs, backend::Mode::Train);
+      local.backward(grads);
+    };
+    if (first.size > 0) step();
+    std::vector<double> ready(1, 0.0);
+    sum(ready);  // start together
     double seconds = 0.0;
+    std::int64_t steps = 0;
     if (first.size > 0) {
-      auto step = [&] {
-        local.forward(inputs, backend::Mode::Train);
-        local.backward(grads);
-      };
-      step();
       Stopwatch sw;
-      for (int i = 0; i < options_.warmup_steps; ++i) step();
+      while (steps < options_.warmup_steps || sw.seconds() < options_.warmup_seconds) {
+        step();
+        ++steps;
+      }
       seconds = sw.seconds();
     }
     std::vector<double> thr(static_cast<std::size_t>(size()), 0.0);
     if (seconds > 0)
-      thr[static_cast<std::size_t>(rank())] =
-          static_cast<double>(first.size * options_.warmup_steps) / seconds;
+      thr[static_cast<std::size_t>(rank())] = static_cast<double>(first.size * steps) / seconds;
     sum(thr);
     return thr;
   };

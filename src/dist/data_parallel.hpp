@@ -29,7 +29,10 @@ struct DataParallelOptions {
   Balance balance;
   ShardMode shard = ShardMode::Interleaved;
   ReplicaOptions replica;
-  int warmup_steps = 3;        // timed warm-up steps of auto/dynamic (after one untimed)
+  // The warm-up of auto/dynamic: every worker trains (without updating) for this long at
+  // once, at least warmup_steps timed steps (after one untimed), in each of two rounds.
+  double warmup_seconds = 1.0;
+  int warmup_steps = 3;
   bool check_replicas = true;  // compare parameter checksums after every epoch
 };
 

@@ -169,6 +169,7 @@ TEST(DataParallel, AutoBalanceMeasuresASlowedWorker) {
     graph::ParameterSet params = graph::ParameterSet::initialize(g, 1);
     dist::DataParallelOptions o;
     o.balance = dist::Balance::parse("auto");
+    o.warmup_seconds = 0.2;
     const std::string spec = comm.rank() == 1 ? "cpu:threads=1:slowdown=8" : "cpu:threads=1";
     dist::DataParallelWorker worker(comm, dist::parse_workers(spec).workers[0], g, params, o, 0);
     worker.set_train_data(data(), all(61), 16, 7);

@@ -130,7 +130,8 @@ TEST(DistE2E, DynamicBalanceAndContiguousShardsRun) {
   const std::string root = fresh_temp_dir("dist_dyn");
   auto r = run_telar(with(base(root + "/dyn", 2),
                           {"--workers", "cpu:threads=1,cpu:threads=1:slowdown=3", "--balance",
-                           "dynamic", "--shard", "contiguous", "--warmup-steps", "2"}));
+                           "dynamic", "--shard", "contiguous", "--warmup-steps", "2",
+                           "--warmup-seconds", "0.2"}));
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = last_json(r);
   const auto& dp = j["data_parallel"];
