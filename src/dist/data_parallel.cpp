@@ -213,6 +213,14 @@ void DataParallelWorker::sum(std::span<double> values) {
 
 void DataParallelWorker::end_epoch(int epoch) {
   const auto [seconds, samples] = replica_->take_compute_stats();
+  {
+    // Every worker's compute time (the rest of a step is exchange and waiting), for run.json.
+    std::vector<double> all(static_cast<std::size_t>(size()), 0.0);
+    all[static_cast<std::size_t>(rank())] = seconds;
+    sum(all);
+    compute_seconds_.resize(all.size(), 0.0);
+    for (std::size_t q = 0; q < all.size(); ++q) compute_seconds_[q] += all[q];
+  }
   if (options_.balance.kind == Balance::Kind::Dynamic) {
     // [throughput, measured?] per worker; a worker that trained nothing keeps its estimate.
     std::vector<double> v(2 * static_cast<std::size_t>(size()), 0.0);
@@ -280,6 +288,7 @@ nlohmann::json DataParallelWorker::describe() const {
   if (!throughputs_.empty()) j["measured_samples_per_s"] = throughputs_;
   if (warmup_seconds_ > 0) j["warmup_seconds"] = warmup_seconds_;
   if (!rebalances_.empty()) j["rebalances"] = rebalances_;
+  if (!compute_seconds_.empty()) j["compute_seconds"] = compute_seconds_;
   return j;
 }
 

@@ -96,6 +96,7 @@ class DataParallelWorker final : public train::ReplicaGroup {
   std::vector<double> throughputs_;
   double warmup_seconds_ = 0.0;
   std::vector<std::string> rebalances_;
+  std::vector<double> compute_seconds_;  // per worker, all epochs so far (forward + backward)
 };
 
 // How messages name a member: "worker 1 (cpu:threads=1)" (threads) or "rank 1 (cpu)" (MPI).
