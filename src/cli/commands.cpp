@@ -11,6 +11,8 @@ int run_demo(const Args& args);
 int run_prof(const Args& args);
 int run_sim(const Args& args);
 int run_dlrm(const Args& args);
+int run_energy(const Args& args);
+int run_compare(const Args& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -22,6 +24,8 @@ const std::vector<Command>& commands() {
       {"prof", "hardware-counter profiler: list events, run a command under counters, matmul", run_prof},
       {"sim", "simulate an operation on a DNN accelerator (MAERI, TPU mesh; STONNE syntax)", run_sim},
       {"dlrm", "DLRM recommendation model: train, infer, benchmark (dlrm_s_pytorch.py's flags)", run_dlrm},
+      {"energy", "run a command while sampling energy meters (RAPL, NVML): telar energy -- CMD", run_energy},
+      {"compare", "compare runs: speed-up, parallel efficiency, energy, EDP vs a baseline", run_compare},
   };
   return list;
 }
