@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -55,6 +56,25 @@ CLI::Validator at_least(long long min) {
         return "";
       },
       fmt::format("INT>={}", min));
+}
+
+CLI::Validator positive_real(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& value) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(value, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        const char* want = allow_zero ? "a number >= 0" : "a number > 0";
+        if (used != value.size() || used == 0 || !std::isfinite(v))
+          return fmt::format("'{}' is not a finite number; give {}", value, want);
+        if (v < 0 || (v == 0 && !allow_zero)) return fmt::format("{} is too small; give {}", value, want);
+        return "";
+      },
+      allow_zero ? "NUM>=0" : "NUM>0");
 }
 
 void add_threads_option(CLI::App& app, int* threads) {

@@ -17,6 +17,8 @@ void print_json(const nlohmann::json& result);
 // A check for integer options: the value must be a whole number >= min. Its message says what
 // was given and what to give (CLI11's own range message prints DBL_MAX in full).
 CLI::Validator at_least(long long min);
+// The same for real-valued options: a finite number > 0 (or >= 0 with allow_zero).
+CLI::Validator positive_real(bool allow_zero = false);
 
 // Adds --threads (default: all cores) and applies it after parsing via apply_threads().
 void add_threads_option(CLI::App& app, int* threads);

@@ -44,7 +44,7 @@ int run_energy(const Args& args) {
   std::string out, powercap_root, gpus;
   bool json = false;
   app.add_option("--interval", interval_ms, "sampling interval in ms (the thesis' tool: 500)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_real());
   app.add_option("--out", out, "run directory (default: runs/energy-DATE-TIME)");
   app.add_option("--powercap-root", powercap_root,
                  "RAPL powercap tree (default $TELAR_POWERCAP_ROOT or /sys/class/powercap)");

@@ -14,6 +14,7 @@
 #include "graph/loss.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data/data_loader.hpp"
+#include "train/data/split.hpp"
 #include "train/evaluate.hpp"
 
 namespace telar::cli {
@@ -30,7 +31,9 @@ int run_eval(const Args& args) {
   int threads = 0;
   bool json = false;
   app.add_option("--checkpoint", checkpoint, "a run directory or its checkpoint file")->required();
-  app.add_option("--split", split, "test | train");
+  app.add_option("--split", split,
+                 "test | train | validation (the part of the training set the run held out; "
+                 "--validation overrides the run's size)");
   app.add_option("--batch-size", batch_size, "samples per batch");
   app.add_option("--backend", backend_name, "cpu, cpu:ref, cpu:threads=N");
   add_threads_option(app, &threads);
@@ -38,7 +41,10 @@ int run_eval(const Args& args) {
   int code = 0;
   if (!parse(app, args, "eval", &code)) return code;
   require(batch_size > 0, "--batch-size must be positive, got {}", batch_size);
-  require(split == "test" || split == "train", "--split must be test or train, got '{}'", split);
+  require(split == "test" || split == "train" || split == "validation",
+          "--split must be test, train or validation, got '{}'", split);
+  require(data.validation.empty() || split == "validation",
+          "--validation sizes the held-out part of --split validation; add --split validation");
   apply_threads(threads);
 
   fs::path path = checkpoint;
@@ -54,19 +60,34 @@ int run_eval(const Args& args) {
   graph::zoo::ModelOptions zoo;
   zoo.input = parse_dims(config.value("input", std::string("")), "checkpoint input shape");
   zoo.classes = config.value("classes", std::int64_t{10});
-  train::Dataset set = split == "test" ? data.load_test(0) : data.load_train(0);
+  // The run's seed gives the same synthetic data and the same validation split as training.
+  const auto seed = config.value("seed", std::uint64_t{0});
+  train::Dataset set = split == "test" ? data.load_test(seed) : data.load_train(seed);
+  std::vector<std::int64_t> indices;
+  const auto held_out = config.value("validation_samples", std::int64_t{0});
+  if (split == "validation" || (split == "train" && held_out > 0)) {
+    train::ValidationSize size = train::ValidationSize::of_count(held_out);
+    if (!data.validation.empty()) size = train::ValidationSize::parse(data.validation);
+    require(split != "validation" || size.fraction > 0.0 || size.count > 0,
+            "--split validation: the run held out no validation samples; give --validation "
+            "(e.g. 0.1)");
+    auto parts = train::split_train_validation(set.size(), size, seed);
+    indices = split == "validation" ? std::move(parts.validation) : std::move(parts.train);
+  } else {
+    for (std::int64_t i = 0; i < set.size(); ++i) indices.push_back(i);
+  }
   graph::Graph net = graph::zoo::build(config["model"].get<std::string>(), zoo);
   graph::Graph g = graph::with_loss(net, graph::parse_loss(config.value("loss", std::string("cross_entropy"))));
   graph::ParameterSet params = graph::ParameterSet::initialize(g, 0);
   train::restore_checkpoint(ckpt, path, g, params, nullptr);
   auto exe = backend::compile(backend::parse_backend_spec(backend_name), g, params);
-  train::DataLoader loader(set, {batch_size, false, false, 0});
+  train::DataLoader loader(set, indices, {batch_size, false, false, 0});
   const train::PhaseMetrics m = train::evaluate_classifier(*exe, loader);
   std::cout << fmt::format("{} on {} ({} samples): accuracy {:.4f}, loss {:.4f}, {:.2f} s\n",
-                           net.name(), set.name, m.samples, m.accuracy, m.loss, m.seconds);
+                           net.name(), split == "test" ? set.name : set.name + " (" + split + " part)", m.samples, m.accuracy, m.loss, m.seconds);
   if (json)
     print_json({{"loss", m.loss}, {"accuracy", m.accuracy}, {"samples", m.samples},
-                {"checkpoint", path.string()}});
+                {"split", split}, {"checkpoint", path.string()}});
   return 0;
 }
 

@@ -26,9 +26,11 @@ int run_prof_run(const Args& args) {
   CLI::App app{
       "Run a command under hardware/software counters: every thread and child process "
       "it starts (or, with --cpus, everything on those CPUs). Prints a table and "
-      "writes counters.csv, metrics.csv and report.html.\n"
-      "usage: telar prof run -e EVENTS [OPTIONS] -- CMD [ARGS...]",
+      "writes counters.csv, metrics.csv and report.html.",
       "prof run"};
+  app.footer("The command to profile follows `--`: telar prof run -e EVENTS [OPTIONS] -- CMD "
+             "[ARGS...]\nexample: telar prof run -e task-clock,page-faults -- telar infer "
+             "--model mnist_cnn");
   ProfCountingCli cli;
   add_prof_counting_options(app, cli, "events: comma-separated names or an events file");
   app.get_option("--events")->required();

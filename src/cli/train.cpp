@@ -20,9 +20,11 @@
 #include "dist/mpi_communicator.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"
+#include "prof/cpu_list.hpp"
 #include "prof/event_list.hpp"
 #include "prof/html_report.hpp"
 #include "prof/table_writer.hpp"
+#include "prof/writers.hpp"
 #include "report/run_dir.hpp"
 #include "report/training_recorder.hpp"
 #include "train/callbacks/checkpoint_callback.hpp"
@@ -57,6 +59,10 @@ struct Setup {
   double lr = 0.05;
   std::string schedule = "constant", loss_name = "cross_entropy", backend_name = "cpu", out,
               resume, profile_events, profile_scopes = "run,epoch,batch,eval", preset;
+  // Counting options of --profile (as telar prof run's --cpus, --domain, --no-multiplex, --colon).
+  std::string profile_cpus, profile_domain = "auto", profile_colon;
+  bool profile_no_multiplex = false;
+  prof::SessionOptions profile;  // resolved from the above
   train::OptimizerOptions opt;
   std::uint64_t seed = 0;
   bool json = false, quiet = false;
@@ -124,12 +130,9 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
   std::unique_ptr<prof::TrainingProfiler> profiler;
   std::unique_ptr<train::ProfileCallback> profile_callback;
   if (!s.profile_events.empty()) {
-    prof::SessionOptions o;
-    o.events = prof::parse_event_argument(s.profile_events);
-    o.scopes = prof::ScopeSet::parse(s.profile_scopes, "--profile-scopes");
-    profiler = std::make_unique<prof::TrainingProfiler>(o);
+    profiler = std::make_unique<prof::TrainingProfiler>(s.profile);
     profile_callback = std::make_unique<train::ProfileCallback>(
-        *profiler, o.scopes.contains(prof::ScopeKind::Node));
+        *profiler, s.profile.scopes.contains(prof::ScopeKind::Node));
   }
 
   // The executable and the batch sources: the lone trainer's own, or the worker's shares.
@@ -214,7 +217,7 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
     sampler->set_used_gpus(gpus);
   }
 
-  train::PhaseMetrics test;
+  train::PhaseMetrics test, validation;
   Stopwatch loop_clock;
   double loop_seconds = 0.0;
   auto body = [&] {
@@ -223,6 +226,13 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
     loop_clock.reset();
     try {
       trainer.fit(*train_source, val_source ? val_source : test_source);
+      loop_seconds = loop_clock.seconds();
+      if (val_source) {
+        validation = trainer.state().eval;  // the last epoch's; evaluate() replaces it
+        test = trainer.evaluate(*test_source);
+      } else {
+        test = trainer.state().eval;
+      }
     } catch (const train::NonFiniteLoss& e) {
       // Every worker meets it at the same step; each stops by itself.
       if (run) run->write_run_json("train", config, {{"status", "stopped: non-finite loss"}});
@@ -233,8 +243,6 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
                           : std::string("no checkpoint was written before it")),
           e.epoch, e.batch, e.step);
     }
-    loop_seconds = loop_clock.seconds();
-    test = val_source ? trainer.evaluate(*test_source) : trainer.state().eval;
   };
   try {
     if (worker)
@@ -260,6 +268,7 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
     ensure_writable_dir(run->file("profile"));
     prof::write_profile_files(profile, run->file("profile"),
                               fmt::format("telar train --profile: {}", s.model.model));
+    if (!s.profile_colon.empty()) prof::append_colon_file(profile, s.profile_colon);
     if (!s.quiet) std::cerr << prof::format_table(profile, {40});
   }
   const auto& p = trainer.progress();
@@ -282,7 +291,7 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
                            {"loop_seconds", loop_seconds},
                            {"total_seconds", total_seconds},
                            {"run_dir", run->path().string()}};
-  if (val_source) result["validation"] = metrics_json(trainer.state().eval);
+  if (val_source) result["validation"] = metrics_json(validation);
   if (worker) result["data_parallel"] = worker->describe();
   if (energy_summary) result["energy"] = energy_summary->to_json();
   run->write_run_json("train", config, {{"status", "finished"}, {"result", result}});
@@ -323,13 +332,8 @@ void train_mpi(const Setup& s) {
                     [&] { train_replica(s, comm.get(), &spec); });
 }
 
-}  // namespace
-
-int run_train(const Args& args) {
-  CLI::App app{"Train a model and write a run directory (run.json, metrics.csv, checkpoint, "
-               "report.html); alone or data-parallel over several workers (--workers).",
-               "train"};
-  Setup s;
+// Registers every option of telar train on `app`, bound to `s`.
+void add_train_options(CLI::App& app, Setup& s) {
   s.model.add_to(app);
   app.get_option("--model")->required(false);
   s.data.add_to(app);
@@ -339,7 +343,7 @@ int run_train(const Args& args) {
                              "classes, softmax_mse, sgd lr 0.05, batch 128, synthetic data of "
                              "that shape); options given explicitly win",
                              kPresetSeed002));
-  app.add_option("--epochs", s.epochs, "number of epochs")->check(CLI::PositiveNumber);
+  app.add_option("--epochs", s.epochs, "number of epochs")->check(at_least(1));
   app.add_option("--batch-size", s.batch_size,
                  "samples per batch (with --workers: the global batch, shared by the workers)");
   app.add_option("--lr", s.lr, "learning rate");
@@ -367,35 +371,97 @@ int run_train(const Args& args) {
   app.add_option("--warmup-seconds", s.warmup_seconds,
                  "warm-up of --balance auto|dynamic: all workers train this long at once, in "
                  "each of two rounds")
-      ->check(CLI::NonNegativeNumber);
+      ->check(positive_real(true));
   app.add_option("--warmup-steps", s.warmup_steps, "... and at least this many steps each")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   app.add_option("--bn-buffers", s.bn_buffers,
                  "BatchNorm running statistics across workers: average (sample-weighted) | "
                  "broadcast (rank 0's, as DDP)");
   app.add_option("--energy-interval", s.energy_interval_ms,
                  "energy meter sampling interval in ms (RAPL, NVML; docs/energy.md)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_real());
   app.add_flag("--no-energy", s.no_energy, "do not measure energy");
   app.add_option("--powercap-root", s.powercap_root,
                  "RAPL powercap tree (default $TELAR_POWERCAP_ROOT or /sys/class/powercap)");
   app.add_option("--seed", s.seed, "seed of initialization, data order and dropout");
   app.add_option("--out", s.out, "run directory (default: runs/train-DATE-TIME)");
   app.add_option("--resume", s.resume, "continue the run in this directory from its checkpoint");
-  app.add_option("--limit-batches", s.limit_batches, "train at most N batches per epoch")
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--limit-batches", s.limit_batches, "train at most N batches per epoch (0: all)")
+      ->check(at_least(0));
   app.add_option("--checkpoint-every", s.checkpoint_every,
-                 "also write the checkpoint every N optimizer steps")
-      ->check(CLI::NonNegativeNumber);
+                 "also write the checkpoint every N optimizer steps (0: only at epoch ends)")
+      ->check(at_least(0));
   app.add_option("--profile", s.profile_events,
                  "count these events during training: an events file (one name per line) or a "
                  "comma-separated list (telar prof list); results in RUN/profile/");
   app.add_option("--profile-scopes", s.profile_scopes,
                  "scopes to record: any of run,epoch,batch,eval,node (node: each layer's "
                  "forward and backward)");
+  app.add_option("--profile-cpus", s.profile_cpus,
+                 "with --profile: count system-wide on these CPUs (e.g. 2-31), as the seed did");
+  app.add_option("--profile-domain", s.profile_domain,
+                 "with --profile: privilege domain user, kernel, all or auto");
+  app.add_flag("--profile-no-multiplex", s.profile_no_multiplex,
+               "with --profile: one counter group; fail if the events do not fit the PMU");
+  app.add_option("--profile-colon", s.profile_colon,
+                 "with --profile: also append the seed's `cpu:value::event` lines to this file");
   add_threads_option(app, &s.threads);
   app.add_flag("--json", s.json, "print the result as one JSON object on the last line");
   app.add_flag("--quiet", s.quiet, "no progress output");
+}
+
+// The options a run was started with, as tokens (--name=value, or --name for a flag), so that
+// `--resume DIR` can continue with them: output and verbosity options are left out.
+std::vector<std::string> options_to_keep(const CLI::App& app) {
+  std::vector<std::string> tokens;
+  for (const CLI::Option* opt : app.get_options()) {
+    const std::string name = opt->get_name();
+    if (opt->count() == 0 || name == "--out" || name == "--resume" || name == "--json" ||
+        name == "--quiet" || name == "--help")
+      continue;
+    if (opt->get_expected_min() == 0) {
+      tokens.push_back(name);
+      continue;
+    }
+    for (const std::string& value : opt->results()) tokens.push_back(name + "=" + value);
+  }
+  return tokens;
+}
+
+// `--resume DIR` continues with the options the run was started with; options given again
+// win (a repeated option takes its last value), e.g. a larger --epochs.
+Args with_resumed_options(const fs::path& dir, const Args& args) {
+  const fs::path run_json = dir / "run.json";
+  if (!fs::exists(run_json)) return args;
+  const auto run = nlohmann::json::parse(read_file(run_json), nullptr, false);
+  if (!run.is_object() || !run.contains("config") || !run["config"].contains("options"))
+    return args;
+  Args merged = run["config"]["options"].get<std::vector<std::string>>();
+  merged.insert(merged.end(), args.begin(), args.end());
+  return merged;
+}
+
+}  // namespace
+
+int run_train(const Args& given) {
+  auto make_app = [] {
+    return std::make_unique<CLI::App>("Train a model and write a run directory (run.json, metrics.csv, checkpoint, "
+               "report.html); alone or data-parallel over several workers (--workers).",
+               "train");
+  };
+  Args args = given;
+  {
+    auto probe = make_app();
+    Setup p;
+    add_train_options(*probe, p);
+    int code = 0;
+    if (!parse(*probe, given, "train", &code)) return code;
+    if (!p.resume.empty()) args = with_resumed_options(p.resume, given);
+  }
+  auto app_ptr = make_app();
+  CLI::App& app = *app_ptr;
+  Setup s;
+  add_train_options(app, s);
   int code = 0;
   if (!parse(app, args, "train", &code)) return code;
   apply_preset(app, s);
@@ -407,6 +473,22 @@ int run_train(const Args& args) {
   apply_threads(s.threads);
 
   // Everything that can fail on bad input happens before the run directory is created.
+  if (!s.profile_events.empty()) {
+    s.profile.events = prof::parse_event_argument(s.profile_events);
+    s.profile.scopes = prof::ScopeSet::parse(s.profile_scopes, "--profile-scopes");
+    s.profile.counting.domain = prof::parse_domain(s.profile_domain, "--profile-domain");
+    s.profile.counting.multiplex = !s.profile_no_multiplex;
+    if (!s.profile_cpus.empty()) {
+      s.profile.counting.mode = prof::CountingMode::PerCpu;
+      s.profile.counting.cpus = prof::parse_cpu_list(s.profile_cpus, "--profile-cpus");
+      prof::check_cpus_online(s.profile.counting.cpus, "--profile-cpus");
+    }
+    if (!s.profile_colon.empty()) prof::check_output_file(s.profile_colon, "--profile-colon");
+  } else {
+    for (const char* o : {"--profile-scopes", "--profile-cpus", "--profile-domain",
+                          "--profile-no-multiplex", "--profile-colon"})
+      require(app.count(o) == 0, "{} sets up counting; it needs --profile EVENTS", o);
+  }
   if (!s.workers.empty()) {
     require(app.count("--backend") == 0,
             "--workers names the devices; drop --backend (e.g. --workers cpu:threads=1,cpu:threads=1)");
@@ -497,6 +579,7 @@ int run_train(const Args& args) {
               {"seed", s.seed},
               {"parameters", s.net.parameter_count()}};
   if (!s.preset.empty()) s.config["preset"] = s.preset;
+  s.config["options"] = options_to_keep(app);
   if (!s.workers.empty())
     s.config["data_parallel"] = {{"workers", s.workers},
                                  {"balance", s.balance},

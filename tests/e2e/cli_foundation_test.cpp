@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include <filesystem>
@@ -181,9 +182,77 @@ TEST(CliFoundation, NonFiniteLossStopsAndKeepsLastGoodCheckpoint) {
   expect_bad_input(r, "loss became");
   EXPECT_NE(r.err.find("step"), std::string::npos);
   EXPECT_NE(r.err.find("last good checkpoint"), std::string::npos) << r.err;
-  // The checkpoint on disk is intact (checksum verified) and records a finite step.
+  // The checkpoint on disk is intact (checksum verified), records a step before the failure
+  // and holds only finite parameters (a diverged state is never written).
   auto ckpt = telar::train::read_checkpoint(fs::path(out) / telar::train::kCheckpointFileName);
   EXPECT_GE(ckpt.trainer.global_step, 1);
+  for (const auto& [name, t] : ckpt.parameters)
+    for (float v : t.span<float>()) ASSERT_TRUE(std::isfinite(v)) << name;
+  // Every step up to the failure was written (--checkpoint-every 1), unless the parameters
+  // had already left the floating-point range, which the warning says.
+  const auto failed_at = std::stoll(r.err.substr(r.err.find("(step ") + 6));
+  EXPECT_LE(ckpt.trainer.global_step, failed_at);
+}
+
+TEST(CliFoundation, ACheckpointIsNeverWrittenWithNonFiniteParameters) {
+  const std::string out = fresh_temp_dir("inf") + "/run";
+  auto args = quick_train(out);
+  // lr 3e38 with a huge weight decay throws the first update's parameters past the float
+  // range (warnings are printed without --quiet).
+  args.erase(std::find(args.begin(), args.end(), "--quiet"));
+  args.insert(args.end(), {"--lr", "3e38", "--weight-decay", "1e6", "--checkpoint-every", "1"});
+  auto r = run_telar(args);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("no longer finite"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no checkpoint was written"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(fs::path(out) / telar::train::kCheckpointFileName));
+  const auto run = nlohmann::json::parse(std::ifstream(out + "/run.json"));
+  EXPECT_EQ(run["status"], "stopped: non-finite loss");
+}
+
+TEST(CliFoundation, EvalOfTheValidationSplitMatchesTheRun) {
+  const std::string out = fresh_temp_dir("evalval") + "/run";
+  auto args = quick_train(out);
+  args.insert(args.end(), {"--validation", "0.25", "--json", "--seed", "3"});
+  auto t = run_telar(args);
+  ASSERT_EQ(t.status, 0) << t.err;
+  const auto trained = nlohmann::json::parse(t.out.substr(t.out.rfind("\n{") + 1));
+  auto e = run_telar({"eval", "--checkpoint", out, "--data", "synthetic:256:1x28x28:10",
+                      "--split", "validation", "--json"});
+  ASSERT_EQ(e.status, 0) << e.err;
+  const auto evaluated = nlohmann::json::parse(e.out.substr(e.out.rfind("\n{") + 1));
+  EXPECT_EQ(evaluated["samples"], 64);  // a quarter of the 256 training samples
+  EXPECT_EQ(trained["validation"]["samples"], 64);
+  EXPECT_NE(trained["test"]["samples"], 64);
+  EXPECT_DOUBLE_EQ(evaluated["accuracy"].get<double>(), trained["validation"]["accuracy"].get<double>());
+  EXPECT_NEAR(evaluated["loss"].get<double>(), trained["validation"]["loss"].get<double>(), 1e-5);
+  expect_bad_input(run_telar({"eval", "--checkpoint", out, "--data", "synthetic:256:1x28x28:10",
+                              "--validation", "0.1"}),
+                   "--split validation");
+}
+
+TEST(CliFoundation, ProfilingOptionsOfTrainAreChecked) {
+  const std::string root = fresh_temp_dir("trainprof");
+  auto with_opts = [&](std::vector<std::string> extra) {
+    auto a = quick_train(root + "/run");
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_telar(a);
+  };
+  expect_bad_input(with_opts({"--profile-domain", "user"}), "needs --profile");
+  expect_bad_input(with_opts({"--profile", "task-clock", "--profile-domain", "usr"}),
+                   "--profile-domain");
+  expect_bad_input(with_opts({"--profile", "task-clock", "--profile-cpus", "9999"}),
+                   "--profile-cpus");
+  expect_bad_input(with_opts({"--momentum", "nan"}), "momentum");
+  expect_bad_input(with_opts({"--epochs", "0"}), "give a whole number >= 1");
+  EXPECT_FALSE(fs::exists(root + "/run"));
+  // The seed's colon format, appended during training.
+  auto ok = with_opts({"--profile", "task-clock,page-faults", "--profile-colon", root + "/c.txt"});
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  std::ifstream in(root + "/c.txt");
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_NE(line.find("::task-clock"), std::string::npos) << line;
 }
 
 TEST(CliFoundation, CheckpointOfAnotherModelOrCorruptedIsRefused) {
@@ -210,13 +279,13 @@ TEST(CliFoundation, CheckpointOfAnotherModelOrCorruptedIsRefused) {
 
 TEST(CliFoundation, ResumeGivesTheSameLossesAsAnUninterruptedRun) {
   // A model with dropout, so the random stream must be resumed too.
+  // The resumed run is given only the directory and the new epoch count: the model, data,
+  // optimizer and seed come from the run it continues.
   auto run = [](const std::string& out, const std::string& epochs, bool resume) {
-    std::vector<std::string> a = {"train", "--model", "mnist_cnn", "--data", "synthetic:192:1x28x28:10",
-                                  "--epochs", epochs, "--batch-size", "32", "--threads", "1",
-                                  "--momentum", "0.9", "--lr", "0.01", "--quiet", "--seed", "5"};
-    if (resume) a.insert(a.end(), {"--resume", out});
-    else a.insert(a.end(), {"--out", out});
-    return run_telar(a);
+    if (resume) return run_telar({"train", "--resume", out, "--epochs", epochs, "--quiet"});
+    return run_telar({"train", "--model", "mnist_cnn", "--data", "synthetic:192:1x28x28:10",
+                      "--epochs", epochs, "--batch-size", "32", "--threads", "1", "--momentum",
+                      "0.9", "--lr", "0.01", "--quiet", "--seed", "5", "--out", out});
   };
   const std::string root = fresh_temp_dir("resume");
   ASSERT_EQ(run(root + "/whole", "2", false).status, 0);

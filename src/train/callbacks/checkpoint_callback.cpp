@@ -2,6 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
+#include "core/log.hpp"
+
 namespace telar::train {
 
 TrainerState to_trainer_state(const Progress& p, const std::string& config_json) {
@@ -51,7 +55,27 @@ CheckpointCallback::CheckpointCallback(std::filesystem::path path, const graph::
       config_json_(std::move(config_json)),
       every_steps_(every_steps) {}
 
+bool parameters_finite(const graph::ParameterSet& params) {
+  for (graph::ValueId id : params.ids()) {
+    const Tensor& t = params.at(id);
+    if (t.dtype() != DType::F32) continue;
+    for (float v : t.span<float>())
+      if (!std::isfinite(v)) return false;
+  }
+  return true;
+}
+
 void CheckpointCallback::save() {
+  if (!parameters_finite(params_)) {
+    if (!refused_)
+      log::warn("the parameters are no longer finite at step {}: {}",
+                trainer_.progress().global_step,
+                written_ ? "the checkpoint is not overwritten; " + path_.string() +
+                               " keeps the last finite state"
+                         : std::string("no checkpoint is written"));
+    refused_ = true;
+    return;
+  }
   save_checkpoint(path_, graph_, params_, &optimizer_,
                   to_trainer_state(trainer_.progress(), config_json_));
   written_ = true;

@@ -13,6 +13,11 @@ namespace telar::train {
 TrainerState to_trainer_state(const Progress& progress, const std::string& config_json);
 Progress to_progress(const TrainerState& state);
 
+// Whether every float parameter and buffer is finite (a diverged run's are not).
+bool parameters_finite(const graph::ParameterSet& params);
+
+// Writes only finite states: once the parameters hold a NaN or an infinity the file on disk
+// stays the last finite state, and a warning says so.
 class CheckpointCallback : public Callback {
  public:
   CheckpointCallback(std::filesystem::path path, const graph::Graph& graph,
@@ -34,6 +39,7 @@ class CheckpointCallback : public Callback {
   std::string config_json_;
   std::int64_t every_steps_;
   bool written_ = false;
+  bool refused_ = false;
 };
 
 }  // namespace telar::train

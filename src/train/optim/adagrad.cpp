@@ -14,13 +14,13 @@ constexpr std::size_t kSumSlot = 0;
 }
 
 Adagrad::Adagrad(AdagradOptions options) : Optimizer({"sum"}), options_(options) {
-  require(options_.lr_decay >= 0.0f, "adagrad: lr decay {} is negative; give 0 or more",
+  require(std::isfinite(options_.lr_decay) && options_.lr_decay >= 0.0f, "adagrad: lr decay {} is not a number >= 0; give 0 or more",
           options_.lr_decay);
-  require(options_.weight_decay >= 0.0f,
-          "adagrad: weight decay {} is negative; give --weight-decay 0 or more",
+  require(std::isfinite(options_.weight_decay) && options_.weight_decay >= 0.0f,
+          "adagrad: weight decay {} is not a number >= 0; give --weight-decay 0 or more",
           options_.weight_decay);
-  require(options_.initial_accumulator >= 0.0f,
-          "adagrad: initial accumulator {} is negative; give 0 or more",
+  require(std::isfinite(options_.initial_accumulator) && options_.initial_accumulator >= 0.0f,
+          "adagrad: initial accumulator {} is not a number >= 0; give 0 or more",
           options_.initial_accumulator);
   require(options_.eps > 0.0f, "adagrad: eps {} must be positive", options_.eps);
 }

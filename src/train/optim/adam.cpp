@@ -21,8 +21,8 @@ Adam::Adam(AdamOptions options) : Optimizer({"exp_avg", "exp_avg_sq"}), options_
           "adam: beta2 {} is outside [0, 1); the usual value is 0.999", options_.beta2);
   require(options_.eps > 0.0f, "adam: eps {} must be positive; the usual value is 1e-8",
           options_.eps);
-  require(options_.weight_decay >= 0.0f,
-          "adam: weight decay {} is negative; give --weight-decay 0 or more",
+  require(std::isfinite(options_.weight_decay) && options_.weight_decay >= 0.0f,
+          "adam: weight decay {} is not a number >= 0; give --weight-decay 0 or more",
           options_.weight_decay);
 }
 

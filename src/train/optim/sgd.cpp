@@ -1,5 +1,7 @@
 #include "train/optim/sgd.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -12,10 +14,12 @@ constexpr std::size_t kMomentumSlot = 0;
 }
 
 Sgd::Sgd(SgdOptions options) : Optimizer({"momentum_buffer"}), options_(options) {
-  require(options_.momentum >= 0.0f, "sgd: momentum {} is negative; give --momentum 0 or more",
+  require(std::isfinite(options_.momentum) && options_.momentum >= 0.0f,
+          "sgd: momentum {} is not a number >= 0; give --momentum 0 or more (e.g. 0.9)",
           options_.momentum);
-  require(options_.weight_decay >= 0.0f,
-          "sgd: weight decay {} is negative; give --weight-decay 0 or more", options_.weight_decay);
+  require(std::isfinite(options_.weight_decay) && options_.weight_decay >= 0.0f,
+          "sgd: weight decay {} is not a number >= 0; give --weight-decay 0 or more",
+          options_.weight_decay);
   require(!options_.nesterov || options_.momentum > 0.0f,
           "sgd: Nesterov momentum needs a momentum above 0; give --momentum (e.g. 0.9)");
 }
