@@ -195,4 +195,45 @@ Tile suggest_legal_tile(const HardwareConfig& hw, const DenseOp& op) {
   return *best;
 }
 
+SparseDenseChoice map_sparse_dense_tile(const Accelerator& accelerator, const SparseDenseOp& op,
+                                        MapObjective objective) {
+  const int ms = accelerator.config().ms_size;
+  std::set<int> t_n;
+  for (int p = 1; p <= op.N && p <= ms; p *= 2) t_n.insert(p);
+  if (op.N <= ms) t_n.insert(op.N);
+  // Without the dense values the timing-only run needs a copy of the pattern only.
+  SparseDenseOp pattern;
+  pattern.layer_name = op.layer_name;
+  pattern.M = op.M, pattern.N = op.N, pattern.K = op.K;
+  pattern.mk = op.mk;
+  RunOptions options;
+  options.compute_values = false;
+  SparseDenseChoice best;
+  bool have = false;
+  for (int n : t_n) {
+    std::set<int> t_k;
+    for (int p = 1; p * n <= ms; p *= 2) t_k.insert(p);
+    t_k.insert(ms / n);
+    for (int k : t_k) {
+      const SparseDenseTile tile{n, k};
+      if (!tile_violation(ms, pattern, tile).empty()) continue;
+      const OpResult r = accelerator.run(pattern, tile, options);
+      const double energy = objective == MapObjective::Performance
+                                ? 0.0
+                                : compute_energy(default_energy_table(), r.stats.counters).total();
+      const double score = objective_score(objective, r.stats, energy);
+      ++best.evaluated;
+      if (!have || score < best.score) {
+        best.tile = tile;
+        best.stats = r.stats;
+        best.energy = energy;
+        best.score = score;
+        have = true;
+      }
+    }
+  }
+  require(have, "no SparseDense tile fits {} multipliers", ms);
+  return best;
+}
+
 }  // namespace telar::sim

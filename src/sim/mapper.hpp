@@ -28,6 +28,18 @@ struct MapChoice {
 MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjective objective);
 double objective_score(MapObjective objective, const Stats& stats, double energy);
 
+// MAGMA_SPARSE_DENSE: tiles T_N (output columns, powers of two up to N, and N itself) times
+// T_K (powers of two, and the largest that fills the array), each simulated (timing only, with
+// rows of equal length simulated once), best by the objective.
+struct SparseDenseChoice {
+  SparseDenseTile tile;
+  Stats stats;
+  double energy = 0.0, score = 0.0;
+  int evaluated = 0;
+};
+SparseDenseChoice map_sparse_dense_tile(const Accelerator& accelerator, const SparseDenseOp& op,
+                                        MapObjective objective);
+
 // A legal tile found without simulation (used to suggest one in error messages).
 Tile suggest_legal_tile(const HardwareConfig& hw, const DenseOp& op);
 

@@ -47,11 +47,23 @@ int fen_fold_target(int num_ms, int level, int j) {
 }  // namespace
 
 ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, int vn_size, int num_vns) {
+  require(1LL * vn_size * num_vns <= num_ms, "internal: {} neurons of {} do not fit {}", num_vns,
+          vn_size, num_ms);
+  return compile_reduce_tree(kind, num_ms,
+                             std::vector<int>(static_cast<std::size_t>(num_vns), vn_size));
+}
+
+ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, const std::vector<int>& vn_sizes) {
   require(kind != ReduceNetwork::Temporal, "internal: TEMPORALRN has no adder tree");
   require(num_ms >= 2 && (num_ms & (num_ms - 1)) == 0, "internal: num_ms {} not a power of two",
           num_ms);
-  require(1LL * vn_size * num_vns <= num_ms, "internal: {} neurons of {} do not fit {}", num_vns,
-          vn_size, num_ms);
+  long long ms_total = 0;
+  for (int size : vn_sizes) {
+    require(size > 0, "internal: empty virtual neuron");
+    ms_total += size;
+  }
+  require(ms_total <= num_ms, "internal: neurons of {} multipliers do not fit {}", ms_total,
+          num_ms);
   const bool fen = kind == ReduceNetwork::Fen;
   ReduceTree tree;
   tree.kind = kind;
@@ -63,10 +75,12 @@ ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, int vn_size, int 
   };
 
   std::vector<std::uint8_t> bits(num_ms), parent(num_ms);
-  for (int vn = 0; vn < num_vns; ++vn) {
+  int first_ms = 0;
+  for (int vn_size : vn_sizes) {
     std::fill(bits.begin(), bits.end(), 0);
     std::fill(parent.begin(), parent.end(), 0);
-    std::fill(bits.begin() + vn * vn_size, bits.begin() + (vn + 1) * vn_size, 1);
+    std::fill(bits.begin() + first_ms, bits.begin() + first_ms + vn_size, 1);
+    first_ms += vn_size;
     int adders = num_ms;
     for (int level = tree.levels - 1; level >= 0; --level) {
       adders /= 2;
@@ -168,7 +182,7 @@ ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, int vn_size, int 
   }
 
   // Which child links carry data, from the configuration of the level below.
-  const int ms_used = num_vns * vn_size;
+  const int ms_used = static_cast<int>(ms_total);
   for (int j = 0; j < num_ms / 2; ++j) {
     AdderConfig& c = node(tree.levels - 1, j);
     c.left_enabled = 2 * j < ms_used;
@@ -239,6 +253,78 @@ std::vector<int> fen_up_targets(int num_ms) {
     for (int j = 0; j < (1 << level); ++j)
       target[ReduceTree::index(level, j)] = fen_fold_target(num_ms, level, j);
   return target;
+}
+
+bool neurons_mix(const ReduceTree& tree, const std::vector<int>& vn_sizes) {
+  require(tree.kind == ReduceNetwork::Art, "internal: neurons_mix checks ART configurations");
+  // Follow, level by level from the multipliers up, which neurons' partial sums each link
+  // carries; an adder that adds must see one and the same neuron on every input it adds.
+  using Set = std::vector<int>;
+  auto join = [](Set a, const Set& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+    return a;
+  };
+  std::vector<int> ms_vn(static_cast<std::size_t>(tree.num_ms), -1);
+  int ms = 0;
+  for (std::size_t v = 0; v < vn_sizes.size(); ++v)
+    for (int j = 0; j < vn_sizes[v]; ++j) ms_vn[ms++] = static_cast<int>(v);
+  const int nodes = tree.node_count();
+  std::vector<Set> up(static_cast<std::size_t>(nodes)), side(static_cast<std::size_t>(nodes));
+  auto child_up = [&](int level, int child) -> Set {
+    if (level == tree.levels - 1) return ms_vn[child] >= 0 ? Set{ms_vn[child]} : Set{};
+    const int id = ReduceTree::index(level + 1, child);
+    return tree.nodes[id].to_memory ? Set{} : up[id];
+  };
+  bool mixed = false;
+  auto add = [&](const std::vector<const Set*>& inputs) -> Set {
+    for (const Set* in : inputs)
+      if (in->size() != 1 || (*in)[0] != (*inputs[0])[0]) mixed = true;
+    return mixed ? Set{} : *inputs[0];
+  };
+  for (int l = tree.levels - 1; l >= 0 && !mixed; --l) {
+    const int count = 1 << l;
+    // Senders over augmented links first, then the others (receivers read their sibling).
+    for (int pass = 0; pass < 2 && !mixed; ++pass)
+      for (int j = 0; j < count && !mixed; ++j) {
+        const int id = ReduceTree::index(l, j);
+        const AdderConfig& c = tree.nodes[id];
+        const bool receiver = c.link == LinkDir::Receive;
+        if (receiver != (pass == 1)) continue;
+        const Set left = child_up(l, 2 * j), right = child_up(l, 2 * j + 1);
+        Set out;
+        switch (c.mode) {
+          case AdderMode::Add21:
+            if (!left.empty() && !right.empty())
+              out = add({&left, &right});
+            else
+              out = left.empty() ? right : left;
+            if (c.link == LinkDir::Send) {
+              side[id] = out;
+              out.clear();
+            }
+            break;
+          case AdderMode::Add31: {
+            const int partner = j % 2 ? j + 1 : j - 1;
+            const Set& fw = side[ReduceTree::index(l, partner)];
+            out = add({&left, &right, &fw});
+            break;
+          }
+          case AdderMode::Add11Fw11:
+            side[id] = j % 2 == 0 ? left : right;
+            out = j % 2 == 0 ? right : left;
+            break;
+          case AdderMode::Fw22:
+            out = join(left, right);
+            break;
+          case AdderMode::Fold:
+            fail("internal: folding node in an ART");
+        }
+        up[id] = out;
+      }
+  }
+  return mixed;
 }
 
 }  // namespace telar::sim
