@@ -10,6 +10,7 @@ int run_eval(const Args& args);
 int run_demo(const Args& args);
 int run_prof(const Args& args);
 int run_sim(const Args& args);
+int run_simulate(const Args& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -19,7 +20,8 @@ const std::vector<Command>& commands() {
       {"models", "list the model zoo, or show one model's layers (models show NAME)", run_models},
       {"infer", "inference latency and throughput of a model at a batch size", run_infer},
       {"prof", "hardware-counter profiler: list events, run a command under counters, matmul", run_prof},
-      {"sim", "simulate an operation on a DNN accelerator (MAERI, TPU mesh; STONNE syntax)", run_sim},
+      {"sim", "simulate one operation on a DNN accelerator (MAERI, SIGMA, MAGMA, TPU mesh; STONNE syntax)", run_sim},
+      {"simulate", "simulate a whole model on DNN accelerators (sim: backend); report.html", run_simulate},
   };
   return list;
 }

@@ -127,9 +127,12 @@ double objective_score(MapObjective objective, const Stats& stats, double energy
   return 0.0;
 }
 
-MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjective objective) {
+MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjective objective,
+                   const MapBudget& budget) {
   const HardwareConfig& hw = accelerator.config();
   std::vector<Tile> candidates = candidate_tiles(hw, op);
+  if (!budget.batch_tiles && op.kind == OpKind::Conv)
+    std::erase_if(candidates, [](const Tile& t) { return t.T_N > 1; });
   require(!candidates.empty(),
           "no legal tile maps this {} onto {} (ms_size={}); use a larger "
           "configuration",
@@ -147,10 +150,11 @@ MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjecti
   // Simulate the best-ranked candidates, plus the best-ranked ones that need no folding (the
   // estimate is weakest on how folding trades against parallelism).
   std::vector<Tile> shortlist;
-  for (std::size_t i = 0; i < ranked.size() && shortlist.size() < 24; ++i)
+  const std::size_t first = static_cast<std::size_t>(std::max(1, budget.ranked));
+  for (std::size_t i = 0; i < ranked.size() && shortlist.size() < first; ++i)
     shortlist.push_back(ranked[i].second);
   int unfolded = 0;
-  for (std::size_t i = 24; i < ranked.size() && unfolded < 8; ++i)
+  for (std::size_t i = first; i < ranked.size() && unfolded < budget.unfolded; ++i)
     if (hw.mn == MultiplierNetwork::Linear &&
         tile_geometry(hw, op, ranked[i].second).n_folding == 1) {
       shortlist.push_back(ranked[i].second);
@@ -158,19 +162,23 @@ MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjecti
     }
   MapChoice best;
   bool have = false;
+  RunOptions timing_only;
+  timing_only.compute_values = false;
   for (const Tile& t : shortlist) {
-    Stats s;
+    OpResult r;
     try {
-      s = accelerator.estimate(op, t);
+      r = accelerator.run(op, t, timing_only);
     } catch (const Error&) {
       continue;  // a mapping the fabric cannot reduce (two neurons meeting in one adder)
     }
+    const Stats& s = r.stats;
     const double e = compute_energy(default_energy_table(), s.counters).total();
     const double score = objective_score(objective, s, e);
     ++best.evaluated;
     if (!have || score < best.score) {
       best.tile = t;
       best.stats = s;
+      best.result = std::move(r);
       best.energy = e;
       best.score = score;
       have = true;

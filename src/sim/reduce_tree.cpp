@@ -257,31 +257,41 @@ std::vector<int> fen_up_targets(int num_ms) {
 
 bool neurons_mix(const ReduceTree& tree, const std::vector<int>& vn_sizes) {
   require(tree.kind == ReduceNetwork::Art, "internal: neurons_mix checks ART configurations");
-  // Follow, level by level from the multipliers up, which neurons' partial sums each link
-  // carries; an adder that adds must see one and the same neuron on every input it adds.
-  using Set = std::vector<int>;
-  auto join = [](Set a, const Set& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    std::sort(a.begin(), a.end());
-    a.erase(std::unique(a.begin(), a.end()), a.end());
-    return a;
-  };
+  // Follow, level by level from the multipliers up, the partial sums each link carries: per
+  // item its neuron and how many of the neuron's multipliers it sums. An adder that adds must
+  // see one and the same neuron on every input it adds; what reaches memory must be whole
+  // neurons, each exactly once.
+  using Item = std::pair<int, int>;  // (neuron, multipliers summed)
+  using Stream = std::vector<Item>;
   std::vector<int> ms_vn(static_cast<std::size_t>(tree.num_ms), -1);
   int ms = 0;
   for (std::size_t v = 0; v < vn_sizes.size(); ++v)
     for (int j = 0; j < vn_sizes[v]; ++j) ms_vn[ms++] = static_cast<int>(v);
   const int nodes = tree.node_count();
-  std::vector<Set> up(static_cast<std::size_t>(nodes)), side(static_cast<std::size_t>(nodes));
-  auto child_up = [&](int level, int child) -> Set {
-    if (level == tree.levels - 1) return ms_vn[child] >= 0 ? Set{ms_vn[child]} : Set{};
-    const int id = ReduceTree::index(level + 1, child);
-    return tree.nodes[id].to_memory ? Set{} : up[id];
-  };
+  std::vector<Stream> up(static_cast<std::size_t>(nodes)), side(static_cast<std::size_t>(nodes));
+  std::vector<int> delivered(vn_sizes.size(), 0);
   bool mixed = false;
-  auto add = [&](const std::vector<const Set*>& inputs) -> Set {
-    for (const Set* in : inputs)
-      if (in->size() != 1 || (*in)[0] != (*inputs[0])[0]) mixed = true;
-    return mixed ? Set{} : *inputs[0];
+  auto child_up = [&](int level, int child) -> Stream {
+    if (level == tree.levels - 1) return ms_vn[child] >= 0 ? Stream{{ms_vn[child], 1}} : Stream{};
+    const int id = ReduceTree::index(level + 1, child);
+    return tree.nodes[id].to_memory ? Stream{} : up[id];
+  };
+  auto add = [&](const std::vector<const Stream*>& inputs) -> Stream {
+    int sum = 0;
+    for (const Stream* in : inputs) {
+      if (in->size() != 1 || (*in)[0].first != (*inputs[0])[0].first) {
+        mixed = true;
+        return {};
+      }
+      sum += (*in)[0].second;
+    }
+    return {{(*inputs[0])[0].first, sum}};
+  };
+  auto deliver = [&](const Stream& s) {
+    for (const Item& it : s) {
+      if (it.second != vn_sizes[static_cast<std::size_t>(it.first)]) mixed = true;  // partial
+      ++delivered[static_cast<std::size_t>(it.first)];
+    }
   };
   for (int l = tree.levels - 1; l >= 0 && !mixed; --l) {
     const int count = 1 << l;
@@ -290,10 +300,9 @@ bool neurons_mix(const ReduceTree& tree, const std::vector<int>& vn_sizes) {
       for (int j = 0; j < count && !mixed; ++j) {
         const int id = ReduceTree::index(l, j);
         const AdderConfig& c = tree.nodes[id];
-        const bool receiver = c.link == LinkDir::Receive;
-        if (receiver != (pass == 1)) continue;
-        const Set left = child_up(l, 2 * j), right = child_up(l, 2 * j + 1);
-        Set out;
+        if ((c.link == LinkDir::Receive) != (pass == 1)) continue;
+        const Stream left = child_up(l, 2 * j), right = child_up(l, 2 * j + 1);
+        Stream out;
         switch (c.mode) {
           case AdderMode::Add21:
             if (!left.empty() && !right.empty())
@@ -306,8 +315,7 @@ bool neurons_mix(const ReduceTree& tree, const std::vector<int>& vn_sizes) {
             }
             break;
           case AdderMode::Add31: {
-            const int partner = j % 2 ? j + 1 : j - 1;
-            const Set& fw = side[ReduceTree::index(l, partner)];
+            const Stream& fw = side[ReduceTree::index(l, j % 2 ? j + 1 : j - 1)];
             out = add({&left, &right, &fw});
             break;
           }
@@ -316,14 +324,18 @@ bool neurons_mix(const ReduceTree& tree, const std::vector<int>& vn_sizes) {
             out = j % 2 == 0 ? right : left;
             break;
           case AdderMode::Fw22:
-            out = join(left, right);
+            out = left;
+            out.insert(out.end(), right.begin(), right.end());
             break;
           case AdderMode::Fold:
             fail("internal: folding node in an ART");
         }
         up[id] = out;
+        if (c.to_memory || id == 0) deliver(out);  // the root's results go out too
       }
   }
+  for (int d : delivered)
+    if (d != 1) mixed = true;
   return mixed;
 }
 

@@ -30,8 +30,10 @@ struct CsrMatrix {
   CsrMatrix transposed() const;
   bool operator==(const CsrMatrix&) const = default;
 };
-// Checks the structure (sizes, ascending in-range columns); throws telar::Error naming `what`.
-void validate(const CsrMatrix& m, std::string_view what);
+// Checks the structure (sizes, in-range columns, ascending within a row unless `any_order`:
+// CSR sparse x dense takes a row's columns in any order, repeats included, as an
+// EmbeddingBag's indices come); throws telar::Error naming `what`.
+void validate(const CsrMatrix& m, std::string_view what, bool any_order = false);
 
 enum class SparseDataflow { MkStaKnStr, MkStrKnSta };
 std::string_view name(SparseDataflow dataflow);  // "MK_STA_KN_STR", "MK_STR_KN_STA"
