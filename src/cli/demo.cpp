@@ -14,6 +14,7 @@ namespace telar::cli {
 
 int run_train(const Args& args);
 int run_sim_demo(const std::filesystem::path& dir);
+int run_simulate_demo(const std::filesystem::path& root);
 
 namespace fs = std::filesystem;
 
@@ -64,10 +65,14 @@ int run_demo(const Args& args) {
                "-T_M=16 -T_N=16 -T_K=1\n";
   if (int rc = run_sim_demo(root / "sim"); rc != 0) return rc;
 
+  banner("3. Whole-model simulation: the CNN just trained, on MAERI and on the TPU-like mesh, "
+         "layer by layer (values from the CPU, time from the accelerator model)");
+  if (int rc = run_simulate_demo(root); rc != 0) return rc;
+
   banner("Done");
   std::cout << fmt::format("telar demo finished in {0:.0f} s. Open {1}/train/report.html for the "
-                           "training curves and {1}/train/profile/report.html for the counters "
-                           "per batch.\n",
+                           "training curves, {1}/train/profile/report.html for the counters "
+                           "per batch and {1}/simulate/report.html for the simulated layers.\n",
                            total.seconds(), root.string());
   return 0;
 }
