@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/executable.hpp"
 
@@ -20,7 +21,12 @@ struct BackendSpec {
 BackendSpec parse_backend_spec(const std::string& text);
 
 struct CompileOptions {
+  CompileOptions() = default;
+  CompileOptions(std::uint64_t s) : seed(s) {}  // NOLINT: `{seed}` reads as the options
   std::uint64_t seed = 0;   // dropout masks and other random choices
+  // Graph inputs (f32, fixed shape) whose gradients backward() also computes, readable through
+  // Executable::input_gradient() (e.g. DLRM's embedding outputs, fed by its own table kernels).
+  std::vector<graph::ValueId> input_gradients;
 };
 
 // Compiles `graph` for the backend; `params` must outlive the executable.

@@ -38,6 +38,9 @@ class Executable {
   // Parameter gradients are overwritten (not accumulated) and readable through gradients().
   virtual void backward(std::span<const Tensor> output_grads) = 0;
   virtual graph::ParameterSet& gradients() = 0;
+  // Gradient of graph input `i` (graph.inputs() order) after backward(), for the inputs named
+  // in CompileOptions::input_gradients; throws telar::Error for any other.
+  virtual const Tensor& input_gradient(std::size_t i) const = 0;
 
   // Parameters changed outside (optimizer step, checkpoint load): backends that keep
   // transformed copies of weights refresh them. Cheap when there are none.

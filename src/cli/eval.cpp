@@ -13,6 +13,7 @@
 #include "core/threads.hpp"
 #include "graph/loss.hpp"
 #include "train/checkpoint.hpp"
+#include "train/data/data_loader.hpp"
 #include "train/evaluate.hpp"
 
 namespace telar::cli {

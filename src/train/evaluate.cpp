@@ -24,7 +24,7 @@ std::int64_t count_correct(const Tensor& logits, const Tensor& labels) {
   return correct;
 }
 
-PhaseMetrics evaluate_classifier(backend::Executable& exe, DataLoader& data,
+PhaseMetrics evaluate_classifier(backend::Executable& exe, BatchSource& data,
                                  const std::function<void(std::int64_t, std::int64_t)>& on_batch) {
   Stopwatch sw;
   double loss_sum = 0.0;
@@ -40,7 +40,7 @@ PhaseMetrics evaluate_classifier(backend::Executable& exe, DataLoader& data,
     if (!std::isfinite(loss))
       fail("the evaluation loss is {} on batch {} of {}; the model's parameters are not finite "
            "(was it trained with too high a learning rate?)",
-           loss, i, data.dataset().name);
+           loss, i, data.source_name());
     loss_sum += loss * static_cast<double>(b.size);
     correct += count_correct(exe.output(0), b.labels);
     samples += b.size;

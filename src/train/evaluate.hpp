@@ -5,12 +5,12 @@
 
 #include "backend/executable.hpp"
 #include "train/callback.hpp"
-#include "train/data/data_loader.hpp"
+#include "train/data/batch_source.hpp"
 
 namespace telar::train {
 
 // `on_batch` (optional) is called before each batch with its index and size.
-PhaseMetrics evaluate_classifier(backend::Executable& exe, DataLoader& data,
+PhaseMetrics evaluate_classifier(backend::Executable& exe, BatchSource& data,
                                  const std::function<void(std::int64_t, std::int64_t)>& on_batch = {});
 
 // Number of rows of `logits` [B,C] whose argmax equals `labels` [B].

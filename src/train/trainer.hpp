@@ -10,9 +10,10 @@
 #include "backend/executable.hpp"
 #include "core/error.hpp"
 #include "train/callback.hpp"
-#include "train/data/data_loader.hpp"
+#include "train/data/batch_source.hpp"
 #include "train/optim/lr_schedule.hpp"
 #include "train/optim/optimizer.hpp"
+#include "train/replica_group.hpp"
 
 namespace telar::train {
 
@@ -33,6 +34,7 @@ struct Progress {
   std::int64_t samples = 0;
   double seconds = 0.0;
   std::vector<double> epoch_seconds;
+  std::string group_state;  // ReplicaGroup::state() in effect for `epoch` (data parallelism)
 };
 
 // The loss became NaN or infinite: the run stops; checkpoints written before stay valid.
@@ -53,26 +55,35 @@ class Trainer : private backend::NodeObserver {
           LrSchedule schedule, TrainerOptions options);
 
   void add_callback(Callback* callback);
+  // Makes this trainer one replica of `group` (null: a lone trainer). Batches may then be
+  // empty; losses, accuracies and evaluations are the group's.
+  void set_group(ReplicaGroup* group) { group_ = group; }
   void set_progress(const Progress& progress) { progress_ = progress; }
   const Progress& progress() const { return progress_; }
   const TrainState& state() const { return state_; }
 
   // Trains until options.epochs; evaluates on `eval` (may be null) after each epoch.
-  void fit(DataLoader& train, DataLoader* eval);
+  void fit(BatchSource& train, BatchSource* eval);
   // One evaluation pass (no parameter change); fires on_eval_begin/end.
-  PhaseMetrics evaluate(DataLoader& data);
+  PhaseMetrics evaluate(BatchSource& data);
 
  private:
   void on_node_begin(const graph::Node& node, backend::Pass pass) override;
   void on_node_end(const graph::Node& node, backend::Pass pass) override;
-  // Forward, backward and optimizer step on one batch; returns its loss and #correct.
-  std::pair<double, std::int64_t> train_batch(const Batch& batch);
+  // Forward, backward and optimizer step on one batch; returns the step's loss and #correct
+  // and #samples (the group's when there is one).
+  struct StepResult {
+    double loss;
+    std::int64_t correct, samples;
+  };
+  StepResult train_batch(const Batch& batch);
 
   backend::Executable& exe_;
   graph::ParameterSet& params_;
   Optimizer& optimizer_;
   LrSchedule schedule_;
   TrainerOptions options_;
+  ReplicaGroup* group_ = nullptr;
   std::vector<Callback*> callbacks_;
   std::vector<Callback*> node_callbacks_;
   std::vector<graph::ValueId> parameter_ids_;

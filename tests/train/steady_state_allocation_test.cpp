@@ -17,6 +17,7 @@
 #include "graph/loss.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "train/data/synthetic.hpp"
+#include "train/data/data_loader.hpp"
 #include "train/trainer.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -16,13 +16,14 @@ namespace {
 class CpuExecutable final : public Executable {
  public:
   CpuExecutable(const graph::Graph& graph, graph::ParameterSet& params, bool use_dnnl,
-                int threads, std::uint64_t seed, std::string name)
+                int threads, const CompileOptions& options, std::string name)
       : graph_(graph),
         params_(params),
         grads_(graph::ParameterSet::zeros_like_parameters(graph)),
         use_dnnl_(use_dnnl),
         threads_(threads),
-        seed_(seed),
+        seed_(options.seed),
+        input_gradients_(options.input_gradients),
         name_(std::move(name)) {}
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
@@ -37,7 +38,7 @@ class CpuExecutable final : public Executable {
     if (batch <= 0) fail("batch size must be positive, got {}", batch);
     auto it = plans_.find(batch);
     if (it == plans_.end()) {
-      PlanOptions o{use_dnnl_, seed_, &params_version_};
+      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_};
       it = plans_.emplace(batch, std::make_unique<Plan>(graph_, params_, grads_, batch, o)).first;
     }
     current_ = it->second.get();
@@ -56,6 +57,10 @@ class CpuExecutable final : public Executable {
   }
 
   graph::ParameterSet& gradients() override { return grads_; }
+  const Tensor& input_gradient(std::size_t i) const override {
+    if (!current_) fail("internal: input_gradient() before forward()");
+    return current_->input_gradient(i);
+  }
   void parameters_updated() override { ++params_version_; }
   const graph::Graph& graph() const override { return graph_; }
   std::string name() const override { return name_; }
@@ -68,6 +73,7 @@ class CpuExecutable final : public Executable {
   bool use_dnnl_;
   int threads_;
   std::uint64_t seed_;
+  std::vector<graph::ValueId> input_gradients_;
   std::string name_;
   std::uint64_t params_version_ = 0;
   std::uint64_t random_stream_ = 0;
@@ -100,7 +106,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
     if (!params.has(id)) fail("internal: parameter '{}' has no tensor", graph.value(id).name);
   std::string name = use_dnnl ? "cpu" : "cpu:ref";
   if (threads > 0) name += fmt::format(":threads={}", threads);
-  return std::make_unique<CpuExecutable>(graph, params, use_dnnl, threads, options.seed, name);
+  return std::make_unique<CpuExecutable>(graph, params, use_dnnl, threads, options, name);
 }
 
 }  // namespace telar::backend::cpu

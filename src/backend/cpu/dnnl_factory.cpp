@@ -24,6 +24,7 @@ std::unique_ptr<Kernel> make_dnnl_kernel(KernelIO io, LayoutConverter& converter
     case OpKind::Tanh: return make_dnnl_eltwise(std::move(io), converter);
     case OpKind::Softmax: return make_dnnl_softmax(std::move(io), converter);
     case OpKind::Add: return make_dnnl_add(std::move(io), converter);
+    case OpKind::EmbeddingBag: return make_fast_embedding_bag(std::move(io));
     default: return nullptr;  // reference kernel
   }
 }

@@ -11,6 +11,8 @@ std::unique_ptr<Kernel> make_dnnl_batchnorm(KernelIO io, LayoutConverter& conver
 std::unique_ptr<Kernel> make_dnnl_eltwise(KernelIO io, LayoutConverter& converter);
 std::unique_ptr<Kernel> make_dnnl_softmax(KernelIO io, LayoutConverter& converter);
 std::unique_ptr<Kernel> make_dnnl_add(KernelIO io, LayoutConverter& converter);
+// Not oneDNN, but native fast kernels chosen the same way (nullptr where they do not apply).
+std::unique_ptr<Kernel> make_fast_embedding_bag(KernelIO io);
 
 // Right padding that makes oneDNN's output size equal PyTorch's floor-mode size.
 dnnl::memory::dim padding_right(dnnl::memory::dim in, dnnl::memory::dim out,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -46,6 +47,13 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     if (v.dtype == DType::F32 && shape_is_concrete(s->shape)) s->md = plain_f32(s->shape);
     if (v.kind == ValueKind::Input) {
       if (!s->dynamic()) s->data = Tensor(s->shape, s->dtype);
+      const auto& wanted = options.input_gradients;
+      if (std::find(wanted.begin(), wanted.end(), v.id) != wanted.end()) {
+        if (v.dtype != DType::F32 || s->dynamic())
+          fail("internal: input '{}' cannot have a gradient (it is not a fixed-shape f32 value)",
+               v.name);
+        s->requires_grad = true;
+      }
     } else {
       s->data = params.at(v.id);  // shares the caller's storage
       s->requires_grad = v.kind == ValueKind::Parameter;
@@ -228,6 +236,16 @@ void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer
 
 const Tensor& Plan::output(std::size_t i) const {
   return output_slots_.at(i)->data;
+}
+
+const Tensor& Plan::input_gradient(std::size_t i) const {
+  const graph::ValueId id = graph_.inputs().at(i);
+  const Slot* s = value_slots_.at(static_cast<std::size_t>(id));
+  if (!s->requires_grad)
+    fail("internal: input '{}' was not compiled for a gradient (CompileOptions::input_gradients)",
+         graph_.value(id).name);
+  if (!s->grad.defined()) fail("internal: input_gradient() before a training-mode forward()");
+  return s->grad;
 }
 
 }  // namespace telar::backend::cpu

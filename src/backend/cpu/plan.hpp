@@ -18,6 +18,7 @@ struct PlanOptions {
   bool use_dnnl = true;   // false: reference kernels only ("cpu:ref")
   std::uint64_t seed = 0;
   const std::uint64_t* params_version = nullptr;  // owned by the executable
+  std::vector<graph::ValueId> input_gradients;     // inputs whose gradients backward computes
 };
 
 class Plan : public LayoutConverter {
@@ -29,6 +30,7 @@ class Plan : public LayoutConverter {
                NodeObserver* observer);
   void backward(std::span<const Tensor> output_grads, NodeObserver* observer);
   const Tensor& output(std::size_t i) const;
+  const Tensor& input_gradient(std::size_t i) const;
 
   Slot* convert(Slot* from, const dnnl::memory::desc& md) override;
   Slot* to_plain(Slot* from) override;

@@ -14,7 +14,8 @@ TrainerState to_trainer_state(const Progress& p, const std::string& config_json)
                                    {"correct", p.correct},
                                    {"samples", p.samples},
                                    {"seconds", p.seconds},
-                                   {"epoch_seconds", p.epoch_seconds}}
+                                   {"epoch_seconds", p.epoch_seconds},
+                                   {"group_state", p.group_state}}
                         .dump();
   return s;
 }
@@ -32,6 +33,7 @@ Progress to_progress(const TrainerState& s) {
       p.samples = j.value("samples", std::int64_t{0});
       p.seconds = j.value("seconds", 0.0);
       p.epoch_seconds = j.value("epoch_seconds", std::vector<double>{});
+      p.group_state = j.value("group_state", std::string{});
     }
   }
   return p;

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "train/data/batch_source.hpp"
 #include "train/data/dataset.hpp"
 
 namespace telar::train {
@@ -21,15 +22,7 @@ struct LoaderOptions {
   std::uint64_t seed = 0;
 };
 
-struct Batch {
-  Tensor images;  // f32 [size, ...sample shape]
-  Tensor labels;  // i64 [size]
-  std::int64_t size = 0;
-  std::int64_t epoch = -1;
-  std::int64_t index = -1;  // position within the epoch
-};
-
-class DataLoader {
+class DataLoader : public BatchSource {
  public:
   // Over every sample of `data` (a cheap copy: tensors share storage).
   DataLoader(Dataset data, LoaderOptions options);
@@ -42,7 +35,7 @@ class DataLoader {
   // Samples this loader draws from (the subset size), and those served per epoch.
   std::int64_t samples() const { return static_cast<std::int64_t>(indices_.size()); }
   std::int64_t samples_per_epoch() const;
-  std::int64_t batches_per_epoch() const;
+  std::int64_t batches_per_epoch() const override;
   // Number of samples in batch `index` (the last one may be smaller unless drop_last).
   std::int64_t batch_size_of(std::int64_t index) const;
 
@@ -53,7 +46,8 @@ class DataLoader {
   // Gathers batch `index` of `epoch` into the loader's buffers for its size and returns them.
   // The returned tensors are the same storage for every batch of that size: their contents
   // change on the next call that yields a batch of the same size.
-  const Batch& batch(std::int64_t epoch, std::int64_t index);
+  const Batch& batch(std::int64_t epoch, std::int64_t index) override;
+  const std::string& source_name() const override { return data_.name; }
 
   // Gathers batch `index` of `epoch` into caller-owned tensors: images f32 [n, ...sample
   // shape] and labels i64 [n] where n = batch_size_of(index).

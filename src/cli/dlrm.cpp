@@ -1,0 +1,403 @@
+// telar dlrm: DLRM with dlrm_s_pytorch.py's flags — training and inference on random,
+// synthetic or Criteo data, benchmarks — writing a run directory.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include "backend/cpu/embedding_bag_kernels.hpp"
+#include "cli/common.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/threads.hpp"
+#include "dlrm/benchmark.hpp"
+#include "dlrm/criteo.hpp"
+#include "dlrm/executor.hpp"
+#include "dlrm/runner.hpp"
+#include "report/dlrm_report.hpp"
+#include "report/run_dir.hpp"
+
+namespace telar::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct DlrmFlags {
+  // The reference's flags (dlrm_s_pytorch.py), with its defaults.
+  std::int64_t sparse_feature_size = 2;
+  std::string embedding_size = "4-3-2", mlp_bot = "4-3-2", mlp_top = "4-2-1";
+  std::string interaction_op = "dot";
+  bool interaction_itself = false;
+  std::string data_generation = "random", data_set = "kaggle";
+  std::int64_t data_size = 1, num_batches = 0, mini_batch_size = 1, test_mini_batch_size = -1;
+  std::int64_t num_indices_per_lookup = 10;
+  bool num_indices_per_lookup_fixed = false, round_targets = false;
+  std::string loss_function = "mse";
+  double learning_rate = 0.01;
+  int nepochs = 1;
+  bool inference_only = false, print_time = false;
+  std::int64_t print_freq = 1, test_freq = -1;
+  std::uint64_t seed = 123;
+  std::string raw_data_file, processed_data_file;
+  // telar's.
+  std::string backend = "cpu", storage = "auto", embedding_dir, out, benchmark;
+  double budget_mb = 2048;
+  bool strict = false, json = false, quiet = false;
+  double test_fraction = 0.1;
+  std::int64_t test_data_size = 0;
+  int warmup = 3, repeats = 20, threads = 0;
+};
+
+void add_flags(CLI::App& app, DlrmFlags& f) {
+  app.add_option("--arch-sparse-feature-size", f.sparse_feature_size,
+                 "embedding width d (must equal the last --arch-mlp-bot width)");
+  app.add_option("--arch-embedding-size", f.embedding_size,
+                 "rows of each table, dash separated (e.g. 1000000-1000000-1000000)");
+  app.add_option("--arch-mlp-bot", f.mlp_bot,
+                 "bottom MLP: dense input width, then layer widths (e.g. 13-512-256-64-32)");
+  app.add_option("--arch-mlp-top", f.mlp_top,
+                 "top MLP layer widths ending in 1; DLRM prepends the interaction width");
+  app.add_option("--arch-interaction-op", f.interaction_op, "dot | cat");
+  app.add_flag("--arch-interaction-itself", f.interaction_itself,
+               "dot interaction keeps the diagonal (self pairs)");
+  app.add_option("--data-generation", f.data_generation,
+                 "random (the reference generator) | synthetic (clicks with a hidden rule) | "
+                 "dataset (Criteo)");
+  app.add_option("--data-set", f.data_set, "kaggle | terabyte (same text format)");
+  app.add_option("--data-size", f.data_size, "samples (random, synthetic)");
+  app.add_option("--num-batches", f.num_batches, "batches per epoch (0: from --data-size / data)");
+  app.add_option("--mini-batch-size", f.mini_batch_size, "samples per batch");
+  app.add_option("--test-mini-batch-size", f.test_mini_batch_size,
+                 "samples per test batch (default: --mini-batch-size)");
+  app.add_option("--num-indices-per-lookup", f.num_indices_per_lookup,
+                 "indices per bag: at most this many (random in [1, N]) or exactly with -fixed");
+  app.add_flag("--num-indices-per-lookup-fixed", f.num_indices_per_lookup_fixed,
+               "every bag gets exactly --num-indices-per-lookup indices (before duplicates are "
+               "removed); also --num-indices-per-lookup-fixed=true|false");
+  app.add_flag("--round-targets", f.round_targets, "random targets rounded to 0/1");
+  app.add_option("--loss-function", f.loss_function, "mse | bce");
+  app.add_option("--learning-rate", f.learning_rate, "SGD learning rate");
+  app.add_option("--nepochs", f.nepochs, "epochs");
+  app.add_flag("--inference-only", f.inference_only, "forward passes only, no training");
+  app.add_option("--print-freq", f.print_freq, "report loss and accuracy every N batches");
+  app.add_option("--test-freq", f.test_freq,
+                 "also test every N batches (a test set exists for synthetic and dataset data; "
+                 "it is always tested at the end of each epoch)");
+  app.add_flag("--print-time", f.print_time, "accepted for compatibility (times are always shown)");
+  app.add_option("--numpy-rand-seed", f.seed, "seed of initialisation and generated data");
+  app.add_option("--raw-data-file", f.raw_data_file, "Criteo text (train.txt, day_N)");
+  app.add_option("--processed-data-file", f.processed_data_file,
+                 "the binary cache of the Criteo text (default: RAW.telar-cache)");
+  app.add_option("--backend", f.backend, "cpu | cpu:threads=N | cpu:ref");
+  app.add_option("--embedding-storage", f.storage,
+                 "auto | memory | mmap | procedural (auto: memory within --embedding-budget-mb, "
+                 "else procedural)");
+  app.add_option("--embedding-budget-mb", f.budget_mb, "auto storage: memory up to this size");
+  app.add_option("--embedding-dir", f.embedding_dir, "mmap storage: directory of the table files");
+  app.add_flag("--strict", f.strict, "malformed Criteo lines are errors (default: skipped)");
+  app.add_option("--test-fraction", f.test_fraction,
+                 "dataset: the last fraction of the records is the test set");
+  app.add_option("--test-data-size", f.test_data_size,
+                 "synthetic: test samples (default: a quarter of --data-size)");
+  app.add_option("--benchmark", f.benchmark,
+                 "inference | embedding-bag: time the model's forward (samples/s) or table 0's "
+                 "EmbeddingBag alone (effective GB/s) on random inputs");
+  app.add_option("--warmup", f.warmup, "benchmark: untimed calls first");
+  app.add_option("--repeats", f.repeats, "benchmark: timed calls");
+  app.add_option("--out", f.out, "run directory (default: runs/dlrm-DATE-TIME)");
+  add_threads_option(app, &f.threads);
+  app.add_flag("--json", f.json, "print the result as one JSON object on the last line");
+  app.add_flag("--quiet", f.quiet, "no per-batch lines");
+}
+
+std::string mb(std::int64_t bytes) {
+  return fmt::format("{:.1f} MB", static_cast<double>(bytes) / (1 << 20));
+}
+
+double max_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+}
+
+nlohmann::json test_json(const dlrm::TestReport& t) {
+  return {{"loss", t.loss},
+          {"accuracy", t.accuracy},
+          {"auc", number_or_null(t.auc)},
+          {"samples", t.samples}};
+}
+
+struct Data {
+  std::unique_ptr<dlrm::DataSource> train, test;
+  std::int64_t skipped_lines = -1;
+};
+
+Data make_data(const DlrmFlags& f, const dlrm::DlrmConfig& config) {
+  Data d;
+  const dlrm::LookupOptions lookups{f.num_indices_per_lookup, f.num_indices_per_lookup_fixed};
+  const std::int64_t test_batch =
+      f.test_mini_batch_size > 0 ? f.test_mini_batch_size : f.mini_batch_size;
+  if (!f.benchmark.empty()) {
+    // A few full batches of random inputs, prepared before the timed calls.
+    require(f.mini_batch_size > 0, "--mini-batch-size must be positive, got {}", f.mini_batch_size);
+    d.train =
+        dlrm::make_random_data(config, dlrm::BatchPlan{4 * f.mini_batch_size, f.mini_batch_size},
+                               lookups, f.seed, f.round_targets);
+  } else if (f.data_generation == "random") {
+    d.train = dlrm::make_random_data(
+        config, dlrm::BatchPlan::from_flags(f.data_size, f.num_batches, f.mini_batch_size), lookups,
+        f.seed, f.round_targets);
+  } else if (f.data_generation == "synthetic") {
+    const auto plan = dlrm::BatchPlan::from_flags(f.data_size, f.num_batches, f.mini_batch_size);
+    d.train = dlrm::make_synthetic_data(config, plan, lookups, f.seed, 0);
+    require(f.test_data_size >= 0, "--test-data-size must not be negative, got {}",
+            f.test_data_size);
+    const std::int64_t test_samples =
+        f.test_data_size > 0 ? f.test_data_size : std::max<std::int64_t>(1, plan.samples / 4);
+    d.test = dlrm::make_synthetic_data(config, dlrm::BatchPlan{test_samples, test_batch}, lookups,
+                                       f.seed, 1);
+  } else if (f.data_generation == "dataset") {
+    require(f.data_set == "kaggle" || f.data_set == "terabyte",
+            "--data-set: '{}' is not a Criteo set; use kaggle or terabyte", f.data_set);
+    require(f.test_fraction >= 0.0 && f.test_fraction < 1.0,
+            "--test-fraction must be in [0, 1), got {}", f.test_fraction);
+    require(f.mini_batch_size > 0, "--mini-batch-size must be positive, got {}", f.mini_batch_size);
+    require(f.num_batches >= 0, "--num-batches must not be negative, got {}", f.num_batches);
+    auto cache = dlrm::CriteoCache::open(
+        config, {fs::path(f.raw_data_file), fs::path(f.processed_data_file), f.strict});
+    const std::int64_t n = cache->records();
+    const auto n_test =
+        static_cast<std::int64_t>(std::floor(static_cast<double>(n) * f.test_fraction));
+    std::int64_t n_train = n - n_test;
+    require(n_train > 0, "{}: {} records leave none for training with --test-fraction {}",
+            cache->stats().cache.string(), n, f.test_fraction);
+    if (f.num_batches > 0) n_train = std::min(n_train, f.num_batches * f.mini_batch_size);
+    d.train = dlrm::make_criteo_data(cache, 0, n_train, f.mini_batch_size, "train");
+    if (n_test > 0) d.test = dlrm::make_criteo_data(cache, n - n_test, n_test, test_batch, "test");
+    d.skipped_lines = cache->stats().skipped;
+  } else {
+    fail("--data-generation: '{}' is not supported; use random, synthetic or dataset",
+         f.data_generation);
+  }
+  return d;
+}
+
+}  // namespace
+
+int run_dlrm(const Args& args) {
+  CLI::App app{
+      "DLRM (Naumov et al.) with the flags of facebookresearch/dlrm's dlrm_s_pytorch.py: "
+      "training and inference on random, synthetic or Criteo data, and benchmarks. "
+      "Writes a run directory (run.json, metrics.csv, report.html).",
+      "dlrm"};
+  DlrmFlags f;
+  add_flags(app, f);
+  int code = 0;
+  if (!parse(app, args, "dlrm", &code)) return code;
+  if (f.quiet) log::set_level(log::Level::Quiet);
+  apply_threads(f.threads);
+
+  // Everything that can fail on bad input happens before the run directory exists.
+  if (f.data_generation == "dataset" && f.embedding_size.find('-') == std::string::npos) {
+    // One size for all of Criteo's 26 tables.
+    std::string sizes = f.embedding_size;
+    for (int t = 1; t < dlrm::kCriteoSparse; ++t) sizes += "-" + f.embedding_size;
+    f.embedding_size = sizes;
+  }
+  dlrm::DlrmConfig config = dlrm::make_config(f.sparse_feature_size, f.embedding_size, f.mlp_bot,
+                                              f.mlp_top, f.interaction_op, f.interaction_itself);
+  const dlrm::LossFunction loss = dlrm::parse_loss_function(f.loss_function);
+  require(f.nepochs > 0, "--nepochs must be positive, got {}", f.nepochs);
+  require(f.print_freq > 0, "--print-freq must be positive, got {}", f.print_freq);
+  require(std::isfinite(f.learning_rate) && f.learning_rate > 0,
+          "--learning-rate must be a positive number, got {}", f.learning_rate);
+  require(f.budget_mb >= 0, "--embedding-budget-mb must not be negative, got {}", f.budget_mb);
+  require(f.benchmark.empty() || f.benchmark == "inference" || f.benchmark == "embedding-bag",
+          "--benchmark: '{}' is not a benchmark; use inference or embedding-bag", f.benchmark);
+  if (!f.benchmark.empty())
+    require(f.data_generation == "random",
+            "--benchmark runs on random inputs; drop --data-generation {}", f.data_generation);
+  if (!f.embedding_dir.empty())
+    require(fs::is_directory(f.embedding_dir), "--embedding-dir '{}' is not a directory",
+            f.embedding_dir);
+  const backend::BackendSpec spec = backend::parse_backend_spec(f.backend);
+  if (spec.kind != "cpu")
+    fail(
+        "--backend {}: DLRM runs on cpu in this telar (the simulated hybrid accelerator is not "
+        "built in yet)",
+        f.backend);
+
+  dlrm::DlrmConfig model_config = config;
+  if (f.benchmark == "embedding-bag") model_config.table_rows.resize(1);
+  dlrm::StorageOptions so;
+  so.mode = f.storage;
+  so.budget_bytes = static_cast<std::int64_t>(f.budget_mb * (1 << 20));
+  so.dir = f.embedding_dir;
+  const dlrm::StorageKind storage = dlrm::choose_storage(model_config, so);
+  Data data = make_data(f, model_config);
+
+  const fs::path run_path = f.out.empty() ? report::default_run_path("dlrm") : fs::path(f.out);
+  const bool created = !fs::exists(run_path);
+  report::RunDirectory run(run_path);
+  try {
+    dlrm::DlrmModel model(model_config, storage, f.seed, so.dir);
+    dlrm::ExecutorOptions eo;
+    eo.loss = loss;
+    eo.seed = f.seed;
+    auto exe = dlrm::make_executor(model, f.backend, eo);
+    const std::string mode = !f.benchmark.empty() ? "benchmark"
+                             : f.inference_only   ? "inference"
+                                                  : "train";
+    nlohmann::json cfg = {{"arch_sparse_feature_size", config.embedding_dim},
+                          {"arch_embedding_size", config.table_rows},
+                          {"arch_mlp_bot", config.bottom},
+                          {"arch_mlp_top", config.top},
+                          {"top_layers", config.top_layers()},
+                          {"arch_interaction_op", dlrm::interaction_op_name(config.interaction)},
+                          {"arch_interaction_itself", config.interaction_itself},
+                          {"data", data.train->describe()},
+                          {"test_data", data.test ? data.test->describe() : ""},
+                          {"mini_batch_size", f.mini_batch_size},
+                          {"num_indices_per_lookup", f.num_indices_per_lookup},
+                          {"num_indices_per_lookup_fixed", f.num_indices_per_lookup_fixed},
+                          {"loss_function", dlrm::loss_function_name(loss)},
+                          {"learning_rate", f.learning_rate},
+                          {"nepochs", f.nepochs},
+                          {"mode", mode},
+                          {"benchmark", f.benchmark},
+                          {"backend", exe->name()},
+                          {"threads", compute_threads()},
+                          {"embedding_storage", dlrm::storage_name(storage)},
+                          {"embedding_bag_isa", backend::cpu::embedding_bag_isa()},
+                          {"table_bytes", model_config.table_bytes()},
+                          {"seed", f.seed}};
+    run.write_run_json("dlrm", cfg, {{"status", "running"}});
+
+    const std::string summary = config.summary();
+    std::cout << summary;
+    log::info("{} on {} ({} threads); tables: {} ({} of fp32, {} held); data: {}", mode,
+              exe->name(), compute_threads(), dlrm::storage_name(storage),
+              mb(model_config.table_bytes()), mb(model.tables.held_bytes()),
+              data.train->describe());
+    report::DlrmRecorder recorder(
+        run, "telar dlrm",
+        {{"mode", mode},
+         {"backend", fmt::format("{}, {} threads", exe->name(), compute_threads())},
+         {"tables",
+          fmt::format("{} x {} ({} storage, {})", model_config.tables(), config.embedding_dim,
+                      dlrm::storage_name(storage), mb(model_config.table_bytes()))},
+         {"data", data.train->describe()},
+         {"loss", std::string(dlrm::loss_function_name(loss))},
+         {"learning rate", fmt::format("{}", f.learning_rate)}},
+        summary);
+
+    nlohmann::json result = {{"mode", mode},
+                             {"backend", exe->name()},
+                             {"threads", compute_threads()},
+                             {"embedding_storage", dlrm::storage_name(storage)},
+                             {"table_bytes", model_config.table_bytes()},
+                             {"top_layers", config.top_layers()},
+                             {"run_dir", run.path().string()}};
+    if (data.skipped_lines >= 0) result["skipped_lines"] = data.skipped_lines;
+
+    if (!f.benchmark.empty()) {
+      dlrm::BenchmarkOptions bo;
+      bo.warmup = f.warmup;
+      bo.repeats = f.repeats;
+      const dlrm::BenchmarkResult b =
+          f.benchmark == "inference"
+              ? dlrm::benchmark_inference(*exe, *data.train, bo)
+              : dlrm::benchmark_embedding_bag(model.tables[0], *data.train, bo);
+      recorder.finish(nullptr, &b);
+      result["benchmark"] = b.benchmark;
+      result["seconds_median"] = b.seconds_median;
+      result["seconds_min"] = b.seconds_min;
+      result["samples_per_s"] = b.samples_per_s;
+      result["samples_per_s_best"] = b.samples_per_s_best;
+      result["lookups_per_call"] = b.lookups_per_call;
+      if (f.benchmark == "embedding-bag") {
+        result["effective_gb_per_s"] = b.effective_gb_per_s;
+        result["effective_gb_per_s_best"] = b.effective_gb_per_s_best;
+      }
+      std::cout << fmt::format(
+          "{}: median {:.3f} ms (fastest {:.3f} ms) per batch of {}, {:.0f} samples/s{}\n",
+          b.benchmark, b.seconds_median * 1e3, b.seconds_min * 1e3, f.mini_batch_size,
+          b.samples_per_s,
+          f.benchmark == "embedding-bag" ? fmt::format(", {:.2f} GB/s effective ({:.0f} lookups)",
+                                                       b.effective_gb_per_s, b.lookups_per_call)
+                                         : "");
+    } else {
+      dlrm::RunOptions ro;
+      ro.epochs = f.nepochs;
+      ro.learning_rate = static_cast<float>(f.learning_rate);
+      ro.inference_only = f.inference_only;
+      ro.print_freq = f.print_freq;
+      ro.test_freq = f.test_freq;
+      const char* kind = f.inference_only ? "inference" : "training";
+      dlrm::RunCallbacks cb;
+      cb.on_interval = [&](const dlrm::IntervalReport& r) {
+        recorder.on_interval(r);
+        if (!f.quiet)
+          std::cout << fmt::format(
+              "Finished {} it {}/{} of epoch {}, {:.2f} ms/it, loss {:.6f}, accuracy {:3.3f} %\n",
+              kind, r.batch, r.batches, r.epoch, r.ms_per_batch, r.loss, r.accuracy * 100);
+      };
+      cb.on_test = [&](const dlrm::TestReport& r) {
+        recorder.on_test(r);
+        if (!f.quiet)
+          std::cout << fmt::format(
+              "Testing at - {}/{} of epoch {}, loss {:.6f}, accuracy {:3.3f} %, best {:3.3f} %{}\n",
+              r.batch, r.batches, r.epoch, r.loss, r.accuracy * 100, r.best_accuracy * 100,
+              std::isfinite(r.auc) ? fmt::format(", auc {:.4f}", r.auc) : "");
+      };
+      if (!f.quiet) std::cout << "time/loss/accuracy (if enabled):\n";
+      const dlrm::RunSummary s = dlrm::run_dlrm(*exe, *data.train, data.test.get(), ro, cb);
+      recorder.finish(&s, nullptr);
+      result["train"] = {{"loss", s.loss},
+                         {"accuracy", s.accuracy},
+                         {"samples", s.samples},
+                         {"batches", s.batches}};
+      if (s.test) result["test"] = test_json(*s.test);
+      result["samples_per_s"] = s.samples_per_s();
+      result["compute_seconds"] = s.compute_seconds;
+      result["wall_seconds"] = s.wall_seconds;
+      nlohmann::json comps = nlohmann::json::object();
+      for (int c = 0; c < dlrm::kComponents; ++c)
+        comps[std::string(dlrm::component_name(static_cast<dlrm::Component>(c)))] =
+            s.times.seconds[static_cast<std::size_t>(c)];
+      result["component_seconds"] = comps;
+      std::cout << fmt::format(
+          "{}: {} samples in {:.2f} s ({:.0f} samples/s), loss {:.6f}{}\n", kind, s.samples,
+          s.compute_seconds, s.samples_per_s(), s.loss,
+          s.test ? fmt::format(
+                       ", test accuracy {:.4f}{}", s.test->accuracy,
+                       std::isfinite(s.test->auc) ? fmt::format(" auc {:.4f}", s.test->auc) : "")
+                 : "");
+    }
+    result["held_table_bytes"] = model.tables.held_bytes();
+    result["max_rss_mb"] = max_rss_mb();
+    run.write_run_json("dlrm", cfg, {{"status", "finished"}, {"result", result}});
+    std::cout << fmt::format("run directory: {} (report.html, metrics.csv)\n", run.path().string());
+    if (f.json) print_json(result);
+  } catch (const Error&) {
+    // A run that stops on bad input leaves nothing half-written behind.
+    std::error_code ec;
+    if (created) {
+      fs::remove_all(run_path, ec);
+    } else {
+      for (const char* name : {"run.json", "metrics.csv", "report.html"})
+        fs::remove(run.file(name), ec);
+    }
+    throw;
+  }
+  return 0;
+}
+
+}  // namespace telar::cli

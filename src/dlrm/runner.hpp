@@ -1,0 +1,68 @@
+#pragma once
+// The training / inference loop of dlrm_s_pytorch.py: epochs over the batches of a data source,
+// SGD per batch (or forward only with inference_only), a report every print_freq batches
+// (mean loss and accuracy since the last one, ms per batch), and a test pass over the test set
+// every test_freq batches and at the end of each epoch.
+#include <functional>
+#include <optional>
+
+#include "dlrm/data.hpp"
+#include "dlrm/executor.hpp"
+
+namespace telar::dlrm {
+
+struct RunOptions {
+  int epochs = 1;
+  float learning_rate = 0.01f;
+  bool inference_only = false;
+  std::int64_t print_freq = 1;
+  std::int64_t test_freq = -1;  // > 0: test every N batches too
+};
+
+struct IntervalReport {
+  int epoch = 0;
+  std::int64_t batch = 0;  // batches done in this epoch (1-based, as DLRM prints)
+  std::int64_t batches = 0;
+  double ms_per_batch = 0.0;
+  double loss = 0.0;  // mean over the samples of the interval
+  double accuracy = 0.0;
+  std::int64_t samples = 0;
+};
+
+struct TestReport {
+  int epoch = 0;
+  std::int64_t batch = 0;
+  std::int64_t batches = 0;
+  double loss = 0.0;
+  double accuracy = 0.0;
+  double auc = 0.0;  // NaN without both classes (or with non-binary targets)
+  double best_accuracy = 0.0;
+  std::int64_t samples = 0;
+  double seconds = 0.0;
+};
+
+struct RunSummary {
+  double loss = 0.0;  // the last epoch, whole
+  double accuracy = 0.0;
+  std::int64_t samples = 0;  // processed over all epochs
+  std::int64_t batches = 0;
+  double compute_seconds = 0.0;  // forward, backward and update (data preparation excluded)
+  double wall_seconds = 0.0;
+  std::optional<TestReport> test;  // the last test pass
+  double best_test_accuracy = 0.0;
+  ComponentTimes times;  // per component, over the whole run
+  double samples_per_s() const { return compute_seconds > 0 ? samples / compute_seconds : 0.0; }
+};
+
+struct RunCallbacks {
+  std::function<void(const IntervalReport&)> on_interval;
+  std::function<void(const TestReport&)> on_test;
+};
+
+RunSummary run_dlrm(Executor& exe, DataSource& train, DataSource* test, const RunOptions& options,
+                    const RunCallbacks& callbacks = {});
+
+// One pass over `data` without training: mean loss, accuracy and AUC.
+TestReport evaluate(Executor& exe, DataSource& data);
+
+}  // namespace telar::dlrm

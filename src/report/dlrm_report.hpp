@@ -1,0 +1,34 @@
+#pragma once
+// The run directory of `telar dlrm`: metrics.csv (tidy rows: epoch, batch, phase, metric, value)
+// and report.html, written when the run ends: the model summary, loss / accuracy / AUC curves,
+// the time per component (Bottom MLP, EmbeddingBags, Interaction, Top MLP) as a table and a
+// stacked bar, and the result.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dlrm/benchmark.hpp"
+#include "dlrm/runner.hpp"
+#include "report/run_dir.hpp"
+
+namespace telar::report {
+
+class DlrmRecorder {
+ public:
+  DlrmRecorder(const RunDirectory& run, std::string title,
+               std::vector<std::pair<std::string, std::string>> summary, std::string model_summary);
+  void on_interval(const dlrm::IntervalReport& r);
+  void on_test(const dlrm::TestReport& r);
+  // Writes metrics.csv and report.html for a finished run (or benchmark).
+  void finish(const dlrm::RunSummary* run, const dlrm::BenchmarkResult* bench);
+  const MetricsTable& metrics() const { return metrics_; }
+
+ private:
+  const RunDirectory& run_;
+  std::string title_;
+  std::vector<std::pair<std::string, std::string>> summary_;
+  std::string model_summary_;
+  MetricsTable metrics_;
+};
+
+}  // namespace telar::report
