@@ -141,8 +141,11 @@ int run_simulate(const Args& args) {
   int code = 0;
   if (!parse(app, args, "simulate", &code)) return code;
   require(weight_sparsity >= 0.0 && weight_sparsity < 1.0,
-          "--weight-sparsity={} must be a fraction of zeros, at least 0 and below 1",
-          weight_sparsity);
+          "--weight-sparsity={} must be a fraction of zeros, at least 0 and below 1{}",
+          weight_sparsity,
+          weight_sparsity >= 1.0 && weight_sparsity < 100.0
+              ? fmt::format(" ({}% is {})", weight_sparsity, weight_sparsity / 100.0)
+              : "");
 
   // Everything that can be wrong with the input is checked before any file is written.
   const std::vector<std::string> backends = split_backends(backends_text);

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "graph/zoo/zoo.hpp"
+#include "sim/accelerator.hpp"
 
 namespace telar::testing {
 
@@ -62,14 +65,76 @@ inline const bs::NodeSimulation& node(const backend::Executable& exe, const std:
   throw Error("no node " + name);
 }
 
+// A tile back from its description in NodeSimulation::tile ("T_R=3 ... T_Y'=1 (mapper ...)"
+// for a convolution, "T_M=2 T_N=1 T_K=64 (...)" for a GEMM).
+inline sim::Tile tile_from_description(const std::string& text, sim::OpKind kind) {
+  std::string lines;
+  std::map<std::string, int> v;
+  std::istringstream in(text.substr(0, text.find(" (")));
+  for (std::string word; in >> word;) {
+    const auto eq = word.find('=');
+    v[word.substr(0, eq)] = std::stoi(word.substr(eq + 1));
+    lines += word + "\n";
+  }
+  if (kind == sim::OpKind::Conv) return sim::parse_tile(lines, "node tile", kind);
+  return sim::make_gemm_tile(v.at("T_M"), v.at("T_N"), v.at("T_K"));
+}
+
+// The simulator operation a dense node should have become, derived here from the graph (not
+// from the lowering): STONNE's CONV over the zero-padded input on MAERI, one im2col GEMM per
+// group on the mesh, FC for a Linear. `calls`: how many times it runs.
+inline sim::DenseOp expected_operation(const Graph& g, const Node& n, std::int64_t batch, bool mesh,
+                                       int& calls) {
+  calls = 1;
+  const int B = static_cast<int>(batch);
+  if (n.kind == OpKind::Linear) {
+    const auto& a = n.attr<LinearAttrs>();
+    return sim::make_gemm(sim::OpKind::Fc, B, static_cast<int>(a.out_features),
+                          static_cast<int>(a.in_features));
+  }
+  const auto& a = n.attr<Conv2dAttrs>();
+  const Shape& in = g.value(n.inputs[0]).shape;
+  const Shape& out = g.value(n.outputs[0]).shape;
+  const int G = static_cast<int>(a.groups);
+  if (mesh) {
+    calls = G;
+    return sim::make_gemm(sim::OpKind::DenseGemm, static_cast<int>(B * out[2] * out[3]),
+                          static_cast<int>(a.out_channels) / G,
+                          static_cast<int>(a.kernel_h * a.kernel_w * a.in_channels) / G);
+  }
+  return sim::make_conv(static_cast<int>(a.kernel_h), static_cast<int>(a.kernel_w),
+                        static_cast<int>(a.in_channels), static_cast<int>(a.out_channels), G, B,
+                        static_cast<int>(in[2] + 2 * a.pad_h),
+                        static_cast<int>(in[3] + 2 * a.pad_w), static_cast<int>(a.stride_h));
+}
+
+// A node's figures equal a single-operation simulation of the same layer and tile.
+inline void expect_single_op_counts(const Graph& g, const Node& n, const bs::NodeSimulation& s,
+                                    const sim::HardwareConfig& hw, std::int64_t batch) {
+  int calls = 0;
+  const bool mesh = hw.controller == sim::Controller::TpuOsDense;
+  const sim::DenseOp op = expected_operation(g, n, batch, mesh, calls);
+  sim::RunOptions timing;
+  timing.compute_values = false;
+  const sim::OpResult r =
+      sim::Accelerator(hw).run(op, tile_from_description(s.tile, op.kind), timing);
+  const auto c = static_cast<std::uint64_t>(calls);
+  EXPECT_EQ(s.calls, calls) << s.node;
+  EXPECT_EQ(s.stats.cycles, c * r.stats.cycles) << s.node << " " << s.workload << " " << s.tile;
+  EXPECT_EQ(s.stats.gb.reads(), c * r.stats.gb.reads()) << s.node;
+  EXPECT_EQ(s.stats.gb.writes(), c * r.stats.gb.writes()) << s.node;
+  EXPECT_EQ(s.stats.multiplications, c * r.stats.multiplications) << s.node;
+}
+
 struct ZooCase {
   std::string model;
   Shape input;
 };
 
 // Each model on MAERI and on the TPU-like mesh: outputs equal cpu's; the Linear and Conv2d
-// nodes are simulated and write every output once (the accumulation buffer and the mesh keep
-// partial sums on chip); the others run on the host.
+// nodes are simulated, their figures are those of the same layer simulated alone, and they
+// write every output once (the accumulation buffer and the mesh keep partial sums on chip); the
+// others run on the host.
 inline void check_zoo_models(const std::vector<ZooCase>& cases) {
   for (const ZooCase& c : cases) {
     zoo::ModelOptions o;
@@ -96,6 +161,8 @@ inline void check_zoo_models(const std::vector<ZooCase>& cases) {
         for (std::size_t d = 1; d < out.size(); ++d) outputs *= static_cast<std::uint64_t>(out[d]);
         EXPECT_EQ(nodes[i].stats.gb.writes(), outputs) << nodes[i].node << " " << nodes[i].workload;
         EXPECT_GT(nodes[i].stats.cycles, 0u);
+        expect_single_op_counts(g, g.nodes()[i], nodes[i], bs::simulated(*exe)->target().dense->hw,
+                                2);
         EXPECT_GT(nodes[i].energy, 0.0);
         EXPECT_GT(nodes[i].utilization(), 0.0);
         EXPECT_LE(nodes[i].utilization(), 1.0);

@@ -1,15 +1,25 @@
-// The sim: backend on the zoo's larger models (label slow: tens of seconds of tile mapping).
+// The sim: backend on the zoo's larger models (label slow: seconds to tens of seconds each of
+// tile mapping; one test per model so that ctest runs them side by side).
 #include "sim_backend_helpers.hpp"
 
 namespace {
 
 using namespace telar::testing;
 
-TEST(SimBackendZoo, ModelsMatchTheCpuBackend) {
-  check_zoo_models({{"mnist_cnn", {1, 28, 28}},
-                    {"mobilenet_v1:0.25", {3, 32, 32}},
-                    {"resnet18", {3, 32, 32}},
-                    {"alexnet", {3, 64, 64}}});
+TEST(SimBackendZoo, MnistCnnMatchesTheCpuBackend) {
+  check_zoo_models({{"mnist_cnn", {1, 28, 28}}});
+}
+
+TEST(SimBackendZoo, MobileNetMatchesTheCpuBackend) {
+  check_zoo_models({{"mobilenet_v1:0.25", {3, 32, 32}}});
+}
+
+TEST(SimBackendZoo, ResNet18MatchesTheCpuBackend) {
+  check_zoo_models({{"resnet18", {3, 32, 32}}});
+}
+
+TEST(SimBackendZoo, AlexNetMatchesTheCpuBackend) {
+  check_zoo_models({{"alexnet", {3, 64, 64}}});
 }
 
 }  // namespace
