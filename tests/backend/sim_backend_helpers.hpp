@@ -129,6 +129,7 @@ inline void expect_single_op_counts(const Graph& g, const Node& n, const bs::Nod
 struct ZooCase {
   std::string model;
   Shape input;
+  std::int64_t batch = 2;
 };
 
 // Each model on MAERI and on the TPU-like mesh: outputs equal cpu's; the Linear and Conv2d
@@ -142,7 +143,7 @@ inline void check_zoo_models(const std::vector<ZooCase>& cases) {
     Graph g = zoo::build(c.model, o);
     ParameterSet params = ParameterSet::initialize(g, 1);
     Shape shape = c.input;
-    shape.insert(shape.begin(), 2);
+    shape.insert(shape.begin(), c.batch);
     const std::vector<Tensor> inputs = {uniform(shape, 2)};
     for (const char* target : {"maeri_256mses_64_bw.cfg", "tpu_16_16_pes.cfg"}) {
       SCOPED_TRACE(c.model + " on " + target);
@@ -157,12 +158,12 @@ inline void check_zoo_models(const std::vector<ZooCase>& cases) {
         if (!nodes[i].simulated()) continue;
         // Every output is written once (the accumulation buffer keeps the folds on chip).
         const Shape& out = g.value(g.nodes()[i].outputs[0]).shape;
-        std::uint64_t outputs = 2;
+        std::uint64_t outputs = static_cast<std::uint64_t>(c.batch);
         for (std::size_t d = 1; d < out.size(); ++d) outputs *= static_cast<std::uint64_t>(out[d]);
         EXPECT_EQ(nodes[i].stats.gb.writes(), outputs) << nodes[i].node << " " << nodes[i].workload;
         EXPECT_GT(nodes[i].stats.cycles, 0u);
         expect_single_op_counts(g, g.nodes()[i], nodes[i], bs::simulated(*exe)->target().dense->hw,
-                                2);
+                                c.batch);
         EXPECT_GT(nodes[i].energy, 0.0);
         EXPECT_GT(nodes[i].utilization(), 0.0);
         EXPECT_LE(nodes[i].utilization(), 1.0);

@@ -18,8 +18,10 @@ TEST(SimBackendZoo, ResNet18MatchesTheCpuBackend) {
   check_zoo_models({{"resnet18", {3, 32, 32}}});
 }
 
+// Batch 1: its 4096-wide Linear layers and 11x11 convolution cost the most to map; the other
+// models cover batches of two.
 TEST(SimBackendZoo, AlexNetMatchesTheCpuBackend) {
-  check_zoo_models({{"alexnet", {3, 64, 64}}});
+  check_zoo_models({{"alexnet", {3, 64, 64}, 1}});
 }
 
 }  // namespace
