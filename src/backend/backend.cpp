@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/sim/sim_backend.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 
@@ -16,8 +17,10 @@ BackendSpec parse_backend_spec(const std::string& text) {
   const std::vector<std::string> kinds = {"cpu", "cuda", "sim"};
   if (spec.kind != "cpu" && spec.kind != "cuda" && spec.kind != "sim") {
     const std::string near = closest_match(spec.kind, kinds);
-    fail("unknown backend '{}'{}; use cpu, cpu:threads=N, cpu:ref, cuda:N or sim:CONFIG", text,
-         near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near));
+    fail(
+        "unknown backend '{}'{}; use cpu, cpu:threads=N, cpu:ref, cuda:N, sim:CONFIG.cfg or "
+        "sim:HYBRID.toml",
+        text, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near));
   }
   if (colon == std::string::npos) return spec;
   const std::string rest = text.substr(colon + 1);
@@ -44,7 +47,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   if (spec.kind == "cpu") return cpu::compile(spec, graph, params, options);
   if (spec.kind == "cuda")
     fail("backend '{}': the CUDA backend is not built into this telar", spec.text);
-  fail("backend '{}': the simulator backend is not built into this telar yet", spec.text);
+  return sim::compile(spec, graph, params, options);
 }
 
 }  // namespace telar::backend

@@ -10,6 +10,7 @@ int run_eval(const Args& args);
 int run_demo(const Args& args);
 int run_prof(const Args& args);
 int run_sim(const Args& args);
+int run_simulate(const Args& args);
 int run_dlrm(const Args& args);
 int run_energy(const Args& args);
 int run_compare(const Args& args);
@@ -22,7 +23,8 @@ const std::vector<Command>& commands() {
       {"models", "list the model zoo, or show one model's layers (models show NAME)", run_models},
       {"infer", "inference latency and throughput of a model at a batch size", run_infer},
       {"prof", "hardware-counter profiler: list events, run a command under counters, matmul", run_prof},
-      {"sim", "simulate an operation on a DNN accelerator (MAERI, TPU mesh; STONNE syntax)", run_sim},
+      {"sim", "simulate one operation on a DNN accelerator (MAERI, SIGMA, MAGMA, TPU mesh; STONNE syntax)", run_sim},
+      {"simulate", "simulate a whole model on DNN accelerators (sim: backend); report.html", run_simulate},
       {"dlrm", "DLRM recommendation model: train, infer, benchmark (dlrm_s_pytorch.py's flags)", run_dlrm},
       {"energy", "run a command while sampling energy meters (RAPL, NVML): telar energy -- CMD", run_energy},
       {"compare", "compare runs: speed-up, parallel efficiency, energy, EDP vs a baseline", run_compare},

@@ -15,6 +15,7 @@ namespace telar::cli {
 
 int run_train(const Args& args);
 int run_sim_demo(const std::filesystem::path& dir);
+int run_simulate_demo(const std::filesystem::path& root);
 
 namespace fs = std::filesystem;
 
@@ -66,7 +67,11 @@ int run_demo(const Args& args) {
                "-T_M=16 -T_N=16 -T_K=1\n";
   if (int rc = run_sim_demo(root / "sim"); rc != 0) return rc;
 
-  banner("3. Data-parallel training: two workers of one thread each share every global batch "
+  banner("3. Whole-model simulation: the CNN just trained, on MAERI and on the TPU-like mesh, "
+         "layer by layer (values from the CPU, time from the accelerator model)");
+  if (int rc = run_simulate_demo(root); rc != 0) return rc;
+
+  banner("4. Data-parallel training: two workers of one thread each share every global batch "
          "(sample-weighted gradient all-reduce, overlapped with the backward pass), with the "
          "energy summary");
   std::cout << "telar train --model mnist_cnn --data fashion-mnist --epochs 1 --batch-size 128 "
@@ -90,10 +95,10 @@ int run_demo(const Args& args) {
 
   banner("Done");
   std::cout << fmt::format("telar demo finished in {0:.0f} s. Open {1}/train/report.html for the "
-                           "training curves and {1}/train/profile/report.html for the counters "
-                           "per batch; {1}/sim has the simulator's STONNE-format outputs; "
-                           "{1}/data-parallel/run.json has the workers' shares and "
-                           "the energy (telar compare RUN... puts runs side by side).\n",
+                           "training curves, {1}/train/profile/report.html for the counters "
+                           "per batch and {1}/simulate/report.html for the simulated layers; "
+                           "{1}/data-parallel/run.json has the workers' shares and the energy "
+                           "(telar compare RUN... puts runs side by side).\n",
                            total.seconds(), root.string());
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "core/parse.hpp"
 #include "sim/accelerator.hpp"
 #include "sim/energy.hpp"
+#include "sim/glibc_random.hpp"
 #include "sim/mapper.hpp"
 #include "sim/report.hpp"
 #include "sim/stonne_args.hpp"
@@ -26,20 +27,28 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: telar sim [OPTIONS] -CONV|-FC|-DenseGEMM -NAME=VALUE...\n"
+    "usage: telar sim [OPTIONS] -CONV|-FC|-DenseGEMM|-SparseGEMM|-SparseDense -NAME=VALUE...\n"
     "       telar sim energy --table FILE COUNTERS...\n\n"
-    "Simulates one dense operation on a flexible DNN accelerator (STONNE's model: MAERI with an\n"
-    "ART or FEN reduction network, or a TPU-like output-stationary mesh), cycle by cycle, and\n"
-    "reports its cycles, Global Buffer reads and writes, utilization and energy. The operation\n"
-    "and the hardware are given in STONNE's syntax, e.g.\n"
+    "Simulates one operation on a flexible DNN accelerator (STONNE's model: MAERI with an ART\n"
+    "or FEN reduction network, a TPU-like output-stationary mesh, SIGMA's bitmap sparse GEMM or\n"
+    "MAGMA's CSR sparse x dense), cycle by cycle, and reports its cycles, Global Buffer reads\n"
+    "and writes, utilization and energy. The operation and the hardware are given in STONNE's\n"
+    "syntax, e.g.\n"
     "  telar sim -DenseGEMM -M=20 -N=20 -K=256 -num_ms=256 -dn_bw=64 -rn_bw=64 -T_K=64 -T_M=2 "
     "-T_N=1\n"
     "  telar sim --config configs/maeri_256mses_64_bw.cfg --tile auto -CONV -R=3 -S=3 -C=16 "
     "-K=8 -X=12 -Y=12\n\n"
+    "  telar sim -SparseDense -M=20 -N=20 -K=256 -MK_sparsity=80 -T_N=4 -T_K=32 -num_ms=128 "
+    "-dn_bw=64 -rn_bw=64\n"
+    "  telar sim --config configs/sigma_128mses_128_bw.cfg --mk A.mtx --kn B.mtx -SparseGEMM\n\n"
     "Operations: -CONV (-R -S -C -K -G -N -X -Y -strides, tile -T_R -T_S -T_C -T_K -T_G -T_N\n"
-    "-T_X_ -T_Y_), -FC and -DenseGEMM (-M -N -K, tile -T_M -T_N -T_K).\n"
+    "-T_X_ -T_Y_), -FC and -DenseGEMM (-M -N -K, tile -T_M -T_N -T_K), -SparseGEMM (-M -N -K\n"
+    "-MK_sparsity -KN_sparsity in percent, -dataflow=MK_STA_KN_STR|MK_STR_KN_STA) and\n"
+    "-SparseDense (-M -N -K -MK_sparsity, tile -T_N -T_K). Sparse operands are STONNE's random\n"
+    "matrices (glibc rand(), seed 1) unless given as Matrix Market files.\n"
     "Hardware: -num_ms -dn_bw -rn_bw -rn_type=ASNETWORK|FENETWORK|TEMPORALRN\n"
-    "-mn_type=LINEAR|OS_MESH -ms_rows -ms_cols -mem_ctrl=MAERI_DENSE_WORKLOAD|TPU_OS_DENSE\n"
+    "-mn_type=LINEAR|OS_MESH -ms_rows -ms_cols -mem_ctrl=MAERI_DENSE_WORKLOAD|TPU_OS_DENSE|\n"
+    "SIGMA_SPARSE_GEMM|MAGMA_SPARSE_DENSE\n"
     "-accumulation_buffer=0|1; also -layer_name, -print_stats=0|1, -generate_tile=performance.\n\n"
     "Options:\n"
     "  --config FILE       hardware from a STONNE .cfg file (hardware flags override it)\n"
@@ -50,7 +59,10 @@ constexpr const char* kUsage =
     "  --energy-table FILE energy/area table (default: the built-in copy of\n"
     "                      configs/energy_model.txt)\n"
     "  --exact-cycle-loop  step every cycle (the oracle) instead of skipping repeated states\n"
-    "  --seed N            operand values (default 1)\n"
+    "  --seed N            operand values (default 1; for the sparse operations the seed of\n"
+    "                      STONNE's rand(), so 1 reproduces STONNE's matrices)\n"
+    "  --mk FILE.mtx       the MK operand of -SparseGEMM/-SparseDense (Matrix Market)\n"
+    "  --kn FILE.mtx       the KN operand (dense for -SparseDense: every element is used)\n"
     "  --json              print "
     "{\"cycles\",\"gb_reads\",\"gb_writes\",\"utilization\",\"energy\"}\n"
     "                      as the last line\n"
@@ -117,11 +129,214 @@ int run_energy(const Args& args) {
   return 0;
 }
 
+struct SparseCli {
+  std::string config_path, tile_arg, out_dir, energy_path, mk_path, kn_path;
+  bool json = false, exact = false;
+  std::uint64_t seed = 1;
+};
+
+// The operands of a sparse command: Matrix Market files where given, otherwise STONNE's random
+// matrices drawn as its command line draws them (MK first, then KN).
+void check_dims(const sim::SparseArgs& a, const char* flag, int from_file, const char* what) {
+  if (a.dims_given.count(flag))
+    require((flag[1] == 'M'   ? a.M
+             : flag[1] == 'N' ? a.N
+                              : a.K) == from_file,
+            "{}={} disagrees with {}, which has {} {}", flag,
+            flag[1] == 'M'   ? a.M
+            : flag[1] == 'N' ? a.N
+                             : a.K,
+            what, from_file, flag[1] == 'K' ? "columns/rows (K)" : "rows/columns");
+}
+
+std::uint32_t rand_seed(std::uint64_t seed) {
+  require(seed <= 0xffffffffULL, "--seed={} is out of range for rand() (0 to 4294967295)", seed);
+  return static_cast<std::uint32_t>(seed);
+}
+
+sim::SparseDenseOp sparse_dense_operands(const sim::SparseArgs& a, const SparseCli& o,
+                                         std::string& source) {
+  if (o.mk_path.empty() && o.kn_path.empty()) {
+    source = fmt::format("random (STONNE's generator, seed {})", o.seed);
+    sim::SparseDenseOp op =
+        sim::stonne_sparse_dense(a.M, a.N, a.K, a.mk_sparsity, rand_seed(o.seed));
+    op.layer_name = a.layer_name;
+    return op;
+  }
+  sim::GlibcRandom rng(rand_seed(o.seed));
+  sim::SparseDenseOp op;
+  op.layer_name = a.layer_name;
+  if (!o.mk_path.empty()) {
+    op.mk = sim::load_matrix_market(o.mk_path);
+    check_dims(a, "-M", op.mk.rows, o.mk_path.c_str());
+    check_dims(a, "-K", op.mk.cols, o.mk_path.c_str());
+    source = "MK from " + o.mk_path;
+  } else {
+    op.mk = sim::CsrMatrix::from_dense(sim::stonne_random_matrix(rng, a.M, a.K, a.mk_sparsity), a.M,
+                                       a.K);
+    source = fmt::format("MK random (seed {})", o.seed);
+  }
+  op.M = op.mk.rows;
+  op.K = op.mk.cols;
+  if (!o.kn_path.empty()) {
+    const sim::CsrMatrix kn = sim::load_matrix_market(o.kn_path);
+    require(kn.rows == op.K, "{} has {} rows, but MK has K={} columns", o.kn_path, kn.rows, op.K);
+    check_dims(a, "-N", kn.cols, o.kn_path.c_str());
+    op.N = kn.cols;
+    op.kn = kn.to_dense();
+    source += ", KN from " + o.kn_path;
+  } else {
+    op.N = a.N;
+    op.kn = sim::stonne_random_matrix(rng, op.K, op.N, 0);
+    source += ", KN random";
+  }
+  return op;
+}
+
+sim::SparseGemmOp sparse_gemm_operands(const sim::SparseArgs& a, const SparseCli& o,
+                                       std::string& source) {
+  if (o.mk_path.empty() && o.kn_path.empty()) {
+    source = fmt::format("random (STONNE's generator, seed {})", o.seed);
+    sim::SparseGemmOp op = sim::stonne_sparse_gemm(a.M, a.N, a.K, a.mk_sparsity, a.kn_sparsity,
+                                                   a.dataflow, rand_seed(o.seed));
+    op.layer_name = a.layer_name;
+    return op;
+  }
+  sim::GlibcRandom rng(rand_seed(o.seed));
+  sim::SparseGemmOp op;
+  op.layer_name = a.layer_name;
+  op.dataflow = a.dataflow;
+  if (!o.mk_path.empty()) {
+    op.mk = sim::load_matrix_market(o.mk_path);
+    check_dims(a, "-M", op.mk.rows, o.mk_path.c_str());
+    check_dims(a, "-K", op.mk.cols, o.mk_path.c_str());
+    source = "MK from " + o.mk_path;
+  } else {
+    op.mk = sim::CsrMatrix::from_dense(sim::stonne_random_matrix(rng, a.M, a.K, a.mk_sparsity), a.M,
+                                       a.K);
+    source = fmt::format("MK random (seed {})", o.seed);
+  }
+  op.M = op.mk.rows;
+  op.K = op.mk.cols;
+  if (!o.kn_path.empty()) {
+    const sim::CsrMatrix kn = sim::load_matrix_market(o.kn_path);
+    require(kn.rows == op.K, "{} has {} rows, but MK has K={} columns", o.kn_path, kn.rows, op.K);
+    check_dims(a, "-N", kn.cols, o.kn_path.c_str());
+    op.kn_t = kn.transposed();
+    source += ", KN from " + o.kn_path;
+  } else {
+    op.kn_t = sim::CsrMatrix::from_dense(sim::stonne_random_matrix(rng, op.K, a.N, a.kn_sparsity),
+                                         op.K, a.N)
+                  .transposed();
+    source += ", KN random";
+  }
+  op.N = op.kn_t.rows;
+  return op;
+}
+
+fs::path output_dir(const std::string& out_dir) {
+  if (!out_dir.empty()) return out_dir;
+  const char* env = std::getenv("OUTPUT_DIR");
+  return env && *env ? fs::path(env) : fs::path(".");
+}
+
+int run_sparse(const sim::StonneCommand& cmd, const SparseCli& o) {
+  sim::HardwareConfig hw = cmd.hw;
+  if (!o.config_path.empty()) hw = sim::merge_hardware(sim::load_config(o.config_path), cmd);
+  const sim::Accelerator accelerator(hw);
+  const sim::EnergyTable table =
+      o.energy_path.empty() ? sim::default_energy_table() : sim::load_energy_table(o.energy_path);
+  const bool magma = cmd.kind == sim::CommandKind::SparseDense;
+  std::optional<std::string> auto_objective = cmd.generate_tile;
+  if (!o.tile_arg.empty()) {
+    require(magma, "--tile applies to -SparseDense (SIGMA needs no tile)");
+    require(o.tile_arg == "auto" || o.tile_arg.rfind("auto:", 0) == 0,
+            "-SparseDense takes its tile as -T_N and -T_K, or --tile auto[:objective]");
+    require(!cmd.tile_given, "give the tile either as -T_N/-T_K or with --tile auto, not both");
+    auto_objective = o.tile_arg == "auto" ? "performance" : o.tile_arg.substr(5);
+  }
+  const fs::path dir = output_dir(o.out_dir);
+  if (cmd.print_stats)
+    ensure_writable_dir(dir, o.out_dir.empty() ? "OUTPUT_DIR or --out" : "--out");
+
+  sim::RunOptions options;
+  options.exact_cycle_loop = o.exact;
+  sim::OperationRecord record;
+  record.hw = hw;
+  record.exact_cycle_loop = o.exact;
+  std::string source, tile_text;
+  if (magma) {
+    const sim::SparseDenseOp op = sparse_dense_operands(cmd.sparse, o, source);
+    sim::SparseDenseTile tile = cmd.sparse.tile;
+    record.tile_source = cmd.tile_given ? "command line" : "STONNE defaults";
+    if (auto_objective) {
+      const sim::MapObjective objective = sim::parse_objective(*auto_objective, "--tile auto");
+      const sim::SparseDenseChoice choice = sim::map_sparse_dense_tile(accelerator, op, objective);
+      tile = choice.tile;
+      record.tile_source = fmt::format("mapper ({}, {} candidates simulated)", sim::name(objective),
+                                       choice.evaluated);
+    }
+    record.result = accelerator.run(op, tile, options);
+    record.sparse = sim::describe_operation(op, tile, source);
+    tile_text = " [" + sim::describe(tile) + "]";
+  } else {
+    const sim::SparseGemmOp op = sparse_gemm_operands(cmd.sparse, o, source);
+    record.result = accelerator.run(op, options);
+    record.sparse = sim::describe_operation(op, source);
+  }
+  record.sparse->mk_sparsity = cmd.sparse.mk_sparsity;
+  record.sparse->kn_sparsity = cmd.sparse.kn_sparsity;
+  record.energy = sim::compute_energy(table, record.result.stats.counters);
+
+  const sim::Stats& st = record.result.stats;
+  const sim::OpResult& res = record.result;
+  sim::OperationFiles files;
+  if (cmd.print_stats) files = sim::write_operation_files(dir, record);
+  std::cout << fmt::format(
+      "telar sim: {}{} on {} ({}): {} cycles, GB reads {}, writes {}, utilization {:.1f}%, "
+      "energy {:.6g}; {} configuration(s); output {}{}\n",
+      sim::describe(*record.sparse), tile_text, hw.name, sim::describe(hw), st.cycles,
+      st.gb.reads(), st.gb.writes(), 100.0 * st.utilization(), record.energy.total(),
+      res.reconfigurations,
+      res.output_checked ? (res.output_correct ? "matches the reference product"
+                                               : "DIFFERS from the reference product")
+                         : "not checked",
+      cmd.print_stats ? fmt::format("; wrote {}", files.counters.string()) : "");
+  if (res.output_checked && !res.output_correct) {
+    std::cerr << fmt::format(
+        "telar sim: internal error: the simulated output differs from the reference product "
+        "(max abs error {}); please report this with the command line\n",
+        res.max_abs_error);
+    return 1;
+  }
+  if (o.json) {
+    nlohmann::json j = {{"cycles", st.cycles},
+                        {"gb_reads", st.gb.reads()},
+                        {"gb_writes", st.gb.writes()},
+                        {"weight_reads", st.gb.weight_reads},
+                        {"input_reads", st.gb.input_reads},
+                        {"psum_reads", st.gb.psum_reads},
+                        {"utilization", st.utilization()},
+                        {"energy", record.energy.total()},
+                        {"configurations", res.reconfigurations},
+                        {"mk_nnz", record.sparse->mk_nnz},
+                        {"kn_nnz", record.sparse->kn_nnz},
+                        {"output_correct", res.output_correct}};
+    if (magma) j["tile"] = sim::describe(record.sparse->tile);
+    if (cmd.print_stats) {
+      j["stats_file"] = files.stats.string();
+      j["counters_file"] = files.counters.string();
+    }
+    print_json(j);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_sim(const Args& args) {
   if (!args.empty() && args[0] == "energy") return run_energy(Args(args.begin() + 1, args.end()));
-  std::string config_path, tile_arg, out_dir, energy_path;
+  std::string config_path, tile_arg, out_dir, energy_path, mk_path, kn_path;
   bool json = false, exact = false;
   std::uint64_t seed = 1;
   std::vector<std::string> stonne;
@@ -148,6 +363,10 @@ int run_sim(const Args& args) {
       out_dir = value("--out");
     } else if (is("--energy-table")) {
       energy_path = value("--energy-table");
+    } else if (is("--mk")) {
+      mk_path = value("--mk");
+    } else if (is("--kn")) {
+      kn_path = value("--kn");
     } else if (is("--seed")) {
       const long long s = parse_int(value("--seed"), "--seed");
       require(s >= 0, "--seed must be non-negative");
@@ -155,7 +374,7 @@ int run_sim(const Args& args) {
     } else if (a.rfind("--", 0) == 0) {
       const std::string near =
           closest_match(a, {"--config", "--tile", "--out", "--json", "--exact-cycle-loop", "--seed",
-                            "--energy-table", "--help"});
+                            "--energy-table", "--mk", "--kn", "--help"});
       fail("unknown option '{}'{}; see `telar sim --help`", a,
            near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
     } else {
@@ -175,6 +394,11 @@ int run_sim(const Args& args) {
       break;
     }
   const sim::StonneCommand cmd = sim::parse_stonne_args(stonne);
+  if (cmd.kind != sim::CommandKind::Dense)
+    return run_sparse(cmd, SparseCli{config_path, tile_arg, out_dir, energy_path, mk_path, kn_path,
+                                     json, exact, seed});
+  require(mk_path.empty() && kn_path.empty(),
+          "--mk and --kn give the operands of -SparseGEMM and -SparseDense");
   sim::HardwareConfig hw = cmd.hw;
   if (!config_path.empty()) hw = sim::merge_hardware(sim::load_config(config_path), cmd);
   const sim::Accelerator accelerator(hw);

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/command.hpp"
+#include "core/files.hpp"
 #include "sim/accelerator.hpp"
 #include "sim/mapper.hpp"
 #include "sim/report.hpp"
@@ -14,15 +16,21 @@ namespace telar::cli {
 
 namespace fs = std::filesystem;
 
-int run_sim_demo(const fs::path& dir) {
-  // A 3×3 convolution, 32 → 32 channels on a 16×16 feature map.
-  sim::DenseOp conv = sim::make_conv(3, 3, 32, 32, 1, 1, 16, 16, 1);
-  sim::HardwareConfig maeri;  // configs/maeri_256mses_128_bw.cfg
+int run_simulate(const Args& args);
+
+namespace {
+
+sim::HardwareConfig demo_maeri() {  // configs/maeri_256mses_128_bw.cfg
+  sim::HardwareConfig maeri;
   maeri.name = "maeri_256mses_128_bw";
   maeri.ms_size = 256;
   maeri.dn_bw = maeri.rn_bw = 128;
   maeri.accumulation_buffer = true;
-  sim::HardwareConfig tpu;  // configs/tpu_16_16_pes.cfg
+  return maeri;
+}
+
+sim::HardwareConfig demo_tpu() {  // configs/tpu_16_16_pes.cfg
+  sim::HardwareConfig tpu;
   tpu.name = "tpu_16_16_pes";
   tpu.mn = sim::MultiplierNetwork::OsMesh;
   tpu.ms_rows = tpu.ms_cols = 16;
@@ -31,6 +39,44 @@ int run_sim_demo(const fs::path& dir) {
   tpu.dn_bw = 32;
   tpu.rn_bw = 256;
   tpu.controller = sim::Controller::TpuOsDense;
+  return tpu;
+}
+
+}  // namespace
+
+// The whole-model step: `telar simulate` on the CNN trained in step 1, on both accelerators
+// (their .cfg files written beside the runs, so the demo runs from any directory).
+int run_simulate_demo(const fs::path& root) {
+  const fs::path configs = root / "configs";
+  ensure_writable_dir(configs);
+  std::string backends;
+  for (const sim::HardwareConfig& hw : {demo_maeri(), demo_tpu()}) {
+    const fs::path cfg = configs / (hw.name + ".cfg");
+    write_file_atomic(cfg, sim::format_config(hw));
+    backends += (backends.empty() ? "sim:" : ",sim:") + cfg.string();
+  }
+  const Args args = {"simulate",
+                     "--model",
+                     "mnist_cnn",
+                     "--checkpoint",
+                     (root / "train").string(),
+                     "--backend",
+                     backends,
+                     "--batch",
+                     "1",
+                     "--out",
+                     (root / "simulate").string(),
+                     "--no-stonne-files"};
+  std::cout << "telar simulate --model mnist_cnn --checkpoint " << (root / "train").string()
+            << " --backend sim:configs/maeri_256mses_128_bw.cfg,sim:configs/tpu_16_16_pes.cfg "
+               "--batch 1\n";
+  return run_simulate(Args(args.begin() + 1, args.end()));
+}
+
+int run_sim_demo(const fs::path& dir) {
+  // A 3×3 convolution, 32 → 32 channels on a 16×16 feature map.
+  sim::DenseOp conv = sim::make_conv(3, 3, 32, 32, 1, 1, 16, 16, 1);
+  const sim::HardwareConfig maeri = demo_maeri(), tpu = demo_tpu();
   // The same layer as a GEMM (im2col): output pixels × filters, reduction over R·S·C.
   sim::DenseOp gemm = sim::make_gemm(sim::OpKind::DenseGemm, conv.out_x() * conv.out_y(), conv.K,
                                      conv.R * conv.S * conv.C);

@@ -27,7 +27,8 @@ struct OpResult {
   double max_abs_error = 0.0;
   std::uint64_t simulated_cycles = 0;  // cycles stepped (fast mode skips the rest)
   int skips = 0;
-  double seconds = 0.0;  // wall time of the simulation
+  std::uint64_t reconfigurations = 0;  // sparse controllers: fabric configurations used
+  double seconds = 0.0;                // wall time of the simulation
 };
 
 class Accelerator {
@@ -42,6 +43,13 @@ class Accelerator {
                const RunOptions& options) const;
   // Timing and traffic only (no values): what the mapper searches with.
   Stats estimate(const DenseOp& op, const Tile& tile) const;
+
+  // MAGMA_SPARSE_DENSE: CSR sparse × dense. Values move through the fabric when the dense
+  // operand is given and options.compute_values is set; outputs are M×N, row-major.
+  OpResult run(const SparseDenseOp& op, const SparseDenseTile& tile,
+               const RunOptions& options = {}) const;
+  // SIGMA_SPARSE_GEMM: bitmap sparse × sparse.
+  OpResult run(const SparseGemmOp& op, const RunOptions& options = {}) const;
 
  private:
   OpResult simulate(const DenseOp& op, const Tile& tile, const DenseData* data,

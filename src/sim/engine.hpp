@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/config.hpp"
+#include "sim/sparse_workload.hpp"
 #include "sim/stats.hpp"
 #include "sim/workload.hpp"
 
@@ -31,6 +32,7 @@ struct EngineRun {
   bool output_from_fabric = false;        // every output value travelled through the model
   std::uint64_t simulated_cycles = 0;     // cycles actually stepped (== cycles without skips)
   int skips = 0;                          // steady-state fast-forwards taken
+  std::uint64_t reconfigurations = 0;     // sparse controllers: fabric configurations used
 };
 
 struct EngineOptions {
@@ -42,6 +44,17 @@ EngineRun run_maeri(const HardwareConfig& hw, const DenseOp& op, const Tile& til
                     const EngineOptions& options);
 EngineRun run_mesh(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
                    const EngineOptions& options);
+
+struct SparseEngineOptions {
+  bool fast = true;    // MAGMA: skip rows already simulated from the same fabric state
+  bool values = true;  // move operand values through the fabric
+};
+// MAGMA_SPARSE_DENSE (LINEAR array, ART, accumulation buffer) and SIGMA_SPARSE_GEMM (LINEAR
+// array, ART without accumulation buffer). Outputs are M×N, row-major.
+EngineRun run_magma(const HardwareConfig& hw, const SparseDenseOp& op, const SparseDenseTile& tile,
+                    const SparseEngineOptions& options);
+EngineRun run_sigma(const HardwareConfig& hw, const SparseGemmOp& op,
+                    const SparseEngineOptions& options);
 
 // Global Buffer traffic of the MAERI dense controller in closed form (it does not depend on
 // timing): what STONNE counts, including its treatment of partial tiles.

@@ -162,6 +162,12 @@ class MaeriMachine {
   };
   std::vector<Cursor> cursor_;
   std::vector<Ring<PsumPacket>> port_psum_;
+  // Ports that send parts of some template (the others never send a step's packet), the
+  // oldest and newest of their cursors after the last send_ports(), and the first step that
+  // must not be forgotten (a backlog mark still refers to it; -1: none).
+  std::vector<std::uint8_t> port_relevant_;
+  long long oldest_relevant_ = 0, newest_relevant_ = 0;
+  long long keep_from_ = -1;
   std::vector<bool> latch_full_;
   std::vector<Outgoing> latch_;
   std::vector<int> latch_psum_dest_;
@@ -298,6 +304,23 @@ class MaeriMachine {
   // The fabric state without data values. `full` lists every queued packet; otherwise a port
   // queue is summarised (a fingerprint for spotting candidates, confirmed with the full state).
   void canonical_state(std::vector<std::uint64_t>& out, bool full) const;
+  // Appends everything downstream of the steps queue: port partial sums, multipliers, adders,
+  // accumulators, collection bus, and the controller's write side.
+  void fabric_state(std::vector<std::uint64_t>& out) const;
+  // The controller's emission side (what generate_weights/generate_inputs change).
+  struct ControllerState {
+    int n, g, k, x, y, r, s, c;
+    bool weights_done, input_finished;
+    GlobalBufferTraffic gb;
+    std::uint64_t stalls;
+    std::size_t steps;
+  };
+  ControllerState controller_state() const;
+  void restore_controller(const ControllerState& c);
+  // Runs the controller's emission alone for `cycles` cycles, knowing only that the output
+  // count stays within [opix_lo, opix_hi] meanwhile; false (part done) where the iteration
+  // gate's answer would depend on the exact count.
+  bool replay_controller(long long cycles, long long opix_lo, long long opix_hi);
   void jump(long long to_point, long long periods, std::uint64_t d_cycles,
             const std::vector<std::uint64_t>& d_counters, long long d_opix,
             const std::vector<long long>& d_vnat);
@@ -388,6 +411,10 @@ MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Ti
   c_end_ = off;
   cnt_.assign(c_end_, 0);
   build_multipliers();
+  port_relevant_.assign(ports_, 0);
+  for (const Template* t : {&weight_template_, &input_template_[0], &input_template_[1]})
+    for (int port = 0; port < ports_; ++port)
+      if (!t->by_port[port].empty()) port_relevant_[port] = 1;
 }
 
 void MaeriMachine::build_reduction() {
@@ -802,6 +829,7 @@ void MaeriMachine::process_writes() {
 void MaeriMachine::send_ports() {
   const long long current = opix_ / per_channel_;
   long long oldest = steps_base_ + static_cast<long long>(steps_.size());
+  long long oldest_rel = oldest, newest_rel = steps_base_;
   for (int port = 0; port < ports_; ++port) {
     Outgoing out{kPsum, 0.0f, 0, nullptr};
     bool have = false;
@@ -839,6 +867,10 @@ void MaeriMachine::send_ports() {
       }
     }
     oldest = std::min(oldest, cursor_[port].step);
+    if (port_relevant_[port]) {
+      oldest_rel = std::min(oldest_rel, cursor_[port].step);
+      newest_rel = std::max(newest_rel, cursor_[port].step);
+    }
     if (!have) continue;
     ++cnt_[c_dn_top_ + port];
     if (dn_tree_) {
@@ -848,7 +880,10 @@ void MaeriMachine::send_ports() {
       deliver(out);
     }
   }
-  // Forget the steps every port has passed.
+  oldest_relevant_ = oldest_rel;
+  newest_relevant_ = newest_rel;
+  // Forget the steps every port has passed (and no backlog mark needs).
+  if (keep_from_ >= 0) oldest = std::min(oldest, keep_from_);
   const long long passed = oldest - steps_base_;
   if (passed > 4096 && passed > static_cast<long long>(steps_.size()) / 2) {
     steps_.erase(steps_.begin(), steps_.begin() + static_cast<std::ptrdiff_t>(passed));
@@ -1199,13 +1234,8 @@ void MaeriMachine::canonical_state(std::vector<std::uint64_t>& s, bool full) con
   s.reserve(8192);
   auto put = [&](std::uint64_t v) { s.push_back(v); };
   put(cX_ == 0 ? 1 : 2);
-  // Port queues: the partial sums explicitly; the recorded steps by their template (all steps
-  // of a template carry the same destinations), with each port's position among them.
-  for (int port = 0; port < ports_; ++port) {
-    const Ring<PsumPacket>& q = port_psum_[port];
-    put(q.size());
-    for (std::size_t i = 0; i < q.size(); ++i) put(static_cast<std::uint64_t>(q.at(i).dest));
-  }
+  // Port queues: the recorded steps by their template (all steps of a template carry the same
+  // destinations), with each port's position among them; the partial sums in fabric_state().
   long long oldest = steps_base_ + static_cast<long long>(steps_.size());
   for (const Cursor& c : cursor_) oldest = std::min(oldest, c.step);
   const long long pending = steps_base_ + static_cast<long long>(steps_.size()) - oldest;
@@ -1219,6 +1249,16 @@ void MaeriMachine::canonical_state(std::vector<std::uint64_t>& s, bool full) con
       put(steps_[first].tmpl);
       put(steps_.back().tmpl);
     }
+  }
+  fabric_state(s);
+}
+
+void MaeriMachine::fabric_state(std::vector<std::uint64_t>& s) const {
+  auto put = [&](std::uint64_t v) { s.push_back(v); };
+  for (int port = 0; port < ports_; ++port) {
+    const Ring<PsumPacket>& q = port_psum_[port];
+    put(q.size());
+    for (std::size_t i = 0; i < q.size(); ++i) put(static_cast<std::uint64_t>(q.at(i).dest));
   }
   for (int i = 0; i < ms_; ++i) {
     put(ms_in_[i].pending ? 1 + ms_in_[i].kind : 0);
@@ -1302,6 +1342,41 @@ void MaeriMachine::jump(long long to_point, long long periods, std::uint64_t d_c
   values_valid_ = false;
 }
 
+MaeriMachine::ControllerState MaeriMachine::controller_state() const {
+  return ControllerState{cN_, cG_,          cK_,          cX_,           cY_,
+                         cR_, cS_,          cC_,          weights_done_, input_finished_,
+                         gb_, gate_stalls_, steps_.size()};
+}
+
+void MaeriMachine::restore_controller(const ControllerState& c) {
+  cN_ = c.n, cG_ = c.g, cK_ = c.k, cX_ = c.x, cY_ = c.y, cR_ = c.r, cS_ = c.s, cC_ = c.c;
+  weights_done_ = c.weights_done;
+  input_finished_ = c.input_finished;
+  gb_ = c.gb;
+  gate_stalls_ = c.stalls;
+  steps_.resize(c.steps);
+}
+
+bool MaeriMachine::replay_controller(long long cycles, long long opix_lo, long long opix_hi) {
+  // memory_cycle()'s emission: the gate is open when opix_ >= iter * per_channel_.
+  for (long long t = 0; t < cycles; ++t) {
+    if (input_finished_) return true;
+    const long long iter = 1LL * cG_ * t_.T_G * Kg_ + 1LL * cK_ * t_.T_K * t_.T_G;
+    if (iter <= opix_lo / per_channel_) {
+      if (!weights_done_)
+        generate_weights();
+      else
+        generate_inputs();
+    } else if (iter * per_channel_ > opix_hi) {
+      gate_stalls_ += static_cast<std::uint64_t>(cycles - t);  // closed all along
+      return true;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 EngineRun MaeriMachine::run() {
   // Fast mode. At every loop point (a weight distribution or a new row of output pixels) the
   // fabric state (without data values) is compared with earlier points. Weight points keep
@@ -1366,6 +1441,122 @@ EngineRun MaeriMachine::run() {
     }
     return std::make_pair(periods, to_end);
   };
+  // Backlog points. When the controller runs ahead of the fabric (it emits a fold step per
+  // cycle; the ports may take longer), its position never repeats relative to the fabric and
+  // the points above never match. Here points are taken where the ports' oldest cursor passes
+  // the first step of a row of output pixels; the state is the fabric's, with the cursors
+  // relative to that step. Two equal such states a period apart repeat for as long as (1) the
+  // steps the ports read in a period already exist when it starts (then how far ahead the
+  // controller is does not matter), (2) those steps repeat, template for template, a period's
+  // steps later, (3) none of them waits for the iteration gate, and (4) the operation does not
+  // end. The controller itself is replayed alone over the skipped cycles (its emission depends
+  // on the fabric only through the gate, which must stay open or shut all along).
+  struct BacklogMark {
+    long long anchor = 0;  // absolute index of the row's first step
+    std::uint64_t cycle = 0;
+    std::vector<std::uint64_t> counters;
+    long long opix = 0;
+    std::vector<long long> vnat;
+    long long oldest = 0, end = 0;  // relevant cursors' oldest; steps emitted so far
+    std::vector<std::uint64_t> state;
+  };
+  std::unordered_map<std::uint64_t, BacklogMark> backlog_points;
+  long long anchor_scan = 0;
+  std::uint64_t last_backlog_point = 0;
+  const bool backlog = fast_;
+  auto forget_backlog = [&]() {
+    backlog_points.clear();
+    keep_from_ = -1;
+  };
+  auto step_at = [&](long long i) -> const Step& {
+    return steps_[static_cast<std::size_t>(i - steps_base_)];
+  };
+  // Steps [from, to] read within the gate and equal to the steps `period` earlier (those from
+  // `first` on).
+  auto repeats = [&](long long from, long long to, long long period, long long first,
+                     long long gate) {
+    for (long long i = from; i <= to; ++i) {
+      const Step& st = step_at(i);
+      if (st.iter > gate) return false;
+      if (i - period >= first && step_at(i - period).tmpl != st.tmpl) return false;
+    }
+    return true;
+  };
+  auto try_backlog_skip = [&](const BacklogMark& a, long long anchor) {
+    const long long p_steps = anchor - a.anchor;
+    const long long p_cycles = static_cast<long long>(cycle_ - a.cycle);
+    const long long d_opix = opix_ - a.opix;
+    if (p_steps <= 0 || p_cycles <= 0 || d_opix <= 0) return false;
+    const long long newest = newest_relevant_;
+    if (newest >= a.end || a.oldest < steps_base_) return false;  // (1) for the period seen
+    const long long gate = a.opix / per_channel_;
+    if (!repeats(a.oldest, newest, p_steps, a.oldest, gate)) return false;
+    const long long k_cap = (total_outputs_ - 1 - opix_) / d_opix;  // (4)
+    if (k_cap <= 0) return false;
+    std::vector<ControllerState> at_period{controller_state()};
+    long long k = 0;
+    for (long long j = 1; j <= k_cap; ++j) {
+      const long long end = steps_base_ + static_cast<long long>(steps_.size());
+      const long long need = newest + j * p_steps;
+      if (end <= need) break;                                                  // (1)
+      if (!repeats(need - p_steps + 1, need, p_steps, a.oldest, gate)) break;  // (2), (3)
+      if (!replay_controller(p_cycles, opix_ + (j - 1) * d_opix, opix_ + j * d_opix)) break;
+      at_period.push_back(controller_state());
+      k = j;
+    }
+    restore_controller(at_period[static_cast<std::size_t>(k)]);
+    if (k == 0) return false;
+    cycle_ += static_cast<std::uint64_t>(k * p_cycles);
+    for (std::size_t i = 0; i < cnt_.size(); ++i)
+      cnt_[i] += static_cast<std::uint64_t>(k) * (cnt_[i] - a.counters[i]);
+    opix_ += k * d_opix;
+    for (std::size_t v = 0; v < vnat_count_.size(); ++v)
+      vnat_count_[v] += k * (vnat_count_[v] - a.vnat[v]);
+    for (int port = 0; port < ports_; ++port)
+      if (port_relevant_[port]) cursor_[port].step += k * p_steps;
+    oldest_relevant_ += k * p_steps;
+    newest_relevant_ += k * p_steps;
+    anchor_scan = oldest_relevant_ + 1;
+    values_valid_ = false;
+    ++skips;
+    return true;
+  };
+  auto backlog_point = [&]() {
+    // The newest row start the oldest relevant cursor has reached, if it passed a new one.
+    long long anchor = -1;
+    long long i = std::max(anchor_scan, steps_base_);
+    for (; i <= oldest_relevant_ && i < steps_base_ + static_cast<long long>(steps_.size()); ++i) {
+      const Step& st = step_at(i);
+      if (st.tmpl != 0 && st.idxY == 0 && st.idxC == 0 && st.idxR == 0 && st.idxS == 0) anchor = i;
+    }
+    anchor_scan = i;
+    // Points 64 cycles apart at least: a state costs about as much as a few cycles.
+    if (anchor < 0 || cycle_ - last_backlog_point < 64) return false;
+    last_backlog_point = cycle_;
+    state.clear();
+    fabric_state(state);
+    for (int port = 0; port < ports_; ++port)
+      if (port_relevant_[port])
+        state.push_back(static_cast<std::uint64_t>(cursor_[port].step - anchor) << 32 |
+                        cursor_[port].pos);
+    const std::uint64_t h = fingerprint(0x59, state);
+    auto it = backlog_points.find(h);
+    if (it != backlog_points.end() && it->second.state == state &&
+        try_backlog_skip(it->second, anchor))
+      return true;
+    if (backlog_points.size() >= 64) forget_backlog();
+    BacklogMark m{anchor,
+                  cycle_,
+                  cnt_,
+                  opix_,
+                  vnat_count_,
+                  oldest_relevant_,
+                  steps_base_ + static_cast<long long>(steps_.size()),
+                  state};
+    if (keep_from_ < 0 || m.oldest < keep_from_) keep_from_ = m.oldest;
+    backlog_points[h] = std::move(m);
+    return false;
+  };
   auto try_skip = [&](const Mark& a, long long here) {
     const long long p = here - a.index;
     const auto [periods, to_end] = skippable(a, here, p);
@@ -1381,6 +1572,7 @@ EngineRun MaeriMachine::run() {
     weight_points.clear();
     row_points.clear();
     candidate.reset();
+    forget_backlog();
     return true;
   };
   while (!finished_) {
@@ -1415,6 +1607,11 @@ EngineRun MaeriMachine::run() {
         row_points[h] = here;
       }
       if (skipped) continue;  // look at the new position again
+    }
+    // (The marks of the points above stay: their states are exact after a backlog skip too.)
+    if (backlog && stepped > 0 && backlog_point()) {
+      forget_backlog();
+      continue;
     }
     step();
     ++stepped;

@@ -127,9 +127,12 @@ double objective_score(MapObjective objective, const Stats& stats, double energy
   return 0.0;
 }
 
-MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjective objective) {
+MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjective objective,
+                   const MapBudget& budget) {
   const HardwareConfig& hw = accelerator.config();
   std::vector<Tile> candidates = candidate_tiles(hw, op);
+  if (!budget.batch_tiles && op.kind == OpKind::Conv)
+    std::erase_if(candidates, [](const Tile& t) { return t.T_N > 1; });
   require(!candidates.empty(),
           "no legal tile maps this {} onto {} (ms_size={}); use a larger "
           "configuration",
@@ -147,10 +150,11 @@ MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjecti
   // Simulate the best-ranked candidates, plus the best-ranked ones that need no folding (the
   // estimate is weakest on how folding trades against parallelism).
   std::vector<Tile> shortlist;
-  for (std::size_t i = 0; i < ranked.size() && shortlist.size() < 24; ++i)
+  const std::size_t first = static_cast<std::size_t>(std::max(1, budget.ranked));
+  for (std::size_t i = 0; i < ranked.size() && shortlist.size() < first; ++i)
     shortlist.push_back(ranked[i].second);
   int unfolded = 0;
-  for (std::size_t i = 24; i < ranked.size() && unfolded < 8; ++i)
+  for (std::size_t i = first; i < ranked.size() && unfolded < budget.unfolded; ++i)
     if (hw.mn == MultiplierNetwork::Linear &&
         tile_geometry(hw, op, ranked[i].second).n_folding == 1) {
       shortlist.push_back(ranked[i].second);
@@ -158,19 +162,23 @@ MapChoice map_tile(const Accelerator& accelerator, const DenseOp& op, MapObjecti
     }
   MapChoice best;
   bool have = false;
+  RunOptions timing_only;
+  timing_only.compute_values = false;
   for (const Tile& t : shortlist) {
-    Stats s;
+    OpResult r;
     try {
-      s = accelerator.estimate(op, t);
+      r = accelerator.run(op, t, timing_only);
     } catch (const Error&) {
       continue;  // a mapping the fabric cannot reduce (two neurons meeting in one adder)
     }
+    const Stats& s = r.stats;
     const double e = compute_energy(default_energy_table(), s.counters).total();
     const double score = objective_score(objective, s, e);
     ++best.evaluated;
     if (!have || score < best.score) {
       best.tile = t;
       best.stats = s;
+      best.result = std::move(r);
       best.energy = e;
       best.score = score;
       have = true;
@@ -193,6 +201,47 @@ Tile suggest_legal_tile(const HardwareConfig& hw, const DenseOp& op) {
     }
   }
   return *best;
+}
+
+SparseDenseChoice map_sparse_dense_tile(const Accelerator& accelerator, const SparseDenseOp& op,
+                                        MapObjective objective) {
+  const int ms = accelerator.config().ms_size;
+  std::set<int> t_n;
+  for (int p = 1; p <= op.N && p <= ms; p *= 2) t_n.insert(p);
+  if (op.N <= ms) t_n.insert(op.N);
+  // Without the dense values the timing-only run needs a copy of the pattern only.
+  SparseDenseOp pattern;
+  pattern.layer_name = op.layer_name;
+  pattern.M = op.M, pattern.N = op.N, pattern.K = op.K;
+  pattern.mk = op.mk;
+  RunOptions options;
+  options.compute_values = false;
+  SparseDenseChoice best;
+  bool have = false;
+  for (int n : t_n) {
+    std::set<int> t_k;
+    for (int p = 1; p * n <= ms; p *= 2) t_k.insert(p);
+    t_k.insert(ms / n);
+    for (int k : t_k) {
+      const SparseDenseTile tile{n, k};
+      if (!tile_violation(ms, pattern, tile).empty()) continue;
+      const OpResult r = accelerator.run(pattern, tile, options);
+      const double energy = objective == MapObjective::Performance
+                                ? 0.0
+                                : compute_energy(default_energy_table(), r.stats.counters).total();
+      const double score = objective_score(objective, r.stats, energy);
+      ++best.evaluated;
+      if (!have || score < best.score) {
+        best.tile = tile;
+        best.stats = r.stats;
+        best.energy = energy;
+        best.score = score;
+        have = true;
+      }
+    }
+  }
+  require(have, "no SparseDense tile fits {} multipliers", ms);
+  return best;
 }
 
 }  // namespace telar::sim

@@ -47,11 +47,23 @@ int fen_fold_target(int num_ms, int level, int j) {
 }  // namespace
 
 ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, int vn_size, int num_vns) {
+  require(1LL * vn_size * num_vns <= num_ms, "internal: {} neurons of {} do not fit {}", num_vns,
+          vn_size, num_ms);
+  return compile_reduce_tree(kind, num_ms,
+                             std::vector<int>(static_cast<std::size_t>(num_vns), vn_size));
+}
+
+ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, const std::vector<int>& vn_sizes) {
   require(kind != ReduceNetwork::Temporal, "internal: TEMPORALRN has no adder tree");
   require(num_ms >= 2 && (num_ms & (num_ms - 1)) == 0, "internal: num_ms {} not a power of two",
           num_ms);
-  require(1LL * vn_size * num_vns <= num_ms, "internal: {} neurons of {} do not fit {}", num_vns,
-          vn_size, num_ms);
+  long long ms_total = 0;
+  for (int size : vn_sizes) {
+    require(size > 0, "internal: empty virtual neuron");
+    ms_total += size;
+  }
+  require(ms_total <= num_ms, "internal: neurons of {} multipliers do not fit {}", ms_total,
+          num_ms);
   const bool fen = kind == ReduceNetwork::Fen;
   ReduceTree tree;
   tree.kind = kind;
@@ -63,10 +75,12 @@ ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, int vn_size, int 
   };
 
   std::vector<std::uint8_t> bits(num_ms), parent(num_ms);
-  for (int vn = 0; vn < num_vns; ++vn) {
+  int first_ms = 0;
+  for (int vn_size : vn_sizes) {
     std::fill(bits.begin(), bits.end(), 0);
     std::fill(parent.begin(), parent.end(), 0);
-    std::fill(bits.begin() + vn * vn_size, bits.begin() + (vn + 1) * vn_size, 1);
+    std::fill(bits.begin() + first_ms, bits.begin() + first_ms + vn_size, 1);
+    first_ms += vn_size;
     int adders = num_ms;
     for (int level = tree.levels - 1; level >= 0; --level) {
       adders /= 2;
@@ -168,7 +182,7 @@ ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, int vn_size, int 
   }
 
   // Which child links carry data, from the configuration of the level below.
-  const int ms_used = num_vns * vn_size;
+  const int ms_used = static_cast<int>(ms_total);
   for (int j = 0; j < num_ms / 2; ++j) {
     AdderConfig& c = node(tree.levels - 1, j);
     c.left_enabled = 2 * j < ms_used;
@@ -239,6 +253,90 @@ std::vector<int> fen_up_targets(int num_ms) {
     for (int j = 0; j < (1 << level); ++j)
       target[ReduceTree::index(level, j)] = fen_fold_target(num_ms, level, j);
   return target;
+}
+
+bool neurons_mix(const ReduceTree& tree, const std::vector<int>& vn_sizes) {
+  require(tree.kind == ReduceNetwork::Art, "internal: neurons_mix checks ART configurations");
+  // Follow, level by level from the multipliers up, the partial sums each link carries: per
+  // item its neuron and how many of the neuron's multipliers it sums. An adder that adds must
+  // see one and the same neuron on every input it adds; what reaches memory must be whole
+  // neurons, each exactly once.
+  using Item = std::pair<int, int>;  // (neuron, multipliers summed)
+  using Stream = std::vector<Item>;
+  std::vector<int> ms_vn(static_cast<std::size_t>(tree.num_ms), -1);
+  int ms = 0;
+  for (std::size_t v = 0; v < vn_sizes.size(); ++v)
+    for (int j = 0; j < vn_sizes[v]; ++j) ms_vn[ms++] = static_cast<int>(v);
+  const int nodes = tree.node_count();
+  std::vector<Stream> up(static_cast<std::size_t>(nodes)), side(static_cast<std::size_t>(nodes));
+  std::vector<int> delivered(vn_sizes.size(), 0);
+  bool mixed = false;
+  auto child_up = [&](int level, int child) -> Stream {
+    if (level == tree.levels - 1) return ms_vn[child] >= 0 ? Stream{{ms_vn[child], 1}} : Stream{};
+    const int id = ReduceTree::index(level + 1, child);
+    return tree.nodes[id].to_memory ? Stream{} : up[id];
+  };
+  auto add = [&](const std::vector<const Stream*>& inputs) -> Stream {
+    int sum = 0;
+    for (const Stream* in : inputs) {
+      if (in->size() != 1 || (*in)[0].first != (*inputs[0])[0].first) {
+        mixed = true;
+        return {};
+      }
+      sum += (*in)[0].second;
+    }
+    return {{(*inputs[0])[0].first, sum}};
+  };
+  auto deliver = [&](const Stream& s) {
+    for (const Item& it : s) {
+      if (it.second != vn_sizes[static_cast<std::size_t>(it.first)]) mixed = true;  // partial
+      ++delivered[static_cast<std::size_t>(it.first)];
+    }
+  };
+  for (int l = tree.levels - 1; l >= 0 && !mixed; --l) {
+    const int count = 1 << l;
+    // Senders over augmented links first, then the others (receivers read their sibling).
+    for (int pass = 0; pass < 2 && !mixed; ++pass)
+      for (int j = 0; j < count && !mixed; ++j) {
+        const int id = ReduceTree::index(l, j);
+        const AdderConfig& c = tree.nodes[id];
+        if ((c.link == LinkDir::Receive) != (pass == 1)) continue;
+        const Stream left = child_up(l, 2 * j), right = child_up(l, 2 * j + 1);
+        Stream out;
+        switch (c.mode) {
+          case AdderMode::Add21:
+            if (!left.empty() && !right.empty())
+              out = add({&left, &right});
+            else
+              out = left.empty() ? right : left;
+            if (c.link == LinkDir::Send) {
+              side[id] = out;
+              out.clear();
+            }
+            break;
+          case AdderMode::Add31: {
+            const Stream& fw = side[ReduceTree::index(l, j % 2 ? j + 1 : j - 1)];
+            out = add({&left, &right, &fw});
+            break;
+          }
+          case AdderMode::Add11Fw11:
+            side[id] = j % 2 == 0 ? left : right;
+            out = j % 2 == 0 ? right : left;
+            break;
+          case AdderMode::Fw22:
+            out = left;
+            out.insert(out.end(), right.begin(), right.end());
+            break;
+          case AdderMode::Fold:
+            fail("internal: folding node in an ART");
+        }
+        up[id] = out;
+        if (c.to_memory || id == 0) deliver(out);  // the root's results go out too
+      }
+  }
+  for (int d : delivered)
+    if (d != 1) mixed = true;
+  return mixed;
 }
 
 }  // namespace telar::sim

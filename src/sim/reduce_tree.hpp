@@ -39,6 +39,13 @@ struct ReduceTree {
 };
 
 ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, int vn_size, int num_vns);
+// Contiguous neurons of the given sizes from multiplier 0 on (SIGMA's variable-size clusters).
+ReduceTree compile_reduce_tree(ReduceNetwork kind, int num_ms, const std::vector<int>& vn_sizes);
+
+// Whether the compiled ART (for contiguous neurons of `vn_sizes`) makes some adder add partial
+// sums of two different neurons, or wait for an input no neuron sends: STONNE's compiler
+// produces such configurations for some mixes of small clusters, and its adders abort on them.
+bool neurons_mix(const ReduceTree& tree, const std::vector<int>& vn_sizes);
 
 // The collection-bus wiring of the adder switches (STONNE pairs the switches that share an
 // augmented link, then adds the single ones): for each node, its bus line and input port.

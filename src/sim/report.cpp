@@ -20,6 +20,48 @@ std::string describe(const DenseOp& op) {
                      op.K, op.G, op.N, op.X, op.Y, op.stride);
 }
 
+SparseOperation describe_operation(const SparseDenseOp& op, const SparseDenseTile& tile,
+                                   std::string operands) {
+  SparseOperation s;
+  s.kind = "SparseDense";
+  s.layer_name = op.layer_name;
+  s.M = op.M, s.N = op.N, s.K = op.K;
+  s.mk_nnz = op.mk.nnz();
+  s.kn_nnz = 1LL * op.K * op.N;
+  s.tile = tile;
+  s.operands = std::move(operands);
+  return s;
+}
+
+SparseOperation describe_operation(const SparseGemmOp& op, std::string operands) {
+  SparseOperation s;
+  s.kind = "SparseGEMM";
+  s.layer_name = op.layer_name;
+  s.M = op.M, s.N = op.N, s.K = op.K;
+  s.mk_nnz = op.mk.nnz();
+  s.kn_nnz = op.kn_t.nnz();
+  s.dataflow = op.dataflow;
+  s.operands = std::move(operands);
+  return s;
+}
+
+namespace {
+double sparsity_percent(std::int64_t nnz, long long elements) {
+  return elements > 0 ? 100.0 * static_cast<double>(elements - nnz) / static_cast<double>(elements)
+                      : 0.0;
+}
+}  // namespace
+
+std::string describe(const SparseOperation& op) {
+  const double mk = sparsity_percent(op.mk_nnz, 1LL * op.M * op.K);
+  if (op.kind == "SparseDense")
+    return fmt::format("SparseDense M={} N={} K={} ({} non-zeros, {:.1f}% sparse)", op.M, op.N,
+                       op.K, op.mk_nnz, mk);
+  return fmt::format("SparseGEMM M={} N={} K={} {} (MK {:.1f}% sparse, KN {:.1f}% sparse)", op.M,
+                     op.N, op.K, name(op.dataflow), mk,
+                     sparsity_percent(op.kn_nnz, 1LL * op.K * op.N));
+}
+
 std::string describe(const HardwareConfig& hw) {
   std::string s = hw.mn == MultiplierNetwork::OsMesh
                       ? fmt::format("OS_MESH {}x{}", hw.ms_rows, hw.ms_cols)
@@ -29,8 +71,100 @@ std::string describe(const HardwareConfig& hw) {
   return s;
 }
 
+namespace {
+
+nlohmann::json hardware_json(const HardwareConfig& hw) {
+  return {{"name", hw.name},
+          {"MSNetwork",
+           {{"multiplier_network_type", std::string(name(hw.mn))},
+            {"ms_rows", hw.ms_rows},
+            {"ms_columns", hw.ms_cols},
+            {"ms_size", hw.ms_size}}},
+          {"ReduceNetwork",
+           {{"reduce_network_type", std::string(name(hw.rn))},
+            {"accumulation_buffer_enabled", hw.accumulation_buffer ? 1 : 0}}},
+          {"SDMemory",
+           {{"mem_controller_type", std::string(name(hw.controller))},
+            {"dn_bw", hw.dn_bw},
+            {"rn_bw", hw.rn_bw}}}};
+}
+
+nlohmann::json energy_json(const EnergyBreakdown& e) {
+  nlohmann::json sections = nlohmann::json::object();
+  for (const auto& part : e.sections)
+    sections[part.section] = {
+        {"static", part.static_energy}, {"dynamic", part.dynamic_energy}, {"area", part.area}};
+  return {{"static", e.static_energy},
+          {"dynamic", e.dynamic_energy},
+          {"total", e.total()},
+          {"area", e.area},
+          {"sections", sections}};
+}
+
+nlohmann::json sparse_stats_json(const OperationRecord& r) {
+  using nlohmann::json;
+  const SparseOperation& op = *r.sparse;
+  const Stats& st = r.result.stats;
+  const OpResult& res = r.result;
+  const bool magma = op.kind == "SparseDense";
+  json j;
+  j["hardwareConfiguration"] = hardware_json(r.hw);
+  j["LayerConfiguration"] = {{"Layer_Type", magma ? "SPARSE_DENSE" : "GEMM"},
+                             {"Layer_Name", op.layer_name},
+                             {"M", op.M},
+                             {"N", op.N},
+                             {"K", op.K},
+                             {"MK_nnz", op.mk_nnz},
+                             {"KN_nnz", op.kn_nnz},
+                             {"operands", op.operands}};
+  if (magma)
+    j["TileConfiguration"] = {
+        {"T_N", op.tile.T_N}, {"T_K", op.tile.T_K}, {"source", r.tile_source}};
+  j["GlobalStats"] = {{"N_cycles", st.cycles}};
+  const double mk_sparsity = sparsity_percent(op.mk_nnz, 1LL * op.M * op.K);
+  const double kn_sparsity = sparsity_percent(op.kn_nnz, 1LL * op.K * op.N);
+  const bool mk_sta = magma || op.dataflow == SparseDataflow::MkStaKnStr;
+  j["SDMemoryStats"] = {
+      {"Total_cycles", st.cycles},
+      {"N_SRAM_weight_reads", st.gb.weight_reads},
+      {"N_SRAM_input_reads", st.gb.input_reads},
+      {"N_SRAM_psum_reads", st.gb.psum_reads},
+      {"N_SRAM_psum_writes", st.gb.psum_writes},
+      {"Dataflow", magma ? "SPARSE_DENSE_DATAFLOW" : std::string(name(op.dataflow))},
+      {"STA_sparsity", mk_sta ? mk_sparsity : kn_sparsity},
+      {"STR_sparsity", mk_sta ? kn_sparsity : mk_sparsity},
+      {"N_reconfigurations", res.reconfigurations}};
+  j["MSNetworkStats"] = {{"N_multiplications", st.multiplications},
+                         {"multipliers", st.multipliers},
+                         {"utilization", st.utilization()}};
+  j["Energy"] = energy_json(r.energy);
+  json telar = {{"mode", r.exact_cycle_loop ? "exact-cycle-loop" : "fast-forward"},
+                {"simulated_cycles", res.simulated_cycles},
+                {"skipped_cycles", st.cycles - res.simulated_cycles},
+                {"rows_skipped", res.skips},
+                {"seconds", res.seconds},
+                {"output_check",
+                 {{"checked", res.output_checked},
+                  {"correct", res.output_correct},
+                  {"outputs", res.output.size()},
+                  {"outputs_from_fabric", res.outputs_from_fabric},
+                  {"max_abs_error", res.max_abs_error}}}};
+  SparseArgs args;
+  args.M = op.M, args.N = op.N, args.K = op.K;
+  args.mk_sparsity = op.mk_sparsity, args.kn_sparsity = op.kn_sparsity;
+  args.dataflow = op.dataflow;
+  args.tile = op.tile;
+  telar["stonne_command"] =
+      stonne_command_line(r.hw, args, magma ? CommandKind::SparseDense : CommandKind::SparseGemm);
+  j["telar"] = telar;
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json stats_json(const OperationRecord& r) {
   using nlohmann::json;
+  if (r.sparse) return sparse_stats_json(r);
   const HardwareConfig& hw = r.hw;
   const DenseOp& op = r.op;
   const Stats& st = r.result.stats;
@@ -119,8 +253,8 @@ OperationFiles write_operation_files(const fs::path& dir, const OperationRecord&
   static std::atomic<unsigned> sequence{0};
   const std::string stem =
       fmt::format("output_stats_layer_{}_architecture_MSes_{}_dnbw_{}_rn_bw_{}timestamp_{}_{}",
-                  r.op.layer_name, r.hw.multipliers(), r.hw.dn_bw, r.hw.rn_bw,
-                  static_cast<long long>(std::time(nullptr)), ::getpid());
+                  r.sparse ? r.sparse->layer_name : r.op.layer_name, r.hw.multipliers(), r.hw.dn_bw,
+                  r.hw.rn_bw, static_cast<long long>(std::time(nullptr)), ::getpid());
   OperationFiles files;
   for (int attempt = 0;; ++attempt) {
     require(attempt < 100000, "cannot find an unused file name in '{}'", dir.string());

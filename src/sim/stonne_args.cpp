@@ -27,10 +27,148 @@ int power_of_two(const std::string& name, const std::string& value) {
   return v;
 }
 
+std::string hardware_flags(const HardwareConfig& hw) {
+  std::string s;
+  if (hw.mn == MultiplierNetwork::OsMesh)
+    s += fmt::format(" -ms_rows={} -ms_cols={} -mn_type=OS_MESH", hw.ms_rows, hw.ms_cols);
+  else
+    s += fmt::format(" -num_ms={}", hw.ms_size);
+  s += fmt::format(" -dn_bw={} -rn_bw={}", hw.dn_bw, hw.rn_bw);
+  if (hw.rn != ReduceNetwork::Art) s += fmt::format(" -rn_type={}", name(hw.rn));
+  if (hw.controller != Controller::MaeriDense)
+    s += fmt::format(" -mem_ctrl={}", name(hw.controller));
+  if (hw.accumulation_buffer) s += " -accumulation_buffer=1";
+  return s;
+}
+
+// Hardware flags common to every operation; returns false for other flags.
+bool parse_hardware_flag(StonneCommand& cmd, const std::string& name, const std::string& value) {
+  HardwareConfig& hw = cmd.hw;
+  if (name == "-num_ms") {
+    hw.ms_size = power_of_two(name, value);
+  } else if (name == "-dn_bw") {
+    hw.dn_bw = power_of_two(name, value);
+  } else if (name == "-rn_bw") {
+    hw.rn_bw = power_of_two(name, value);
+  } else if (name == "-ms_rows") {
+    hw.ms_rows = power_of_two(name, value);
+  } else if (name == "-ms_cols") {
+    hw.ms_cols = power_of_two(name, value);
+  } else if (name == "-rn_type") {
+    hw.rn = parse_reduce_network(value, name);
+  } else if (name == "-mn_type") {
+    hw.mn = parse_multiplier_network(value, name);
+  } else if (name == "-mem_ctrl") {
+    hw.controller = parse_controller(value, name);
+  } else if (name == "-accumulation_buffer") {
+    hw.accumulation_buffer = parse_bool(value, name);
+  } else {
+    return false;
+  }
+  cmd.hw_flags.insert(name);
+  return true;
+}
+
+int percent(const std::string& name, const std::string& value) {
+  const long long v = parse_int(value, name);
+  require(v >= 0 && v <= 100, "{}={} is a percentage of zeros and must be between 0 and 100", name,
+          value);
+  return static_cast<int>(v);
+}
+
+StonneCommand parse_sparse_args(const std::vector<std::string>& args) {
+  StonneCommand cmd;
+  const bool dense_kn = args[0] == "-SparseDense";
+  cmd.kind = dense_kn ? CommandKind::SparseDense : CommandKind::SparseGemm;
+  SparseArgs& a = cmd.sparse;
+  // STONNE's defaults for these commands.
+  if (dense_kn) {
+    a.layer_name = "SparseDenseTestLayer";
+    a.M = 32, a.N = 16, a.K = 32, a.mk_sparsity = 70;
+    a.tile = SparseDenseTile{4, 8};
+    cmd.hw.controller = Controller::MagmaSparseDense;
+    cmd.hw.accumulation_buffer = true;
+  } else {
+    a.layer_name = "GEMMTestLayer";
+    a.M = 4, a.N = 4, a.K = 8, a.mk_sparsity = 20, a.kn_sparsity = 20;
+    cmd.hw.controller = Controller::SigmaSparseGemm;
+  }
+  const std::vector<std::string> hw_names = {"-num_ms",
+                                             "-dn_bw",
+                                             "-rn_bw",
+                                             "-rn_type",
+                                             "-mn_type",
+                                             "-mem_ctrl",
+                                             "-ms_rows",
+                                             "-ms_cols",
+                                             "-print_stats",
+                                             "-layer_name",
+                                             "-accumulation_buffer"};
+  const std::vector<std::string> own =
+      dense_kn ? std::vector<std::string>{"-M",
+                                          "-N",
+                                          "-K",
+                                          "-MK_sparsity",
+                                          "-T_N",
+                                          "-T_K",
+                                          "-generate_tile",
+                                          "-generator"}
+               : std::vector<std::string>{"-M",           "-N",        "-K",       "-MK_sparsity",
+                                          "-KN_sparsity", "-dataflow", "-optimize"};
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const std::size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0 || arg[0] != '-')
+      fail("'{}' is not a STONNE parameter; parameters look like -name=value", arg);
+    const std::string name = arg.substr(0, eq);
+    std::string value = arg.substr(eq + 1);
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+      value = value.substr(1, value.size() - 2);
+    if (parse_hardware_flag(cmd, name, value)) continue;
+    if (name == "-print_stats") {
+      cmd.print_stats = parse_bool(value, name);
+    } else if (name == "-layer_name") {
+      require(!value.empty() && value.find('/') == std::string::npos,
+              "-layer_name='{}' must be a non-empty name without '/'", value);
+      a.layer_name = value;
+    } else if (name == "-M" || name == "-N" || name == "-K") {
+      const int v = positive(name, value);
+      (name == "-M" ? a.M : name == "-N" ? a.N : a.K) = v;
+      a.dims_given.insert(name);
+    } else if (name == "-MK_sparsity") {
+      a.mk_sparsity = percent(name, value);
+    } else if (name == "-KN_sparsity" && !dense_kn) {
+      a.kn_sparsity = percent(name, value);
+    } else if (name == "-dataflow" && !dense_kn) {
+      a.dataflow = parse_sparse_dataflow(value, name);
+    } else if (name == "-optimize" && !dense_kn) {
+      require(!parse_bool(value, name),
+              "-optimize=1 (STONNE's reordering of the stationary rows) is not modelled; order "
+              "the rows yourself and give the matrix as a Matrix Market file (--mk)");
+    } else if ((name == "-T_N" || name == "-T_K") && dense_kn) {
+      (name == "-T_N" ? a.tile.T_N : a.tile.T_K) = positive(name, value);
+      cmd.tile_given = true;
+    } else if (name == "-generate_tile" && dense_kn) {
+      if (value != "0" && value != "none") cmd.generate_tile = value == "1" ? "performance" : value;
+    } else if (name == "-generator" && dense_kn) {
+      // STONNE's choice of mapper; telar has one
+    } else {
+      std::vector<std::string> all = hw_names;
+      all.insert(all.end(), own.begin(), own.end());
+      const std::string near = closest_match(name, all);
+      fail("parameter {} does not exist for {}{}", name, args[0],
+           near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+    }
+  }
+  cmd.hw.name = "cli";
+  return cmd;
+}
+
 }  // namespace
 
 StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
-  require(!args.empty(), "missing the operation: give -CONV, -FC or -DenseGEMM");
+  require(!args.empty(),
+          "missing the operation: give -CONV, -FC, -DenseGEMM, -SparseGEMM or -SparseDense");
   StonneCommand cmd;
   const std::string& what = args[0];
   OpKind kind;
@@ -41,14 +179,14 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
   } else if (what == "-DenseGEMM") {
     kind = OpKind::DenseGemm;
   } else if (what == "-SparseGEMM" || what == "-SparseDense") {
-    fail(
-        "{} needs the sparse controllers (SIGMA_SPARSE_GEMM, MAGMA_SPARSE_DENSE), which this "
-        "version does not simulate yet; dense operations are -CONV, -FC and -DenseGEMM",
-        what);
+    return parse_sparse_args(args);
   } else {
-    const std::string near = closest_match(what, {"-CONV", "-FC", "-DenseGEMM"});
-    fail("unknown operation '{}'{}; give -CONV, -FC or -DenseGEMM first", what,
-         near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+    const std::string near =
+        closest_match(what, {"-CONV", "-FC", "-DenseGEMM", "-SparseGEMM", "-SparseDense"});
+    fail(
+        "unknown operation '{}'{}; give -CONV, -FC, -DenseGEMM, -SparseGEMM or -SparseDense "
+        "first",
+        what, near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
   }
   // STONNE's defaults.
   int R = 1, S = 3, C = 1, K = 1, G = 1, N = 1, X = 1, Y = 3, strides = 1;
@@ -84,33 +222,7 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
     std::string value = arg.substr(eq + 1);
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
       value = value.substr(1, value.size() - 2);
-    HardwareConfig& hw = cmd.hw;
-    bool hw_flag = true;
-    if (name == "-num_ms") {
-      hw.ms_size = power_of_two(name, value);
-    } else if (name == "-dn_bw") {
-      hw.dn_bw = power_of_two(name, value);
-    } else if (name == "-rn_bw") {
-      hw.rn_bw = power_of_two(name, value);
-    } else if (name == "-ms_rows") {
-      hw.ms_rows = power_of_two(name, value);
-    } else if (name == "-ms_cols") {
-      hw.ms_cols = power_of_two(name, value);
-    } else if (name == "-rn_type") {
-      hw.rn = parse_reduce_network(value, name);
-    } else if (name == "-mn_type") {
-      hw.mn = parse_multiplier_network(value, name);
-    } else if (name == "-mem_ctrl") {
-      hw.controller = parse_controller(value, name);
-    } else if (name == "-accumulation_buffer") {
-      hw.accumulation_buffer = parse_bool(value, name);
-    } else {
-      hw_flag = false;
-    }
-    if (hw_flag) {
-      cmd.hw_flags.insert(name);
-      continue;
-    }
+    if (parse_hardware_flag(cmd, name, value)) continue;
     if (name == "-print_stats") {
       cmd.print_stats = parse_bool(value, name);
       continue;
@@ -210,6 +322,16 @@ HardwareConfig merge_hardware(const HardwareConfig& base, const StonneCommand& c
   return hw;
 }
 
+std::string stonne_command_line(const HardwareConfig& hw, const SparseArgs& a, CommandKind kind) {
+  if (kind == CommandKind::SparseDense)
+    return fmt::format("-SparseDense -M={} -N={} -K={} -MK_sparsity={} -T_N={} -T_K={}", a.M, a.N,
+                       a.K, a.mk_sparsity, a.tile.T_N, a.tile.T_K) +
+           hardware_flags(hw);
+  return fmt::format("-SparseGEMM -M={} -N={} -K={} -MK_sparsity={} -KN_sparsity={} -dataflow={}",
+                     a.M, a.N, a.K, a.mk_sparsity, a.kn_sparsity, name(a.dataflow)) +
+         hardware_flags(hw);
+}
+
 std::string stonne_command_line(const HardwareConfig& hw, const DenseOp& op, const Tile& t) {
   std::string s;
   if (op.kind == OpKind::Conv) {
@@ -222,16 +344,7 @@ std::string stonne_command_line(const HardwareConfig& hw, const DenseOp& op, con
     s = fmt::format("-{} -M={} -N={} -K={} -T_M={} -T_N={} -T_K={}", name(op.kind), op.gemm_M,
                     op.gemm_N, op.gemm_K, t.T_X, t.T_K, t.T_S);
   }
-  if (hw.mn == MultiplierNetwork::OsMesh)
-    s += fmt::format(" -ms_rows={} -ms_cols={} -mn_type=OS_MESH", hw.ms_rows, hw.ms_cols);
-  else
-    s += fmt::format(" -num_ms={}", hw.ms_size);
-  s += fmt::format(" -dn_bw={} -rn_bw={}", hw.dn_bw, hw.rn_bw);
-  if (hw.rn != ReduceNetwork::Art) s += fmt::format(" -rn_type={}", name(hw.rn));
-  if (hw.controller != Controller::MaeriDense)
-    s += fmt::format(" -mem_ctrl={}", name(hw.controller));
-  if (hw.accumulation_buffer) s += " -accumulation_buffer=1";
-  return s;
+  return s + hardware_flags(hw);
 }
 
 }  // namespace telar::sim

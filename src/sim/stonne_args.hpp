@@ -7,11 +7,26 @@
 #include <vector>
 
 #include "sim/config.hpp"
+#include "sim/sparse_workload.hpp"
 #include "sim/workload.hpp"
 
 namespace telar::sim {
 
+enum class CommandKind { Dense, SparseDense, SparseGemm };
+
+// -SparseDense / -SparseGEMM: the operation's shape and STONNE's random pattern parameters.
+struct SparseArgs {
+  std::string layer_name;
+  int M = 0, N = 0, K = 0;
+  int mk_sparsity = 0, kn_sparsity = 0;  // percent, 0..100
+  SparseDataflow dataflow = SparseDataflow::MkStaKnStr;
+  SparseDenseTile tile;
+  std::set<std::string> dims_given;  // -M, -N, -K given explicitly
+};
+
 struct StonneCommand {
+  CommandKind kind = CommandKind::Dense;
+  SparseArgs sparse;  // for the sparse kinds (op and tile then unused)
   DenseOp op;
   HardwareConfig hw;                         // STONNE's defaults plus the hardware flags given
   std::set<std::string> hw_flags;            // hardware flags given (-num_ms, -dn_bw, ...)
@@ -21,7 +36,9 @@ struct StonneCommand {
   bool print_stats = true;
 };
 
-// `args` starts with the operation flag (-CONV, -FC, -DenseGEMM). Errors name the flag.
+// `args` starts with the operation flag (-CONV, -FC, -DenseGEMM, -SparseDense, -SparseGEMM).
+// Errors name the flag. The sparse operations default to their controllers (MAGMA_SPARSE_DENSE
+// with the accumulation buffer, SIGMA_SPARSE_GEMM), as STONNE does.
 StonneCommand parse_stonne_args(const std::vector<std::string>& args);
 
 // Applies the hardware flags of `cmd` on top of `base` (a configuration file), so that
@@ -30,5 +47,6 @@ HardwareConfig merge_hardware(const HardwareConfig& base, const StonneCommand& c
 
 // The command in STONNE's syntax (for logs and the JSON record).
 std::string stonne_command_line(const HardwareConfig& hw, const DenseOp& op, const Tile& tile);
+std::string stonne_command_line(const HardwareConfig& hw, const SparseArgs& args, CommandKind kind);
 
 }  // namespace telar::sim

@@ -154,7 +154,7 @@ TEST(SimCli, BadInputIsOneLineAndExitTwo) {
         "a legal tile is");
   check(words("-DenseGEMM -M=20 -num_ms=100"), "power of two");
   check(words("-DenseGEMM -M=20 -dn_bww=4"), "did you mean -dn_bw");
-  check(words("-SparseGEMM -M=4"), "sparse");
+  check(words("-SparseGEMM -M=4 -KN_sparsity=150"), "between 0 and 100");
   check(words("-CONV -R=3 -S=3 -C=6 -K=4 -G=4 -X=8 -Y=8"), "not a multiple of G");
   check({"--config", dir + "/missing.cfg", "-FC", "-M=2"}, "missing.cfg");
   check({"--tile", dir + "/missing.txt", "-FC", "-M=2"}, "missing.txt");
@@ -204,6 +204,100 @@ TEST(SimCli, HelpAndUsage) {
   EXPECT_EQ(r.status, 2);
   r = run_telar({"sim", "energy"});
   EXPECT_EQ(r.status, 2);
+}
+
+TEST(SimCli, SparseCommandsReproduceStonne) {
+  const std::string dir = fresh_temp_dir("sim_cli_sparse");
+  auto r = run_telar(with({"sim", "--out", dir, "--json"},
+                          words("-SparseDense -M=20 -N=20 -K=256 -MK_sparsity=80 -T_N=4 -T_K=32 "
+                                "-num_ms=128 -dn_bw=64 -rn_bw=64 -accumulation_buffer=1")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(last_line(r.out));
+  EXPECT_EQ(j["cycles"], 720);
+  EXPECT_EQ(j["gb_reads"], 21462);
+  EXPECT_EQ(j["gb_writes"], 400);
+  EXPECT_EQ(j["mk_nnz"], 1022);
+  EXPECT_TRUE(j["output_correct"].get<bool>());
+  const auto stats = nlohmann::json::parse(telar::read_file(j["stats_file"].get<std::string>()));
+  EXPECT_EQ(stats["LayerConfiguration"]["Layer_Type"], "SPARSE_DENSE");
+  EXPECT_EQ(stats["SDMemoryStats"]["N_SRAM_weight_reads"], 1022);
+  EXPECT_EQ(stats["SDMemoryStats"]["N_reconfigurations"], 20);
+  const std::string counters = telar::read_file(j["counters_file"].get<std::string>());
+  EXPECT_EQ(counters.substr(0, 11), "CYCLES=720\n");
+  EXPECT_NE(counters.find("GLOBALBUFFER READ=21462 WRITE=400"), std::string::npos);
+  r = run_telar(with({"sim", "--out", dir, "--json"},
+                     words("-SparseGEMM -M=16 -N=48 -K=64 -num_ms=64 -dn_bw=32 -rn_bw=32 "
+                           "-MK_sparsity=70 -KN_sparsity=0 -dataflow=MK_STA_KN_STR")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(last_line(r.out));
+  EXPECT_EQ(j["cycles"], 647);
+  EXPECT_EQ(j["gb_reads"], 18525);
+  EXPECT_EQ(j["gb_writes"], 768);
+  // A shipped configuration and the mapper's tile.
+  r = run_telar({"sim", "--out", dir, "--json", "--config", kConfigs + "magma_128mses_128_bw.cfg",
+                 "--tile", "auto", "-SparseDense", "-M=8", "-N=32", "-K=300", "-MK_sparsity=90"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(last_line(r.out));
+  EXPECT_EQ(j["gb_writes"], 8 * 32);
+  EXPECT_EQ(j["gb_reads"], j["mk_nnz"].get<int>() * 33);
+  fs::remove_all(dir);
+}
+
+TEST(SimCli, SparseOperandsFromMatrixMarketFiles) {
+  const std::string dir = fresh_temp_dir("sim_cli_mtx");
+  const std::string a = dir + "/a.mtx", b = dir + "/b.mtx";
+  telar::write_file_atomic(a,
+                           "%%MatrixMarket matrix coordinate real general\n% 3x5\n3 5 6\n"
+                           "1 1 2.5\n1 4 -1\n2 2 3\n2 5 1\n3 3 4\n3 1 0.5\n");
+  telar::write_file_atomic(b,
+                           "%%MatrixMarket matrix coordinate pattern general\n5 4 7\n1 1\n2 2\n"
+                           "3 3\n4 4\n5 1\n1 3\n2 4\n");
+  const std::string out = dir + "/out";
+  auto r = run_telar({"sim", "--out", out, "--json", "--mk", a, "--kn", b, "-SparseGEMM",
+                      "-num_ms=16", "-dn_bw=4", "-rn_bw=4"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(last_line(r.out));
+  EXPECT_EQ(j["mk_nnz"], 6);
+  EXPECT_EQ(j["kn_nnz"], 7);
+  EXPECT_EQ(j["weight_reads"], 6);  // MK is stationary: each non-zero once
+  EXPECT_EQ(j["gb_writes"], 3 * 4);
+  EXPECT_TRUE(j["output_correct"].get<bool>());
+  r = run_telar({"sim", "--out", out, "--json", "--mk", a, "-SparseDense", "-N=8", "-T_N=2",
+                 "-T_K=4", "-num_ms=16", "-dn_bw=4", "-rn_bw=4"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(last_line(r.out));
+  EXPECT_EQ(j["gb_reads"], 6 * (1 + 8));
+  EXPECT_EQ(j["gb_writes"], 3 * 8);
+  fs::remove_all(dir);
+}
+
+TEST(SimCli, BadSparseInputIsOneLineAndExitTwo) {
+  const std::string dir = fresh_temp_dir("sim_cli_sparse_bad");
+  const std::string bad_header = dir + "/bad_header.mtx", out_of_range = dir + "/range.mtx";
+  telar::write_file_atomic(bad_header,
+                           "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n");
+  telar::write_file_atomic(out_of_range,
+                           "%%MatrixMarket matrix coordinate real general\n2 2 1\n2 3 1.0\n");
+  const std::string out = dir + "/out";
+  auto check = [&](const std::vector<std::string>& args, const std::string& needle) {
+    const auto r = run_telar(with({"sim", "--out", out}, args));
+    EXPECT_EQ(r.status, 2) << needle << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  };
+  check(words("-SparseDense -MK_sparsity=101"), "between 0 and 100");
+  check(words("-SparseGEMM -KN_sparsity=-5"), "between 0 and 100");
+  check({"--mk", bad_header, "-SparseGEMM"}, "coordinate");
+  check({"--mk", out_of_range, "-SparseDense"}, "outside the 2x2 matrix");
+  check({"--mk", dir + "/missing.mtx", "-SparseDense"}, "missing.mtx");
+  check({"--mk", out_of_range, "-FC"}, "--mk and --kn");
+  check({"--config", kConfigs + "maeri_256mses_128_bw.cfg", "-SparseDense"}, "MAGMA_SPARSE_DENSE");
+  check({"--config", kConfigs + "magma_128mses_128_bw.cfg", "-SparseGEMM"}, "SIGMA_SPARSE_GEMM");
+  check(words("-SparseDense -T_N=16 -T_K=16 -num_ms=64"), "exceed ms_size");
+  check(words("-SparseGEMM -mem_ctrl=SPARSE_MAGIC"), "unknown memory controller");
+  check(words("-SparseGEMM -rn_type=RING"), "unknown reduce network");
+  EXPECT_EQ(count_files(out), 0) << "no partial output files";
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -204,8 +204,12 @@ TEST(StonneArgs, RejectsBadInputWithActionableErrors) {
   EXPECT_NE(message({"-DenseGEMM", "-T_Q=1"}).find("does not exist"), std::string::npos);
   EXPECT_NE(message({"-DenseGEMM", "-dn_bww=4"}).find("-dn_bw"), std::string::npos);
   EXPECT_NE(message({"-CONV", "-R"}).find("-name=value"), std::string::npos);
-  EXPECT_NE(message({"-SparseGEMM", "-M=4"}).find("sparse"), std::string::npos);
-  EXPECT_NE(message({"-GEMM"}).find("-CONV, -FC or -DenseGEMM"), std::string::npos);
+  EXPECT_NE(message({"-SparseGEMM", "-MK_sparsity=120"}).find("between 0 and 100"),
+            std::string::npos);
+  EXPECT_NE(message({"-SparseDense", "-dataflow=MK_STA_KN_STR"}).find("does not exist"),
+            std::string::npos);
+  EXPECT_NE(message({"-GEMM"}).find("-CONV, -FC, -DenseGEMM, -SparseGEMM or -SparseDense"),
+            std::string::npos);
   EXPECT_NE(message({"-FC", "-M=0"}).find("positive"), std::string::npos);
 }
 
