@@ -125,6 +125,8 @@ class SimExecutable final : public Executable, public Simulated {
   }
 
   graph::ParameterSet& gradients() override { return inner_->gradients(); }
+  // The inner graph has the same inputs (only extra outputs), so input i is the same there.
+  const Tensor& input_gradient(std::size_t i) const override { return inner_->input_gradient(i); }
 
   void parameters_updated() override {
     if (pruning_) prune();
