@@ -7,6 +7,7 @@
 #include "core/parallel.hpp"
 #include "core/parse.hpp"
 #include "core/threads.hpp"
+#include "dlrm/sim_executor.hpp"
 
 namespace telar::dlrm {
 
@@ -145,10 +146,14 @@ std::unique_ptr<Executor> make_executor(DlrmModel& model, const std::string& bac
                                         const ExecutorOptions& options) {
   const backend::BackendSpec spec = backend::parse_backend_spec(backend);
   if (spec.kind == "cpu") return std::make_unique<CpuExecutor>(model, spec, options);
-  fail(
-      "--backend {}: DLRM runs on cpu in this telar (the simulated hybrid accelerator is "
-      "not built in yet)",
-      backend);
+  if (spec.kind == "sim") {
+    require(!spec.target.empty(),
+            "--backend {}: name the accelerator, e.g. sim:configs/hybrid_dlrm.toml", backend);
+    return make_sim_executor(model, backend::sim::load_target(spec.target), spec.text, options);
+  }
+  fail("--backend {}: DLRM runs on cpu or on a simulated accelerator (sim:CONFIG.cfg or "
+       "sim:HYBRID.toml)",
+       backend);
 }
 
 }  // namespace telar::dlrm
