@@ -6,8 +6,8 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <optional>
 #include <iostream>
+#include <optional>
 
 #include "backend/cpu/embedding_bag_kernels.hpp"
 #include "cli/common.hpp"
@@ -228,8 +228,8 @@ int run_preset(const CLI::App& app, const DlrmFlags& f) {
        {"--arch-sparse-feature-size", "--arch-embedding-size", "--arch-mlp-bot", "--arch-mlp-top",
         "--arch-interaction-op", "--arch-interaction-itself", "--data-generation", "--data-size",
         "--num-batches", "--mini-batch-size", "--num-indices-per-lookup",
-        "--num-indices-per-lookup-fixed", "--raw-data-file", "--processed-data-file",
-        "--benchmark", "--nepochs", "--loss-function", "--learning-rate", "--test-freq"})
+        "--num-indices-per-lookup-fixed", "--raw-data-file", "--processed-data-file", "--benchmark",
+        "--nepochs", "--loss-function", "--learning-rate", "--test-freq"})
     require(app.count(flag) == 0,
             "{} cannot be combined with --preset {} (the preset sets the model and the data; "
             "run without --preset to choose them)",
@@ -239,11 +239,11 @@ int run_preset(const CLI::App& app, const DlrmFlags& f) {
   std::string target_label = target.name;
   if (app.count("--backend") > 0) {
     const backend::BackendSpec spec = backend::parse_backend_spec(f.backend);
-    require(spec.kind == "sim" && !spec.target.empty(),
+    require(spec.kind == "sim",
             "--preset {} runs on a simulated accelerator: give --backend sim:HYBRID.toml or "
             "sim:CONFIG.cfg, or leave --backend out for the thesis' (Table 11)",
             f.preset);
-    target = backend::sim::load_target(spec.target);
+    target = dlrm::load_sim_target(spec);
     target_label = spec.text;
   }
   dlrm::StorageOptions so;
@@ -259,17 +259,14 @@ int run_preset(const CLI::App& app, const DlrmFlags& f) {
     nlohmann::json wl = nlohmann::json::array();
     for (const auto& w : workloads)
       wl.push_back({{"name", w.name}, {"group", w.group}, {"flags", w.flags()}});
-    nlohmann::json cfg = {{"preset", f.preset},
-                          {"workloads", wl},
-                          {"backend", target_label},
-                          {"accelerators", dlrm::describe_target(target)},
-                          {"embedding_storage", so.mode},
-                          {"seed", f.seed},
-                          {"threads", compute_threads()},
-                          {"stonne_files", f.stonne_files}};
+    nlohmann::json cfg = {
+        {"preset", f.preset},           {"workloads", wl},
+        {"backend", target_label},      {"accelerators", dlrm::describe_target(target)},
+        {"embedding_storage", so.mode}, {"seed", f.seed},
+        {"threads", compute_threads()}, {"stonne_files", f.stonne_files}};
     run.write_run_json("dlrm", cfg, {{"status", "running"}});
-    log::info("{} thesis workload{} on {}: {}", workloads.size(),
-              workloads.size() == 1 ? "" : "s", target_label, dlrm::describe_target(target));
+    log::info("{} thesis workload{} on {}: {}", workloads.size(), workloads.size() == 1 ? "" : "s",
+              target_label, dlrm::describe_target(target));
 
     Stopwatch total;
     std::vector<report::DlrmSimulation> sims;
@@ -283,8 +280,9 @@ int run_preset(const CLI::App& app, const DlrmFlags& f) {
         dlrm::DlrmModel model(config, dlrm::choose_storage(config, so), f.seed, so.dir);
         dlrm::ExecutorOptions eo;
         eo.seed = f.seed;
-        if (f.stonne_files) eo.sim.stats_dir = run.file("stonne") / file_safe(w.name);
-        auto exe = dlrm::make_sim_executor(model, target, target_label, eo);
+        backend::sim::SimOptions sim;
+        if (f.stonne_files) sim.stats_dir = run.file("stonne") / file_safe(w.name);
+        auto exe = dlrm::make_sim_executor(model, target, target_label, eo, sim);
         auto data = dlrm::make_random_data(
             config, dlrm::BatchPlan{w.data_size, dlrm::ThesisWorkload::kMiniBatch},
             dlrm::LookupOptions{w.lookups, false}, f.seed);
@@ -292,8 +290,8 @@ int run_preset(const CLI::App& app, const DlrmFlags& f) {
         ro.inference_only = true;
         ro.print_freq = data->batches();
         const dlrm::RunSummary s = dlrm::run_dlrm(*exe, *data, nullptr, ro);
-        sims.push_back({w.name, w.group, w.flags(), w.thesis_eb_share, *s.simulation,
-                        sw.seconds()});
+        sims.push_back(
+            {w.name, w.group, w.flags(), w.thesis_eb_share, *s.simulation, sw.seconds()});
       }
       bar.finish();
     }
@@ -333,12 +331,9 @@ int run_preset(const CLI::App& app, const DlrmFlags& f) {
       j["seconds"] = r.seconds;
       results.push_back(j);
     }
-    const nlohmann::json result = {{"preset", f.preset},
-                                   {"backend", target_label},
-                                   {"workloads", results},
-                                   {"seconds", seconds},
-                                   {"max_rss_mb", max_rss_mb()},
-                                   {"run_dir", run.path().string()}};
+    const nlohmann::json result = {{"preset", f.preset},         {"backend", target_label},
+                                   {"workloads", results},       {"seconds", seconds},
+                                   {"max_rss_mb", max_rss_mb()}, {"run_dir", run.path().string()}};
     run.write_run_json("dlrm", cfg, {{"status", "finished"}, {"result", result}});
     std::cout << fmt::format("run directory: {} (report.html, components.csv, nodes.csv)\n",
                              run.path().string());
@@ -424,9 +419,7 @@ int run_dlrm(const Args& args) {
     require(f.benchmark.empty(),
             "--benchmark times the CPU; drop --backend {} (the simulator counts cycles)",
             f.backend);
-    require(!spec.target.empty(),
-            "--backend {}: name the accelerator, e.g. sim:configs/hybrid_dlrm.toml", f.backend);
-    target = backend::sim::load_target(spec.target);
+    target = dlrm::load_sim_target(spec);
   } else {
     require(!f.stonne_files, "--stonne-files needs --backend sim:...");
   }
@@ -448,8 +441,9 @@ int run_dlrm(const Args& args) {
     dlrm::ExecutorOptions eo;
     eo.loss = loss;
     eo.seed = f.seed;
-    if (f.stonne_files) eo.sim.stats_dir = run.file("stonne");
-    auto exe = target ? dlrm::make_sim_executor(model, *target, spec.text, eo)
+    backend::sim::SimOptions sim;
+    if (f.stonne_files) sim.stats_dir = run.file("stonne");
+    auto exe = target ? dlrm::make_sim_executor(model, *target, spec.text, eo, sim)
                       : dlrm::make_executor(model, f.backend, eo);
     const std::string mode = !f.benchmark.empty() ? "benchmark"
                              : f.inference_only   ? "inference"
@@ -575,8 +569,7 @@ int run_dlrm(const Args& args) {
       if (s.simulation) {
         const std::vector<report::DlrmSimulation> sims = {
             {"run", "", "", "", *s.simulation, s.wall_seconds}};
-        std::cout << fmt::format("On {} ({}):\n", s.simulation->target,
-                                 s.simulation->accelerators)
+        std::cout << fmt::format("On {} ({}):\n", s.simulation->target, s.simulation->accelerators)
                   << report::component_table(*s.simulation);
         report::write_components_csv(run.file("components.csv"), sims);
         report::write_nodes_csv(run.file("nodes.csv"), sims);
@@ -593,7 +586,8 @@ int run_dlrm(const Args& args) {
     result["held_table_bytes"] = model.tables.held_bytes();
     result["max_rss_mb"] = max_rss_mb();
     run.write_run_json("dlrm", cfg, {{"status", "finished"}, {"result", result}});
-    std::cout << fmt::format("run directory: {} (report.html, metrics.csv)\n", run.path().string());
+    std::cout << fmt::format("run directory: {} (report.html, metrics.csv{})\n",
+                             run.path().string(), target ? ", components.csv, nodes.csv" : "");
     if (f.json) print_json(result);
   } catch (const Error&) {
     // A run that stops on bad input leaves nothing half-written behind.
@@ -601,8 +595,8 @@ int run_dlrm(const Args& args) {
     if (created) {
       fs::remove_all(run_path, ec);
     } else {
-      for (const char* name : {"run.json", "metrics.csv", "report.html", "components.csv",
-                               "nodes.csv"})
+      for (const char* name :
+           {"run.json", "metrics.csv", "report.html", "components.csv", "nodes.csv"})
         fs::remove(run.file(name), ec);
       fs::remove_all(run.file("stonne"), ec);
     }

@@ -143,17 +143,16 @@ void CpuExecutor::step(float lr) {
 }
 
 std::unique_ptr<Executor> make_executor(DlrmModel& model, const std::string& backend,
-                                        const ExecutorOptions& options) {
+                                        const ExecutorOptions& options,
+                                        const backend::sim::SimOptions& sim) {
   const backend::BackendSpec spec = backend::parse_backend_spec(backend);
   if (spec.kind == "cpu") return std::make_unique<CpuExecutor>(model, spec, options);
-  if (spec.kind == "sim") {
-    require(!spec.target.empty(),
-            "--backend {}: name the accelerator, e.g. sim:configs/hybrid_dlrm.toml", backend);
-    return make_sim_executor(model, backend::sim::load_target(spec.target), spec.text, options);
-  }
-  fail("--backend {}: DLRM runs on cpu or on a simulated accelerator (sim:CONFIG.cfg or "
-       "sim:HYBRID.toml)",
-       backend);
+  if (spec.kind == "sim")
+    return make_sim_executor(model, load_sim_target(spec), spec.text, options, sim);
+  fail(
+      "--backend {}: DLRM runs on cpu or on a simulated accelerator (sim:CONFIG.cfg or "
+      "sim:HYBRID.toml)",
+      backend);
 }
 
 }  // namespace telar::dlrm

@@ -51,11 +51,11 @@ struct ComponentFigures {
 // What a `sim:` executor measured: per component and per graph node, summed over the forward
 // passes since the last reset_times().
 struct SimulationSummary {
-  std::string target;                // the accelerator (hybrid) name
-  std::string accelerators;          // e.g. "dense maeri_256mses_128_bw, sparse magma_..."
-  std::int64_t forwards = 0;         // forward passes simulated
-  std::int64_t samples = 0;          // samples over those passes
-  std::int64_t lookups = 0;          // table indices over those passes (the EmbeddingBags' nnz)
+  std::string target;         // the accelerator (hybrid) name
+  std::string accelerators;   // e.g. "dense maeri_256mses_128_bw, sparse magma_..."
+  std::int64_t forwards = 0;  // forward passes simulated
+  std::int64_t samples = 0;   // samples over those passes
+  std::int64_t lookups = 0;   // table indices over those passes (the EmbeddingBags' nnz)
   std::array<ComponentFigures, kComponents> components{};
   std::vector<backend::sim::NodeSimulation> nodes;  // the full graph's nodes, in order
   ComponentFigures& operator[](Component c) { return components[static_cast<std::size_t>(c)]; }
@@ -90,14 +90,14 @@ class Executor {
 struct ExecutorOptions {
   LossFunction loss = LossFunction::Mse;
   std::uint64_t seed = 0;  // MLP initialisation
-  // sim: where STONNE's files per simulator call go (stats_dir), energy table, oracle mode.
-  backend::sim::SimOptions sim;
 };
 
 // "cpu", "cpu:threads=N", "cpu:ref", "sim:CONFIG.cfg", "sim:HYBRID.toml". Throws telar::Error
-// (one line) for any other backend or an unreadable target.
+// (one line) for any other backend or an unreadable target. `sim`: for sim: backends, where
+// STONNE's files per simulator call go (stats_dir), the energy table, the oracle mode.
 std::unique_ptr<Executor> make_executor(DlrmModel& model, const std::string& backend,
-                                        const ExecutorOptions& options);
+                                        const ExecutorOptions& options,
+                                        const backend::sim::SimOptions& sim = {});
 
 // The CPU executor's internals, for tests (gradient checks) and benchmarks.
 class CpuExecutor : public Executor {

@@ -69,6 +69,16 @@ bs::SimOptions with_shared_tiles(bs::SimOptions o) {
 
 }  // namespace
 
+bs::SimTarget load_sim_target(const backend::BackendSpec& spec) {
+  require(spec.kind == "sim", "--backend {}: not a simulated accelerator (sim:FILE)", spec.text);
+  require(!spec.target.empty(),
+          "--backend {}: name the accelerator, e.g. sim:configs/hybrid_dlrm.toml", spec.text);
+  const std::filesystem::path p(spec.target);
+  require(p.extension() == ".cfg" || p.extension() == ".toml",
+          "--backend {}: name a STONNE .cfg file or a hybrid .toml file", spec.text);
+  return bs::load_target(p);
+}
+
 std::string describe_target(const bs::SimTarget& t) {
   std::string s;
   for (const std::string& part :
@@ -79,10 +89,10 @@ std::string describe_target(const bs::SimTarget& t) {
 }
 
 SimExecutor::SimExecutor(DlrmModel& model, bs::SimTarget target, std::string name,
-                         const ExecutorOptions& options)
+                         const ExecutorOptions& options, const bs::SimOptions& sim)
     : model_(model),
       values_(model, backend::parse_backend_spec("cpu"), options),
-      simulator_(std::move(target), with_shared_tiles(options.sim)),
+      simulator_(std::move(target), with_shared_tiles(sim)),
       name_(std::move(name)) {
   summary_.target = simulator_.target().name;
   summary_.accelerators = describe_target(simulator_.target());
@@ -138,10 +148,10 @@ void SimExecutor::simulate(const DlrmBatch& batch) {
 }
 
 std::unique_ptr<Executor> make_sim_executor(DlrmModel& model, bs::SimTarget target,
-                                            const std::string& name,
-                                            const ExecutorOptions& options) {
-  if (!options.sim.stats_dir.empty()) ensure_writable_dir(options.sim.stats_dir);
-  return std::make_unique<SimExecutor>(model, std::move(target), name, options);
+                                            const std::string& name, const ExecutorOptions& options,
+                                            const bs::SimOptions& sim) {
+  if (!sim.stats_dir.empty()) ensure_writable_dir(sim.stats_dir);
+  return std::make_unique<SimExecutor>(model, std::move(target), name, options, sim);
 }
 
 }  // namespace telar::dlrm

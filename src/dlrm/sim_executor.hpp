@@ -21,7 +21,7 @@ namespace telar::dlrm {
 class SimExecutor : public Executor {
  public:
   SimExecutor(DlrmModel& model, backend::sim::SimTarget target, std::string name,
-              const ExecutorOptions& options);
+              const ExecutorOptions& options, const backend::sim::SimOptions& sim = {});
   ~SimExecutor() override;
   std::string name() const override { return name_; }
   float forward(const DlrmBatch& batch, bool training) override;
@@ -31,7 +31,7 @@ class SimExecutor : public Executor {
   const ComponentTimes& times() const override { return values_.times(); }
   void reset_times() override;
   const SimulationSummary* simulation() const override { return &summary_; }
-  // Files STONNE's layout writes per call (ExecutorOptions::sim.stats_dir), over all passes.
+  // Files STONNE's layout writes per call (SimOptions::stats_dir), over all passes.
   const std::vector<std::filesystem::path>& written_files() const { return files_; }
 
  private:
@@ -47,8 +47,12 @@ class SimExecutor : public Executor {
 // The `sim:` executor for a target built in code (the thesis preset) rather than read from a
 // file; `name` is how it reports itself.
 std::unique_ptr<Executor> make_sim_executor(DlrmModel& model, backend::sim::SimTarget target,
-                                            const std::string& name,
-                                            const ExecutorOptions& options);
+                                            const std::string& name, const ExecutorOptions& options,
+                                            const backend::sim::SimOptions& sim = {});
+
+// The target of a `sim:` backend string (a .cfg or .toml file); throws telar::Error naming
+// `--backend` for anything else or an unreadable file.
+backend::sim::SimTarget load_sim_target(const backend::BackendSpec& spec);
 
 // "dense maeri_256mses_128_bw (256 MS, dn_bw 128, rn_bw 128), sparse magma_... ": what a
 // target runs, for tables and run.json.

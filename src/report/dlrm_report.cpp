@@ -127,8 +127,8 @@ void DlrmRecorder::finish(const dlrm::RunSummary* run, const dlrm::BenchmarkResu
     html.heading("Result");
     html.key_values(result);
     if (run->simulation)
-      add_simulation_section(html, {DlrmSimulation{"run", "", "", "", *run->simulation,
-                                                   run->wall_seconds}});
+      add_simulation_section(
+          html, {DlrmSimulation{"run", "", "", "", *run->simulation, run->wall_seconds}});
   }
   if (bench) {
     html.heading("Benchmark: " + bench->benchmark);
