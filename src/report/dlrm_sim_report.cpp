@@ -137,7 +137,7 @@ void write_nodes_csv(const std::filesystem::path& path, const std::vector<DlrmSi
   for (const DlrmSimulation& r : runs)
     for (const backend::sim::NodeSimulation& n : r.sim.nodes)
       csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{}\n", csv_field(r.name),
-                         csv_field(n.node), csv_field(n.component), csv_field(n.op),
+                         csv_field(n.node), name_of(dlrm::component_of(n.node)), csv_field(n.op),
                          csv_field(n.target), csv_field(n.workload), csv_field(n.tile), n.calls,
                          n.stats.cycles, n.stats.gb.reads(), n.stats.gb.writes(), n.energy,
                          csv_field(n.note));
