@@ -203,7 +203,7 @@ void add_simulation_section(HtmlReport& html, const std::vector<DlrmSimulation>&
           chart.values[i].push_back(
               static_cast<double>(r->sim[simulated_components()[i]].*(m.field)));
       }
-      html.svg(chart.render(members.size() <= 4 ? 420 : 720, 340));
+      html.svg(chart.render(members.size() <= 4 ? 560 : 720, 340));
     }
   }
   if (runs.size() > 1) {

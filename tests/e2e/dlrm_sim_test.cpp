@@ -253,6 +253,30 @@ TEST(DlrmSimCli, ThesisGroupThreeScalesWithLookupsNotWithTheTables) {
   fs::remove_all(dir);
 }
 
+TEST(DlrmSimCli, TheReconstructedThesisTilesGiveTheThesisShareForDlrm1) {
+  // configs/hybrid_dlrm_thesis_tiles.toml (docs/dlrm.md, "Against the thesis"): its tiles on
+  // every layer, and DLRM(1)'s EmbeddingBags within the thesis' 35-40 % of the cycles.
+  const std::string dir = fresh_temp_dir("dlrm_sim_tiles");
+  const auto r = run_telar({"dlrm", "--preset", "thesis", "--workloads", "dlrm1", "--backend",
+                            "sim:" + kConfigs + "hybrid_dlrm_thesis_tiles.toml", "--out", dir,
+                            "--json", "--quiet"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const auto& row : read_csv(fs::path(dir) / "nodes.csv")) {
+    if (row.at("op") == "Linear") {
+      EXPECT_EQ(row.at("tile").substr(0, 18), "T_M=1 T_N=1 T_K=8 ") << row.at("node");
+    }
+    if (row.at("op") == "EmbeddingBag") {
+      EXPECT_EQ(row.at("tile").substr(0, 10), "T_N=1 T_K=") << row.at("node");
+    }
+  }
+  const double share =
+      json::parse(last_line(r.out))["workloads"][0]["components"]["EmbeddingBags"]["cycle_share"]
+          .get<double>();
+  EXPECT_GE(share, 0.35);
+  EXPECT_LE(share, 0.40);
+  fs::remove_all(dir);
+}
+
 TEST(DlrmSimCli, BadInputIsOneLineExitTwoAndWritesNothing) {
   const std::string dir = fresh_temp_dir("dlrm_sim_bad");
   const std::string out = dir + "/out";
