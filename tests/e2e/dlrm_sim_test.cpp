@@ -142,8 +142,8 @@ TEST(DlrmSimCli, ComponentsEqualTheSingleOperationCommandsAndOutputsEqualTheCpus
                                           "--inference-only",
                                           "--json"};
   auto args = model;
-  args.insert(args.end(),
-              {"--backend", "sim:" + kConfigs + "hybrid_dlrm.toml", "--out", dir + "/sim"});
+  args.insert(args.end(), {"--backend", "sim:" + kConfigs + "hybrid_dlrm.toml", "--out",
+                           dir + "/sim", "--stonne-files"});
   const auto r = run_telar(args);
   ASSERT_EQ(r.status, 0) << r.err;
   const json sim = json::parse(last_line(r.out));
@@ -220,6 +220,20 @@ TEST(DlrmSimCli, ComponentsEqualTheSingleOperationCommandsAndOutputsEqualTheCpus
     if (expected.count(row.at("component"))) {
       EXPECT_EQ(std::stoull(row.at("cycles")), expected[row.at("component")].cycles);
     }
+  // STONNE's files, one pair per call: the thesis' scripts sum CYCLES= over *emb*.counters.
+  std::uint64_t counted = 0;
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/sim/stonne")) {
+    const std::string name = e.path().filename().string();
+    ++files;
+    if (name.find("_emb.") == std::string::npos || e.path().extension() != ".counters") continue;
+    const std::string text = slurp(e.path());
+    ASSERT_EQ(text.rfind("CYCLES=", 0), 0u) << name;
+    counted += std::stoull(text.substr(7));
+  }
+  // 2 tables and 4 Linear layers (bottom 24-16, top 19-16-8-1): a .txt and a .counters each.
+  EXPECT_EQ(files, 2 * (2 + 4));
+  EXPECT_EQ(counted, expected["EmbeddingBags"].cycles);
   EXPECT_NE(r.out.find("EmbeddingBags"), std::string::npos);
   EXPECT_NE(slurp(dir + "/sim/metrics.csv").find(",simulation,EmbeddingBags cycles,"),
             std::string::npos);
