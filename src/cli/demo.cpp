@@ -16,6 +16,7 @@ namespace telar::cli {
 int run_train(const Args& args);
 int run_sim_demo(const std::filesystem::path& dir);
 int run_simulate_demo(const std::filesystem::path& root);
+int run_dlrm(const Args& args);
 
 namespace fs = std::filesystem;
 
@@ -32,7 +33,8 @@ void banner(const std::string& title) {
 int run_demo(const Args& args) {
   CLI::App app{"A tour of telar in a few minutes: trains the seed-001 CNN on Fashion-MNIST for "
                "one epoch with counters, simulates a layer on MAERI and a TPU-like mesh, then trains "
-               "data-parallel on two workers with energy accounting.",
+               "data-parallel on two workers with energy accounting, and runs DLRM on the "
+               "simulated hybrid accelerator.",
                "demo"};
   std::string out;
   int threads = 0;
@@ -93,12 +95,21 @@ int run_demo(const Args& args) {
               << energy::EnergySummary::from_json(r["energy"]).format();
   }
 
+  banner("5. DLRM on the simulated hybrid accelerator: the seed thesis' workload DLRM(1), MLPs "
+         "on MAERI, EmbeddingBags as CSR sparse x dense on MAGMA, per component");
+  std::cout << "telar dlrm\n";
+  std::cout.flush();
+  Args dlrm_args = {"--out", (root / "dlrm").string()};
+  if (threads > 0) dlrm_args.insert(dlrm_args.end(), {"--threads", std::to_string(threads)});
+  if (int rc = run_dlrm(dlrm_args); rc != 0) return rc;
+
   banner("Done");
   std::cout << fmt::format("telar demo finished in {0:.0f} s. Open {1}/train/report.html for the "
                            "training curves, {1}/train/profile/report.html for the counters "
                            "per batch and {1}/simulate/report.html for the simulated layers; "
                            "{1}/data-parallel/run.json has the workers' shares and the energy "
-                           "(telar compare RUN... puts runs side by side).\n",
+                           "(telar compare RUN... puts runs side by side); {1}/dlrm/report.html "
+                           "has DLRM's components on the hybrid accelerator.\n",
                            total.seconds(), root.string());
   return 0;
 }

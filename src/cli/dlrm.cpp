@@ -3,20 +3,28 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "backend/cpu/embedding_bag_kernels.hpp"
 #include "cli/common.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/progress.hpp"
 #include "core/threads.hpp"
 #include "dlrm/benchmark.hpp"
 #include "dlrm/criteo.hpp"
 #include "dlrm/executor.hpp"
 #include "dlrm/runner.hpp"
+#include "dlrm/sim_executor.hpp"
+#include "dlrm/thesis.hpp"
 #include "report/dlrm_report.hpp"
+#include "report/dlrm_sim_report.hpp"
+#include "report/html_report.hpp"
 #include "report/run_dir.hpp"
 
 namespace telar::cli {
@@ -49,6 +57,9 @@ struct DlrmFlags {
   double test_fraction = 0.1;
   std::int64_t test_data_size = 0;
   int warmup = 3, repeats = 20, threads = 0;
+  // The simulated accelerator.
+  std::string preset, workloads = "all";
+  bool stonne_files = false;
 };
 
 void add_flags(CLI::App& app, DlrmFlags& f) {
@@ -91,7 +102,19 @@ void add_flags(CLI::App& app, DlrmFlags& f) {
   app.add_option("--raw-data-file", f.raw_data_file, "Criteo text (train.txt, day_N)");
   app.add_option("--processed-data-file", f.processed_data_file,
                  "the binary cache of the Criteo text (default: RAW.telar-cache)");
-  app.add_option("--backend", f.backend, "cpu | cpu:threads=N | cpu:ref");
+  app.add_option("--backend", f.backend,
+                 "cpu | cpu:threads=N | cpu:ref | sim:CONFIG.cfg | sim:HYBRID.toml (the "
+                 "simulated accelerator: MLPs on the dense engine, EmbeddingBags on the sparse "
+                 "one, e.g. sim:configs/hybrid_dlrm.toml; values from the CPU)");
+  app.add_option("--preset", f.preset,
+                 "thesis: the thesis' 13 workloads (validation, groups 1-3) on its hybrid "
+                 "accelerator (Table 11), inference, one summary table and one report");
+  app.add_option("--workloads", f.workloads,
+                 "with --preset: all, or names separated by commas (DLRM(1), 50-10M-80-1000, "
+                 "validation, group1...)");
+  app.add_flag("--stonne-files", f.stonne_files,
+               "sim: write STONNE's stats (.txt) and .counters files per simulator call into "
+               "RUN/stonne");
   app.add_option("--embedding-storage", f.storage,
                  "auto | memory | mmap | procedural (auto: memory within --embedding-budget-mb, "
                  "else procedural)");
@@ -189,13 +212,155 @@ Data make_data(const DlrmFlags& f, const dlrm::DlrmConfig& config) {
   return d;
 }
 
+// File and directory names from workload names: "DLRM(1)" -> "DLRM1".
+std::string file_safe(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') out += c;
+  return out.empty() ? "workload" : out;
+}
+
+// --preset thesis: the thesis' workloads, one after another, on the hybrid accelerator.
+int run_preset(const CLI::App& app, const DlrmFlags& f) {
+  require(f.preset == "thesis", "--preset: '{}' is not a preset; use thesis", f.preset);
+  // The preset sets the model and the data; flags that would change them are refused.
+  for (const char* flag :
+       {"--arch-sparse-feature-size", "--arch-embedding-size", "--arch-mlp-bot", "--arch-mlp-top",
+        "--arch-interaction-op", "--arch-interaction-itself", "--data-generation", "--data-size",
+        "--num-batches", "--mini-batch-size", "--num-indices-per-lookup",
+        "--num-indices-per-lookup-fixed", "--raw-data-file", "--processed-data-file", "--benchmark",
+        "--nepochs", "--loss-function", "--learning-rate", "--test-freq"})
+    require(app.count(flag) == 0,
+            "{} cannot be combined with --preset {} (the preset sets the model and the data; "
+            "run without --preset to choose them)",
+            flag, f.preset);
+  const std::vector<dlrm::ThesisWorkload> workloads = dlrm::select_thesis_workloads(f.workloads);
+  backend::sim::SimTarget target = dlrm::thesis_hybrid_target();
+  std::string target_label = target.name;
+  if (app.count("--backend") > 0) {
+    const backend::BackendSpec spec = backend::parse_backend_spec(f.backend);
+    require(spec.kind == "sim",
+            "--preset {} runs on a simulated accelerator: give --backend sim:HYBRID.toml or "
+            "sim:CONFIG.cfg, or leave --backend out for the thesis' (Table 11)",
+            f.preset);
+    target = dlrm::load_sim_target(spec);
+    target_label = spec.text;
+  }
+  dlrm::StorageOptions so;
+  so.mode = app.count("--embedding-storage") > 0 ? f.storage : "procedural";
+  so.budget_bytes = static_cast<std::int64_t>(f.budget_mb * (1 << 20));
+  so.dir = f.embedding_dir;
+  for (const auto& w : workloads) dlrm::choose_storage(w.config(), so);  // checks the mode
+
+  const fs::path run_path = f.out.empty() ? report::default_run_path("dlrm") : fs::path(f.out);
+  const bool created = !fs::exists(run_path);
+  report::RunDirectory run(run_path);
+  try {
+    nlohmann::json wl = nlohmann::json::array();
+    for (const auto& w : workloads)
+      wl.push_back({{"name", w.name}, {"group", w.group}, {"flags", w.flags()}});
+    nlohmann::json cfg = {
+        {"preset", f.preset},           {"workloads", wl},
+        {"backend", target_label},      {"accelerators", dlrm::describe_target(target)},
+        {"embedding_storage", so.mode}, {"seed", f.seed},
+        {"threads", compute_threads()}, {"stonne_files", f.stonne_files}};
+    run.write_run_json("dlrm", cfg, {{"status", "running"}});
+    log::info("{} thesis workload{} on {}: {}", workloads.size(), workloads.size() == 1 ? "" : "s",
+              target_label, dlrm::describe_target(target));
+
+    Stopwatch total;
+    std::vector<report::DlrmSimulation> sims;
+    {
+      ProgressBar bar("thesis workloads", static_cast<std::int64_t>(workloads.size()));
+      for (std::size_t i = 0; i < workloads.size(); ++i) {
+        const dlrm::ThesisWorkload& w = workloads[i];
+        bar.update(static_cast<std::int64_t>(i), w.name);
+        Stopwatch sw;
+        const dlrm::DlrmConfig config = w.config();
+        dlrm::DlrmModel model(config, dlrm::choose_storage(config, so), f.seed, so.dir);
+        dlrm::ExecutorOptions eo;
+        eo.seed = f.seed;
+        backend::sim::SimOptions sim;
+        if (f.stonne_files) sim.stats_dir = run.file("stonne") / file_safe(w.name);
+        auto exe = dlrm::make_sim_executor(model, target, target_label, eo, sim);
+        auto data = dlrm::make_random_data(
+            config, dlrm::BatchPlan{w.data_size, dlrm::ThesisWorkload::kMiniBatch},
+            dlrm::LookupOptions{w.lookups, false}, f.seed);
+        dlrm::RunOptions ro;
+        ro.inference_only = true;
+        ro.print_freq = data->batches();
+        const dlrm::RunSummary s = dlrm::run_dlrm(*exe, *data, nullptr, ro);
+        sims.push_back(
+            {w.name, w.group, w.flags(), w.thesis_eb_share, *s.simulation, sw.seconds()});
+      }
+      bar.finish();
+    }
+    const double seconds = total.seconds();
+
+    if (sims.size() == 1) {
+      std::cout << fmt::format("{} ({}) on {}:\n  {}\n", sims[0].name, sims[0].group,
+                               sims[0].sim.accelerators, sims[0].flags)
+                << report::component_table(sims[0].sim);
+      if (!sims[0].thesis_eb_share.empty())
+        std::cout << fmt::format("The thesis: EmbeddingBags take {} of the cycles.\n",
+                                 sims[0].thesis_eb_share);
+    } else {
+      std::cout << fmt::format("The thesis' workloads on {} ({}):\n", target_label,
+                               dlrm::describe_target(target))
+                << report::workload_table(sims);
+    }
+    report::write_components_csv(run.file("components.csv"), sims);
+    report::write_nodes_csv(run.file("nodes.csv"), sims);
+    report::HtmlReport html("telar dlrm --preset " + f.preset);
+    html.key_values({{"accelerator", target_label},
+                     {"engines", dlrm::describe_target(target)},
+                     {"workloads", std::to_string(sims.size())},
+                     {"embedding storage", so.mode},
+                     {"seed", std::to_string(f.seed)},
+                     {"wall seconds", fmt::format("{:.1f}", seconds)},
+                     {"peak RSS", fmt::format("{:.0f} MB", max_rss_mb())}});
+    report::add_simulation_section(html, sims);
+    html.write(run.file("report.html"));
+
+    nlohmann::json results = nlohmann::json::array();
+    for (const auto& r : sims) {
+      nlohmann::json j = report::simulation_json(r.sim);
+      j["name"] = r.name;
+      j["group"] = r.group;
+      j["thesis_eb_share"] = r.thesis_eb_share;
+      j["seconds"] = r.seconds;
+      results.push_back(j);
+    }
+    const nlohmann::json result = {{"preset", f.preset},         {"backend", target_label},
+                                   {"workloads", results},       {"seconds", seconds},
+                                   {"max_rss_mb", max_rss_mb()}, {"run_dir", run.path().string()}};
+    run.write_run_json("dlrm", cfg, {{"status", "finished"}, {"result", result}});
+    std::cout << fmt::format("run directory: {} (report.html, components.csv, nodes.csv)\n",
+                             run.path().string());
+    if (f.json) print_json(result);
+  } catch (const Error&) {
+    std::error_code ec;
+    if (created) {
+      fs::remove_all(run_path, ec);
+    } else {
+      for (const char* name : {"run.json", "report.html", "components.csv", "nodes.csv"})
+        fs::remove(run.file(name), ec);
+      fs::remove_all(run.file("stonne"), ec);
+    }
+    throw;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_dlrm(const Args& args) {
   CLI::App app{
       "DLRM (Naumov et al.) with the flags of facebookresearch/dlrm's dlrm_s_pytorch.py: "
-      "training and inference on random, synthetic or Criteo data, and benchmarks. "
-      "Writes a run directory (run.json, metrics.csv, report.html).",
+      "training and inference on random, synthetic or Criteo data, benchmarks, and the "
+      "simulated hybrid accelerator of the seed thesis (--backend sim:..., --preset thesis). "
+      "Without arguments: the thesis' workload DLRM(1) on that accelerator, per component. "
+      "Writes a run directory (run.json, metrics.csv or components.csv, report.html).",
       "dlrm"};
   DlrmFlags f;
   add_flags(app, f);
@@ -203,6 +368,23 @@ int run_dlrm(const Args& args) {
   if (!parse(app, args, "dlrm", &code)) return code;
   if (f.quiet) log::set_level(log::Level::Quiet);
   apply_threads(f.threads);
+  // No arguments (other than where and how to write): the thesis' validation workload DLRM(1)
+  // on its hybrid accelerator.
+  bool bare = true;
+  for (const CLI::Option* o : app.get_options())
+    if (o->count() > 0 && !o->check_name("--out") && !o->check_name("--json") &&
+        !o->check_name("--quiet") && !o->check_name("--threads") &&
+        !o->check_name("--stonne-files"))
+      bare = false;
+  if (bare) {
+    f.preset = "thesis";
+    f.workloads = "DLRM(1)";
+    log::info(
+        "no arguments: the thesis' validation workload DLRM(1) on its hybrid accelerator (as "
+        "telar dlrm --preset thesis --workloads 'DLRM(1)'; telar dlrm --help for the flags)");
+  }
+  if (!f.preset.empty()) return run_preset(app, f);
+  require(app.count("--workloads") == 0, "--workloads needs --preset thesis");
 
   // Everything that can fail on bad input happens before the run directory exists.
   if (f.data_generation == "dataset" && f.embedding_size.find('-') == std::string::npos) {
@@ -228,11 +410,19 @@ int run_dlrm(const Args& args) {
     require(fs::is_directory(f.embedding_dir), "--embedding-dir '{}' is not a directory",
             f.embedding_dir);
   const backend::BackendSpec spec = backend::parse_backend_spec(f.backend);
-  if (spec.kind != "cpu")
-    fail(
-        "--backend {}: DLRM runs on cpu in this telar (the simulated hybrid accelerator is not "
-        "built in yet)",
-        f.backend);
+  require(spec.kind == "cpu" || spec.kind == "sim",
+          "--backend {}: DLRM runs on cpu or on a simulated accelerator (sim:CONFIG.cfg or "
+          "sim:HYBRID.toml)",
+          f.backend);
+  std::optional<backend::sim::SimTarget> target;
+  if (spec.kind == "sim") {
+    require(f.benchmark.empty(),
+            "--benchmark times the CPU; drop --backend {} (the simulator counts cycles)",
+            f.backend);
+    target = dlrm::load_sim_target(spec);
+  } else {
+    require(!f.stonne_files, "--stonne-files needs --backend sim:...");
+  }
 
   dlrm::DlrmConfig model_config = config;
   if (f.benchmark == "embedding-bag") model_config.table_rows.resize(1);
@@ -251,7 +441,10 @@ int run_dlrm(const Args& args) {
     dlrm::ExecutorOptions eo;
     eo.loss = loss;
     eo.seed = f.seed;
-    auto exe = dlrm::make_executor(model, f.backend, eo);
+    backend::sim::SimOptions sim;
+    if (f.stonne_files) sim.stats_dir = run.file("stonne");
+    auto exe = target ? dlrm::make_sim_executor(model, *target, spec.text, eo, sim)
+                      : dlrm::make_executor(model, f.backend, eo);
     const std::string mode = !f.benchmark.empty() ? "benchmark"
                              : f.inference_only   ? "inference"
                                                   : "train";
@@ -373,6 +566,15 @@ int run_dlrm(const Args& args) {
         comps[std::string(dlrm::component_name(static_cast<dlrm::Component>(c)))] =
             s.times.seconds[static_cast<std::size_t>(c)];
       result["component_seconds"] = comps;
+      if (s.simulation) {
+        const std::vector<report::DlrmSimulation> sims = {
+            {"run", "", "", "", *s.simulation, s.wall_seconds}};
+        std::cout << fmt::format("On {} ({}):\n", s.simulation->target, s.simulation->accelerators)
+                  << report::component_table(*s.simulation);
+        report::write_components_csv(run.file("components.csv"), sims);
+        report::write_nodes_csv(run.file("nodes.csv"), sims);
+        result["simulation"] = report::simulation_json(*s.simulation);
+      }
       std::cout << fmt::format(
           "{}: {} samples in {:.2f} s ({:.0f} samples/s), loss {:.6f}{}\n", kind, s.samples,
           s.compute_seconds, s.samples_per_s(), s.loss,
@@ -384,7 +586,8 @@ int run_dlrm(const Args& args) {
     result["held_table_bytes"] = model.tables.held_bytes();
     result["max_rss_mb"] = max_rss_mb();
     run.write_run_json("dlrm", cfg, {{"status", "finished"}, {"result", result}});
-    std::cout << fmt::format("run directory: {} (report.html, metrics.csv)\n", run.path().string());
+    std::cout << fmt::format("run directory: {} (report.html, metrics.csv{})\n",
+                             run.path().string(), target ? ", components.csv, nodes.csv" : "");
     if (f.json) print_json(result);
   } catch (const Error&) {
     // A run that stops on bad input leaves nothing half-written behind.
@@ -392,8 +595,10 @@ int run_dlrm(const Args& args) {
     if (created) {
       fs::remove_all(run_path, ec);
     } else {
-      for (const char* name : {"run.json", "metrics.csv", "report.html"})
+      for (const char* name :
+           {"run.json", "metrics.csv", "report.html", "components.csv", "nodes.csv"})
         fs::remove(run.file(name), ec);
+      fs::remove_all(run.file("stonne"), ec);
     }
     throw;
   }

@@ -7,6 +7,7 @@
 #include "core/parallel.hpp"
 #include "core/parse.hpp"
 #include "core/threads.hpp"
+#include "dlrm/sim_executor.hpp"
 
 namespace telar::dlrm {
 
@@ -142,12 +143,15 @@ void CpuExecutor::step(float lr) {
 }
 
 std::unique_ptr<Executor> make_executor(DlrmModel& model, const std::string& backend,
-                                        const ExecutorOptions& options) {
+                                        const ExecutorOptions& options,
+                                        const backend::sim::SimOptions& sim) {
   const backend::BackendSpec spec = backend::parse_backend_spec(backend);
   if (spec.kind == "cpu") return std::make_unique<CpuExecutor>(model, spec, options);
+  if (spec.kind == "sim")
+    return make_sim_executor(model, load_sim_target(spec), spec.text, options, sim);
   fail(
-      "--backend {}: DLRM runs on cpu in this telar (the simulated hybrid accelerator is "
-      "not built in yet)",
+      "--backend {}: DLRM runs on cpu or on a simulated accelerator (sim:CONFIG.cfg or "
+      "sim:HYBRID.toml)",
       backend);
 }
 

@@ -4,14 +4,17 @@
 //   cpu[:threads=N|:ref]   the tables with their own storage and the fast EmbeddingBag kernels,
 //                          the rest of the graph (bottom MLP, interaction, top MLP, loss)
 //                          compiled on the CPU backend (oneDNN).
-// Every executor reports per-component figures (time now; the simulator's cycles, buffer traffic
-// and energy per component when `sim:` runs DLRM) grouped by dlrm::component_of.
+//   sim:CONFIG|HYBRID      values as `cpu` computes them; every forward pass also simulated on
+//                          the accelerators the target names (src/dlrm/sim_executor.hpp).
+// Every executor reports per-component figures grouped by dlrm::component_of: time, and with
+// `sim:` the simulator's cycles, Global Buffer traffic and energy.
 #include <array>
 #include <memory>
 #include <string>
 
 #include "backend/backend.hpp"
 #include "backend/executable.hpp"
+#include "backend/sim/sim_backend.hpp"
 #include "dlrm/config.hpp"
 #include "dlrm/data.hpp"
 #include "dlrm/embedding_table.hpp"
@@ -37,6 +40,32 @@ struct ComponentTimes {
   double operator[](Component c) const { return seconds[static_cast<std::size_t>(c)]; }
 };
 
+// The simulator's figures for one component, summed over the forward passes simulated.
+struct ComponentFigures {
+  std::uint64_t cycles = 0, gb_reads = 0, gb_writes = 0, multiplications = 0;
+  double energy = 0.0;
+  std::int64_t calls = 0;  // simulator calls (0: the component ran on the host)
+  void add(const ComponentFigures& o);
+};
+
+// What a `sim:` executor measured: per component and per graph node, summed over the forward
+// passes since the last reset_times().
+struct SimulationSummary {
+  std::string target;         // the accelerator (hybrid) name
+  std::string accelerators;   // e.g. "dense maeri_256mses_128_bw, sparse magma_..."
+  std::int64_t forwards = 0;  // forward passes simulated
+  std::int64_t samples = 0;   // samples over those passes
+  std::int64_t lookups = 0;   // table indices over those passes (the EmbeddingBags' nnz)
+  std::array<ComponentFigures, kComponents> components{};
+  std::vector<backend::sim::NodeSimulation> nodes;  // the full graph's nodes, in order
+  ComponentFigures& operator[](Component c) { return components[static_cast<std::size_t>(c)]; }
+  const ComponentFigures& operator[](Component c) const {
+    return components[static_cast<std::size_t>(c)];
+  }
+  ComponentFigures total() const;
+  double cycle_share(Component c) const;  // of the total cycles, 0..1
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -52,7 +81,10 @@ class Executor {
   // SGD with learning rate lr on the MLPs and (sparsely) on the rows used.
   virtual void step(float lr) = 0;
   virtual const ComponentTimes& times() const = 0;
+  // Clears the per-component figures (times, and the simulation's).
   virtual void reset_times() = 0;
+  // The simulator's figures (`sim:` executors), else null.
+  virtual const SimulationSummary* simulation() const { return nullptr; }
 };
 
 struct ExecutorOptions {
@@ -60,9 +92,12 @@ struct ExecutorOptions {
   std::uint64_t seed = 0;  // MLP initialisation
 };
 
-// "cpu", "cpu:threads=N", "cpu:ref"; "sim:..." is refused until the simulator runs DLRM.
+// "cpu", "cpu:threads=N", "cpu:ref", "sim:CONFIG.cfg", "sim:HYBRID.toml". Throws telar::Error
+// (one line) for any other backend or an unreadable target. `sim`: for sim: backends, where
+// STONNE's files per simulator call go (stats_dir), the energy table, the oracle mode.
 std::unique_ptr<Executor> make_executor(DlrmModel& model, const std::string& backend,
-                                        const ExecutorOptions& options);
+                                        const ExecutorOptions& options,
+                                        const backend::sim::SimOptions& sim = {});
 
 // The CPU executor's internals, for tests (gradient checks) and benchmarks.
 class CpuExecutor : public Executor {

@@ -26,13 +26,16 @@ std::string_view component_name(Component c) {
 }
 
 Component component_of(const graph::Node& node) {
-  const std::string_view n = node.name;
+  return component_of(std::string_view(node.name));
+}
+
+Component component_of(std::string_view n) {
   if (n.starts_with("bot/")) return Component::BottomMlp;
   if (n.starts_with("emb/")) return Component::EmbeddingBags;
   if (n == "interaction") return Component::Interaction;
   if (n.starts_with("top/")) return Component::TopMlp;
   if (n.starts_with("loss")) return Component::Loss;
-  fail("internal: node '{}' is not part of a DLRM graph", node.name);
+  fail("internal: node '{}' is not part of a DLRM graph", n);
 }
 
 std::string table_node_name(std::int64_t t) {

@@ -25,6 +25,7 @@ inline constexpr int kComponents = 5;
 std::string_view component_name(Component c);  // "Bottom MLP", "EmbeddingBags", ...
 // The component of a node of a graph built here (by its name); throws for a foreign node.
 Component component_of(const graph::Node& node);
+Component component_of(std::string_view node_name);
 
 struct GraphOptions {
   // true: the EmbeddingBag nodes are replaced by inputs "emb/T.out" [B, d]. The CPU executor

@@ -111,6 +111,7 @@ RunSummary run_dlrm(Executor& exe, DataSource& train, DataSource* test, const Ru
     if (test && !o.inference_only) run_test(epoch, batches);
   }
   s.times = exe.times();
+  if (const SimulationSummary* sim = exe.simulation()) s.simulation = *sim;
   s.wall_seconds = wall.seconds();
   return s;
 }

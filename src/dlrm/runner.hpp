@@ -51,6 +51,9 @@ struct RunSummary {
   std::optional<TestReport> test;  // the last test pass
   double best_test_accuracy = 0.0;
   ComponentTimes times;  // per component, over the whole run
+  // sim: the simulator's figures per component over the run's forward passes (test passes
+  // included).
+  std::optional<SimulationSummary> simulation;
   double samples_per_s() const { return compute_seconds > 0 ? samples / compute_seconds : 0.0; }
 };
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "report/dlrm_sim_report.hpp"
 #include "report/html_report.hpp"
 #include "report/svg_chart.hpp"
 
@@ -45,6 +46,15 @@ void DlrmRecorder::finish(const dlrm::RunSummary* run, const dlrm::BenchmarkResu
                    std::string(dlrm::component_name(static_cast<dlrm::Component>(c))) + " seconds",
                    run->times.seconds[static_cast<std::size_t>(c)]);
     metrics_.add(-1, -1, "run", "samples_per_s", run->samples_per_s());
+    if (run->simulation)
+      for (dlrm::Component c : simulated_components()) {
+        const dlrm::ComponentFigures& f = (*run->simulation)[c];
+        const std::string name(dlrm::component_name(c));
+        metrics_.add(-1, -1, "simulation", name + " cycles", static_cast<double>(f.cycles));
+        metrics_.add(-1, -1, "simulation", name + " gb_reads", static_cast<double>(f.gb_reads));
+        metrics_.add(-1, -1, "simulation", name + " gb_writes", static_cast<double>(f.gb_writes));
+        metrics_.add(-1, -1, "simulation", name + " energy", f.energy);
+      }
   }
   if (bench) {
     metrics_.add(-1, -1, "benchmark", "seconds_median", bench->seconds_median);
@@ -116,6 +126,9 @@ void DlrmRecorder::finish(const dlrm::RunSummary* run, const dlrm::BenchmarkResu
     }
     html.heading("Result");
     html.key_values(result);
+    if (run->simulation)
+      add_simulation_section(
+          html, {DlrmSimulation{"run", "", "", "", *run->simulation, run->wall_seconds}});
   }
   if (bench) {
     html.heading("Benchmark: " + bench->benchmark);

@@ -188,7 +188,7 @@ TEST(DlrmCli, BadInputIsOneLineExitTwoAndWritesNothing) {
   bad({"--num-indices-per-lookup=0"}, "--num-indices-per-lookup must be positive");
   bad({"--loss-function=hinge"}, "--loss-function: 'hinge' is not supported");
   bad({"--data-generation=trace"}, "--data-generation: 'trace' is not supported");
-  bad({"--backend", "sim:configs/maeri.cfg"}, "DLRM runs on cpu");
+  bad({"--backend", "cuda:0"}, "DLRM runs on cpu or on a simulated accelerator");
   bad({"--embedding-storage=disk"}, "--embedding-storage: 'disk'");
   bad({"--data-generation=dataset"}, "needs --raw-data-file");
   // Criteo: a file that ends mid-record, and a cache with an index out of range.

@@ -360,13 +360,21 @@ NodeSimulation NodeSimulator::magma(const graph::Graph& /*graph*/, const graph::
   if (accel.sparse_tile) {
     tile = *accel.sparse_tile;
     source = "configuration";
-  } else if (auto it = sparse_tiles_.find(node.name); it != sparse_tiles_.end()) {
-    tile = it->second;
-    source = "mapper (performance), first batch";
   } else {
-    tile = ts::map_sparse_dense_tile(accelerator, op, accel.objective).tile;
-    sparse_tiles_[node.name] = tile;
-    source = fmt::format("mapper ({})", ts::name(accel.objective));
+    const std::string key = options_.share_sparse_tiles
+                                ? fmt::format("shape M={} N={} K={}", op.M, op.N, op.K)
+                                : node.name;
+    if (auto it = sparse_tiles_.find(key); it != sparse_tiles_.end()) {
+      tile = it->second;
+      source = options_.share_sparse_tiles
+                   ? fmt::format("mapper ({}), shared by the EmbeddingBags of this shape",
+                                 ts::name(accel.objective))
+                   : "mapper (performance), first batch";
+    } else {
+      tile = ts::map_sparse_dense_tile(accelerator, op, accel.objective).tile;
+      sparse_tiles_[key] = tile;
+      source = fmt::format("mapper ({})", ts::name(accel.objective));
+    }
   }
   ts::RunOptions ro;
   ro.compute_values = false;

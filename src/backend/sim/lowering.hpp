@@ -64,7 +64,7 @@ class NodeSimulator {
   SimOptions options_;
   telar::sim::EnergyTable energy_table_;
   std::map<std::string, DenseResult> dense_cache_;                   // by accelerator + op + tile
-  std::map<std::string, telar::sim::SparseDenseTile> sparse_tiles_;  // by node: the first map
+  std::map<std::string, telar::sim::SparseDenseTile> sparse_tiles_;  // by node (or shape)
 };
 
 // "bot/fc0" -> "bot"; "conv1" -> "conv1".

@@ -32,6 +32,9 @@ struct SimOptions {
   // Where each simulator call writes its STONNE stats (.txt) and .counters files; empty: none.
   std::filesystem::path stats_dir;
   bool exact_cycle_loop = false;  // the simulator's oracle mode
+  // EmbeddingBags of one shape (bags, rows, width) share the SparseDense tile the mapper picks
+  // on the first of them, instead of a search per node (DLRM's 50 tables: one search).
+  bool share_sparse_tiles = false;
   std::string energy_table;       // empty: the built-in table
 };
 
