@@ -154,6 +154,32 @@ std::uint32_t rand_seed(std::uint64_t seed) {
   return static_cast<std::uint32_t>(seed);
 }
 
+// MK from --mk (its shape checked against -M/-K), or drawn from `rng` at -MK_sparsity.
+sim::CsrMatrix mk_operand(const sim::SparseArgs& a, const SparseCli& o, sim::GlibcRandom& rng,
+                          std::string& source) {
+  if (!o.mk_path.empty()) {
+    sim::CsrMatrix mk = sim::load_matrix_market(o.mk_path);
+    check_dims(a, "-M", mk.rows, o.mk_path.c_str());
+    check_dims(a, "-K", mk.cols, o.mk_path.c_str());
+    source = "MK from " + o.mk_path;
+    return mk;
+  }
+  source = fmt::format("MK random (seed {})", o.seed);
+  return sim::CsrMatrix::from_dense(sim::stonne_random_matrix(rng, a.M, a.K, a.mk_sparsity), a.M,
+                                    a.K);
+}
+
+// KN from --kn (K rows, its columns checked against -N); nothing without --kn.
+std::optional<sim::CsrMatrix> kn_from_file(const sim::SparseArgs& a, const SparseCli& o,
+                                           int K, std::string& source) {
+  if (o.kn_path.empty()) return std::nullopt;
+  sim::CsrMatrix kn = sim::load_matrix_market(o.kn_path);
+  require(kn.rows == K, "{} has {} rows, but MK has K={} columns", o.kn_path, kn.rows, K);
+  check_dims(a, "-N", kn.cols, o.kn_path.c_str());
+  source += ", KN from " + o.kn_path;
+  return kn;
+}
+
 sim::SparseDenseOp sparse_dense_operands(const sim::SparseArgs& a, const SparseCli& o,
                                          std::string& source) {
   if (o.mk_path.empty() && o.kn_path.empty()) {
@@ -166,25 +192,12 @@ sim::SparseDenseOp sparse_dense_operands(const sim::SparseArgs& a, const SparseC
   sim::GlibcRandom rng(rand_seed(o.seed));
   sim::SparseDenseOp op;
   op.layer_name = a.layer_name;
-  if (!o.mk_path.empty()) {
-    op.mk = sim::load_matrix_market(o.mk_path);
-    check_dims(a, "-M", op.mk.rows, o.mk_path.c_str());
-    check_dims(a, "-K", op.mk.cols, o.mk_path.c_str());
-    source = "MK from " + o.mk_path;
-  } else {
-    op.mk = sim::CsrMatrix::from_dense(sim::stonne_random_matrix(rng, a.M, a.K, a.mk_sparsity), a.M,
-                                       a.K);
-    source = fmt::format("MK random (seed {})", o.seed);
-  }
+  op.mk = mk_operand(a, o, rng, source);
   op.M = op.mk.rows;
   op.K = op.mk.cols;
-  if (!o.kn_path.empty()) {
-    const sim::CsrMatrix kn = sim::load_matrix_market(o.kn_path);
-    require(kn.rows == op.K, "{} has {} rows, but MK has K={} columns", o.kn_path, kn.rows, op.K);
-    check_dims(a, "-N", kn.cols, o.kn_path.c_str());
-    op.N = kn.cols;
-    op.kn = kn.to_dense();
-    source += ", KN from " + o.kn_path;
+  if (auto kn = kn_from_file(a, o, op.K, source)) {
+    op.N = kn->cols;
+    op.kn = kn->to_dense();
   } else {
     op.N = a.N;
     op.kn = sim::stonne_random_matrix(rng, op.K, op.N, 0);
@@ -206,24 +219,11 @@ sim::SparseGemmOp sparse_gemm_operands(const sim::SparseArgs& a, const SparseCli
   sim::SparseGemmOp op;
   op.layer_name = a.layer_name;
   op.dataflow = a.dataflow;
-  if (!o.mk_path.empty()) {
-    op.mk = sim::load_matrix_market(o.mk_path);
-    check_dims(a, "-M", op.mk.rows, o.mk_path.c_str());
-    check_dims(a, "-K", op.mk.cols, o.mk_path.c_str());
-    source = "MK from " + o.mk_path;
-  } else {
-    op.mk = sim::CsrMatrix::from_dense(sim::stonne_random_matrix(rng, a.M, a.K, a.mk_sparsity), a.M,
-                                       a.K);
-    source = fmt::format("MK random (seed {})", o.seed);
-  }
+  op.mk = mk_operand(a, o, rng, source);
   op.M = op.mk.rows;
   op.K = op.mk.cols;
-  if (!o.kn_path.empty()) {
-    const sim::CsrMatrix kn = sim::load_matrix_market(o.kn_path);
-    require(kn.rows == op.K, "{} has {} rows, but MK has K={} columns", o.kn_path, kn.rows, op.K);
-    check_dims(a, "-N", kn.cols, o.kn_path.c_str());
-    op.kn_t = kn.transposed();
-    source += ", KN from " + o.kn_path;
+  if (auto kn = kn_from_file(a, o, op.K, source)) {
+    op.kn_t = kn->transposed();
   } else {
     op.kn_t = sim::CsrMatrix::from_dense(sim::stonne_random_matrix(rng, op.K, a.N, a.kn_sparsity),
                                          op.K, a.N)

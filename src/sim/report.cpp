@@ -170,19 +170,7 @@ nlohmann::json stats_json(const OperationRecord& r) {
   const Stats& st = r.result.stats;
   const TileGeometry g = tile_geometry(hw, op, r.tile);
   json j;
-  j["hardwareConfiguration"] = {{"name", hw.name},
-                                {"MSNetwork",
-                                 {{"multiplier_network_type", std::string(name(hw.mn))},
-                                  {"ms_rows", hw.ms_rows},
-                                  {"ms_columns", hw.ms_cols},
-                                  {"ms_size", hw.ms_size}}},
-                                {"ReduceNetwork",
-                                 {{"reduce_network_type", std::string(name(hw.rn))},
-                                  {"accumulation_buffer_enabled", hw.accumulation_buffer ? 1 : 0}}},
-                                {"SDMemory",
-                                 {{"mem_controller_type", std::string(name(hw.controller))},
-                                  {"dn_bw", hw.dn_bw},
-                                  {"rn_bw", hw.rn_bw}}}};
+  j["hardwareConfiguration"] = hardware_json(hw);
   j["LayerConfiguration"] = {{"Layer_Type", std::string(name(op.kind))},
                              {"Layer_Name", op.layer_name},
                              {"R", op.R},
