@@ -370,7 +370,7 @@ void add_train_options(CLI::App& app, Setup& s) {
                "all-reduce after the backward pass instead of during it");
   app.add_option("--warmup-seconds", s.warmup_seconds,
                  "warm-up of --balance auto|dynamic: all workers train this long at once, in "
-                 "each of two rounds")
+                 "each round (up to four, until the shares settle)")
       ->check(positive_real(true));
   app.add_option("--warmup-steps", s.warmup_steps, "... and at least this many steps each")
       ->check(at_least(1));

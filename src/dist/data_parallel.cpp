@@ -158,13 +158,21 @@ std::vector<double> DataParallelWorker::measure_throughputs() {
     sum(thr);
     return thr;
   };
-  // Round 1 at equal parts; round 2 again at the parts round 1 suggests, since a worker's
-  // speed per sample depends on its batch size (small batches use a device less well).
+  // Round 1 at equal parts; then again at the parts the last round suggests, since a worker's
+  // speed per sample depends on its batch size (small batches use a device less well): a
+  // fixed-point iteration that stops when the parts move by less than a percentage point (at
+  // most kMaxRounds rounds; every rank sees the same figures, so all stop together).
+  constexpr int kMaxRounds = 4;
   std::vector<double> thr = round();
   bool complete = true;
   for (double t : thr) complete = complete && t > 0;
-  if (complete) {
+  for (int r = 1; complete && r < kMaxRounds; ++r) {
+    const std::vector<double> before = shares_;
     apply_shares(normalize_shares(thr));
+    double change = 0.0;
+    for (std::size_t q = 0; q < before.size() && q < shares_.size(); ++q)
+      change = std::max(change, std::abs(shares_[q] - before[q]));
+    if (r > 1 && change < 0.01) break;
     const std::vector<double> again = round();
     for (std::size_t q = 0; q < thr.size(); ++q)
       if (again[q] > 0) thr[q] = again[q];

@@ -30,7 +30,7 @@ struct DataParallelOptions {
   ShardMode shard = ShardMode::Interleaved;
   ReplicaOptions replica;
   // The warm-up of auto/dynamic: every worker trains (without updating) for this long at
-  // once, at least warmup_steps timed steps (after one untimed), in each of two rounds.
+  // once, at least warmup_steps timed steps (after one untimed), in each round (up to four).
   double warmup_seconds = 1.0;
   int warmup_steps = 3;
   bool check_replicas = true;  // compare parameter checksums after every epoch
