@@ -4,7 +4,9 @@
 // with batch scopes and with node scopes, so that the overhead of each can be stated.
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "prof/matmul/kernels.hpp"
@@ -44,6 +46,40 @@ void BM_ScopeBoundary(benchmark::State& state) {
   session->finish();
 }
 BENCHMARK(BM_ScopeBoundary)->Arg(1)->Arg(3)->Arg(6)->Unit(benchmark::kNanosecond);
+
+// The same with another thread of the process busy on the other core (as oneDNN's OpenMP
+// workers spin between primitives): its counters must be read too. Arg: 0 the busy thread
+// existed before the session (its own counters), 1 it was started after (inherited).
+void BM_ScopeBoundaryBusyThread(benchmark::State& state) {
+  std::atomic<bool> stop{false};
+  auto spin = [&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  };
+  std::unique_ptr<Session> session;
+  std::thread busy;
+  if (state.range(0) == 0) {
+    busy = std::thread(spin);
+    session = make_session(3);
+  } else {
+    session = make_session(3);
+    busy = std::thread(spin);
+  }
+  session->begin(ScopeLabel::run());
+  session->begin(ScopeLabel::batch(0));
+  for (auto _ : state) {
+    session->begin(ScopeLabel::node("conv2", Pass::Forward));
+    session->end();
+  }
+  state.counters["boundaries"] = benchmark::Counter(
+      2.0, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  stop = true;
+  busy.join();
+  session->end();
+  session->end();
+  session->finish();
+}
+BENCHMARK(BM_ScopeBoundaryBusyThread)->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond);
 
 // The read alone (no bookkeeping).
 void BM_CounterRead(benchmark::State& state) {
