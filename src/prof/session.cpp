@@ -129,6 +129,7 @@ void Session::snapshot(std::vector<CounterReading>& into, std::int64_t& wall) {
 }
 
 void Session::read_counters_once() {
+  node_end_in_now_ = false;
   std::int64_t wall = 0;
   snapshot(now_, wall);
 }
@@ -159,6 +160,8 @@ void Session::begin(const ScopeLabel& label) {
   open.children_wall = 0;
   const int enclosing = enclosing_recorded();
   ++depth_;
+  const bool after_node_end = node_end_in_now_;
+  node_end_in_now_ = false;
   if (!records(label.kind)) return;
 
   ScopeRecord record;
@@ -174,6 +177,15 @@ void Session::begin(const ScopeLabel& label) {
   open.record = static_cast<int>(profile_.records.size());
   profile_.records.push_back(std::move(record));
   open.children_sum.assign(profile_.cpus.size() * events_.size(), Count{});
+  // A node begun right after a sibling node ended starts from that sibling's end reading, so
+  // the boundary between two consecutive nodes costs one read, not two (with a busy compute
+  // thread on another CPU each read waits for an interrupt there); what the executable does
+  // between the two kernels then counts in the later node rather than in the parent's gap.
+  if (after_node_end && label.kind == ScopeKind::Node) {
+    open.start = now_;
+    open.start_wall = node_end_wall_;
+    return;
+  }
   // The read comes last so that the bookkeeping above is not counted inside the scope.
   snapshot(open.start, open.start_wall);
 }
@@ -188,6 +200,7 @@ void Session::end(ScopeKind expected) {
 
 void Session::end() {
   require(depth_ > 0, "profiling: end() without an open scope");
+  node_end_in_now_ = false;
   Open& open = stack_[depth_ - 1];
   if (open.record < 0) {
     --depth_;
@@ -196,6 +209,10 @@ void Session::end() {
   std::int64_t end_wall = 0;
   snapshot(now_, end_wall);  // first, so the bookkeeping below stays outside the scope
   --depth_;
+  if (open.label.kind == ScopeKind::Node) {
+    node_end_in_now_ = true;
+    node_end_wall_ = end_wall;
+  }
 
   const std::size_t n_events = events_.size();
   std::vector<Count> counts(profile_.cpus.size() * n_events);

@@ -93,7 +93,11 @@ class Session {
   std::unique_ptr<CounterSet> counters_;
   std::vector<Open> stack_;  // grows, never shrinks, so boundary reads reuse its buffers
   std::size_t depth_ = 0;
-  std::vector<CounterReading> now_;
+  std::vector<CounterReading> now_;  // the latest reading
+  // The latest boundary was the end of a recorded node scope, read into now_ at this time: a
+  // node scope begun next starts from that reading instead of reading again.
+  bool node_end_in_now_ = false;
+  std::int64_t node_end_wall_ = 0;
   Profile profile_;
   bool finished_ = false;
 };

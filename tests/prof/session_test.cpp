@@ -194,6 +194,32 @@ TEST(ProfSession, NodeScopesCoverForwardAndBackwardOfEveryNode) {
   EXPECT_EQ(train_batches, 6u);
 }
 
+// Two consecutive nodes share one reading at the boundary between them: work done after one
+// node ends and before the next begins counts in the next node, and the parent's gap holds
+// only what lies before the first node and after the last.
+TEST(ProfSession, ConsecutiveNodesShareTheReadingBetweenThem) {
+  Session s(software_events());
+  s.begin(ScopeLabel::batch(0));
+  s.begin(ScopeLabel::node("a", Pass::Forward));
+  spin_cpu_ns(2'000'000);
+  s.end();
+  spin_cpu_ns(40'000'000);  // between the nodes
+  s.begin(ScopeLabel::node("b", Pass::Forward));
+  spin_cpu_ns(2'000'000);
+  s.end();
+  spin_cpu_ns(10'000'000);  // after the last node: the batch's gap
+  s.end();
+  const Profile p = s.finish();
+  const ScopeRecord* a = find(p, "batch[0]/node[a].fwd");
+  const ScopeRecord* b = find(p, "batch[0]/node[b].fwd");
+  const ScopeRecord* gap = find(p, "batch[0]/gap");
+  ASSERT_TRUE(a && b && gap);
+  EXPECT_LT(task_clock(p, *a), 10'000'000);
+  EXPECT_GT(task_clock(p, *b), 30'000'000);  // its 2 ms and the 40 ms before it
+  EXPECT_GT(task_clock(p, *gap), 9'000'000);
+  EXPECT_LT(task_clock(p, *gap), 35'000'000);  // not the 40 ms between the nodes
+}
+
 TEST(ProfSession, TaskClockOfAScopeMatchesTheProcessCpuTime) {
   Session s(software_events());
   s.begin(ScopeLabel::region("spin"));
