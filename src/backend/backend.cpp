@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/cpu_backend.hpp"
+#ifdef TELAR_HAVE_CUDA_BACKEND
+#include "backend/cuda/cuda_backend.hpp"
+#endif
 #include "backend/sim/sim_backend.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
@@ -42,11 +45,36 @@ BackendSpec parse_backend_spec(const std::string& text) {
   return spec;
 }
 
+bool built_in(const std::string& kind) {
+  if (kind == "cuda") {
+#ifdef TELAR_HAVE_CUDA_BACKEND
+    return true;
+#else
+    return false;
+#endif
+  }
+  return kind == "cpu" || kind == "sim";
+}
+
+void check_usable(const BackendSpec& spec) {
+  if (spec.kind != "cuda") return;
+#ifdef TELAR_HAVE_CUDA_BACKEND
+  cuda::usable_device(spec);
+#else
+  fail("backend '{}': the CUDA backend is not built into this telar", spec.text);
+#endif
+}
+
 std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
                                     graph::ParameterSet& params, const CompileOptions& options) {
   if (spec.kind == "cpu") return cpu::compile(spec, graph, params, options);
-  if (spec.kind == "cuda")
+  if (spec.kind == "cuda") {
+#ifdef TELAR_HAVE_CUDA_BACKEND
+    return cuda::compile(spec, graph, params, options);
+#else
     fail("backend '{}': the CUDA backend is not built into this telar", spec.text);
+#endif
+  }
   return sim::compile(spec, graph, params, options);
 }
 

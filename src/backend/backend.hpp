@@ -29,6 +29,15 @@ struct CompileOptions {
   std::vector<graph::ValueId> input_gradients;
 };
 
+// Whether this telar was built with the backend kind ("cpu", "cuda", "sim"); a built-in
+// backend may still find no device at compile().
+bool built_in(const std::string& kind);
+
+// Throws the error compile() would give for a backend that cannot run here (cuda without a
+// device or not built), so commands can refuse before they write anything. Cheap; checks
+// nothing for cpu and sim specs (their errors come from compile()).
+void check_usable(const BackendSpec& spec);
+
 // Compiles `graph` for the backend; `params` must outlive the executable.
 std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
                                     graph::ParameterSet& params, const CompileOptions& options = {});
