@@ -12,6 +12,16 @@
 
 namespace telar::backend {
 
+#ifndef TELAR_HAVE_CUDA_BACKEND
+namespace {
+[[noreturn]] void not_built(const BackendSpec& spec) {
+  fail("backend '{}': the CUDA backend is not built into this telar (nvcc, cuBLAS or cuDNN was "
+       "missing at build time): use --backend cpu",
+       spec.text);
+}
+}  // namespace
+#endif
+
 BackendSpec parse_backend_spec(const std::string& text) {
   BackendSpec spec;
   spec.text = text;
@@ -61,7 +71,7 @@ void check_usable(const BackendSpec& spec) {
 #ifdef TELAR_HAVE_CUDA_BACKEND
   cuda::usable_device(spec);
 #else
-  fail("backend '{}': the CUDA backend is not built into this telar", spec.text);
+  not_built(spec);
 #endif
 }
 
@@ -72,7 +82,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
 #ifdef TELAR_HAVE_CUDA_BACKEND
     return cuda::compile(spec, graph, params, options);
 #else
-    fail("backend '{}': the CUDA backend is not built into this telar", spec.text);
+    not_built(spec);
 #endif
   }
   return sim::compile(spec, graph, params, options);

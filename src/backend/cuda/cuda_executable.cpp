@@ -34,8 +34,13 @@ class CudaExecutable final : public Executable {
         fail("internal: parameter '{}' is {}; the CUDA backend holds f32 parameters", v.name,
              dtype_name(t.dtype()));
       device_params_.values.emplace(v.id, DeviceBuffer(bytes_of(t)));
-      if (v.kind == graph::ValueKind::Parameter)
-        device_params_.grads.emplace(v.id, DeviceBuffer(bytes_of(t)));
+      if (v.kind == graph::ValueKind::Parameter) {
+        // Zero: a parameter no backward path reaches keeps a zero gradient, as on the CPU.
+        auto& grad = device_params_.grads.emplace(v.id, DeviceBuffer(bytes_of(t))).first->second;
+        if (grad.bytes() > 0)
+          check(cudaMemset(grad.get(), 0, grad.bytes()),
+                fmt::format("zeroing the gradient of '{}'", v.name));
+      }
     }
     upload_parameters();
   }

@@ -24,7 +24,7 @@ std::string device_unavailable_reason() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    (void)cudaGetLastError();  // reset the runtime's last-error state for later calls
     return cudaGetErrorString(status);
   }
   if (count == 0) return "the CUDA runtime reports 0 devices";

@@ -102,6 +102,9 @@ void Plan::prepare_backward() {
     } else {
       s.grad_storage.resize(bytes_of(s.shape, DType::F32));
       s.grad = s.grad_storage.f32();
+      // Zero once: a value no consumer sends a gradient to (a dead branch) reads as zero.
+      if (s.grad_storage.bytes() > 0)
+        check(cudaMemset(s.grad, 0, s.grad_storage.bytes()), "zeroing a gradient buffer");
     }
   }
   std::map<const Slot*, bool> written;
