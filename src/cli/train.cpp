@@ -354,7 +354,8 @@ void add_train_options(CLI::App& app, Setup& s) {
   app.add_flag("--nesterov", s.opt.nesterov, "SGD with Nesterov momentum");
   app.add_option("--weight-decay", s.opt.weight_decay, "L2 weight decay");
   app.add_option("--loss", s.loss_name, "cross_entropy | softmax_mse (seed-002's loss)");
-  app.add_option("--backend", s.backend_name, "cpu, cpu:ref, cpu:threads=N, cuda:N (docs/cuda.md)");
+  app.add_option("--backend", s.backend_name,
+                 "cpu, cpu:ref, cpu:threads=N, cuda:N (docs/cuda.md)");
   app.add_option("--workers", s.workers,
                  "data-parallel workers: a comma-separated list of devices run as threads "
                  "(cpu:threads=1,cpu:threads=1), or mpi (one worker per MPI rank: mpirun -np N "

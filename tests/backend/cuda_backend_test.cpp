@@ -28,7 +28,8 @@ namespace {
 // Why the GPU tests cannot run here ("" when they can).
 const std::string& why_no_gpu() {
   static const std::string reason = [] {
-    if (!backend::built_in("cuda")) return std::string("this telar is built without the CUDA backend");
+    if (!backend::built_in("cuda"))
+      return std::string("this telar is built without the CUDA backend");
     try {
       backend::check_usable(backend::parse_backend_spec("cuda:0"));
       return std::string();
@@ -39,8 +40,8 @@ const std::string& why_no_gpu() {
   return reason;
 }
 
-#define REQUIRE_GPU()                                                       \
-  do {                                                                      \
+#define REQUIRE_GPU()                                                              \
+  do {                                                                             \
     if (!why_no_gpu().empty()) GTEST_SKIP() << "no CUDA device: " << why_no_gpu(); \
   } while (0)
 
@@ -149,12 +150,13 @@ void expect_model_agrees(const Graph& model, const Shape& input, std::int64_t ba
 
 // One op between a parameterised layer and a Linear head into a cross-entropy loss: the head's
 // gradient checks the op's forward, the front layer's gradient checks its backward.
-Graph single_op(const std::string& name, const Shape& x, const std::function<ValueId(GraphBuilder&, ValueId)>& op,
+Graph single_op(const std::string& name, const Shape& x,
+                const std::function<ValueId(GraphBuilder&, ValueId)>& op,
                 std::int64_t classes = 5) {
   GraphBuilder b(name);
   ValueId in = b.input("x", x);
-  ValueId pre = x.size() == 3 ? b.conv2d(in, x[0], 1, 1, 0, 1, true, "pre")
-                              : b.linear(in, x[0], "pre");
+  ValueId pre =
+      x.size() == 3 ? b.conv2d(in, x[0], 1, 1, 0, 1, true, "pre") : b.linear(in, x[0], "pre");
   ValueId y = op(b, pre);
   if (b.shape(y).size() > 2) y = b.flatten(y, "flat");
   b.output(b.linear(y, classes, "head"));
@@ -229,19 +231,17 @@ TEST(CudaBackendGpu, EveryElementwiseAndPoolingOpMatchesReference) {
   expect_single_op_agrees("sigmoid", {9}, [](GraphBuilder& b, ValueId x) { return b.sigmoid(x); });
   expect_single_op_agrees("tanh", {9}, [](GraphBuilder& b, ValueId x) { return b.tanh(x); });
   expect_single_op_agrees("softmax", {9}, [](GraphBuilder& b, ValueId x) { return b.softmax(x); });
-  expect_single_op_agrees("maxpool", {4, 9, 9}, [](GraphBuilder& b, ValueId x) {
-    return b.maxpool2d(x, 3, 2, 1);
-  });
-  expect_single_op_agrees("avgpool", {4, 9, 9}, [](GraphBuilder& b, ValueId x) {
-    return b.avgpool2d(x, 3, 2, 1);
-  });
+  expect_single_op_agrees("maxpool", {4, 9, 9},
+                          [](GraphBuilder& b, ValueId x) { return b.maxpool2d(x, 3, 2, 1); });
+  expect_single_op_agrees("avgpool", {4, 9, 9},
+                          [](GraphBuilder& b, ValueId x) { return b.avgpool2d(x, 3, 2, 1); });
   expect_single_op_agrees("avgpool_exclude_pad", {4, 9, 9}, [](GraphBuilder& b, ValueId x) {
     return b.graph().add_node(OpKind::AvgPool2d, "avg", Pool2dAttrs{3, 3, 2, 2, 1, 1, false}, {x});
   });
-  expect_single_op_agrees("gap", {4, 5, 6}, [](GraphBuilder& b, ValueId x) { return b.global_avgpool(x); });
-  expect_single_op_agrees("batchnorm", {4, 5, 5}, [](GraphBuilder& b, ValueId x) {
-    return b.batchnorm2d(x);
-  });
+  expect_single_op_agrees("gap", {4, 5, 6},
+                          [](GraphBuilder& b, ValueId x) { return b.global_avgpool(x); });
+  expect_single_op_agrees("batchnorm", {4, 5, 5},
+                          [](GraphBuilder& b, ValueId x) { return b.batchnorm2d(x); });
   expect_single_op_agrees("add", {8}, [](GraphBuilder& b, ValueId x) {
     return b.add(b.tanh(x), b.sigmoid(x));  // x read by three nodes: accumulated gradients
   });
@@ -314,8 +314,10 @@ TEST(CudaBackendGpu, DlrmShapedGraphMatchesReference) {
   std::vector<Tensor> inputs;
   for (ValueId id : g.inputs()) {
     const Value& v = g.value(id);
-    if (v.name == "dense") inputs.push_back(random_tensor({batch, 13}, 1));
-    else if (v.name == "emb_in") inputs.push_back(random_tensor({batch, 8}, 2));
+    if (v.name == "dense")
+      inputs.push_back(random_tensor({batch, 13}, 1));
+    else if (v.name == "emb_in")
+      inputs.push_back(random_tensor({batch, 8}, 2));
     else if (v.name.rfind("idx", 0) == 0) {
       const std::int64_t rows = v.name == "idx0" ? 50 : v.name == "idx1" ? 30 : 20;
       Tensor t({17}, DType::I64);  // bag sizes 3,0,4,2,5,3 (an empty bag included)

@@ -1,6 +1,6 @@
-// End-to-end: `telar train/infer --backend cuda:0` on a machine without a usable GPU exits 2
-// with one line that says what to do and writes no run directory; with a GPU, a short training
-// run on cuda:0 succeeds and writes its run directory.
+// End-to-end: `telar train/infer --backend cuda:0` (and `train --workers cuda:0,...`) on a
+// machine without a usable GPU exits 2 with one line that says what to do and writes no run
+// directory; with a GPU, a short training run on cuda:0 succeeds and writes its run directory.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,8 +26,9 @@ bool gpu_usable() {
 }
 
 std::vector<std::string> train_args(const std::string& out, const std::string& backend) {
-  return {"train", "--model", "mnist_cnn", "--data", "synthetic:64:1x28x28:10", "--epochs", "1",
-          "--batch-size", "16", "--backend", backend, "--quiet", "--out", out};
+  return {"train",    "--model", "mnist_cnn",    "--data", "synthetic:64:1x28x28:10",
+          "--epochs", "1",       "--batch-size", "16",     "--backend",
+          backend,    "--quiet", "--out",        out};
 }
 
 }  // namespace
@@ -47,11 +48,16 @@ TEST(CudaE2E, TrainWithoutAGpuIsAOneLineErrorAndWritesNothing) {
 
   const auto w = run_telar({"train", "--model", "mlp:784-16-10", "--data",
                             "synthetic:64:1x28x28:10", "--epochs", "1", "--batch-size", "16",
-                            "--workers", "cuda:0,cpu:threads=1", "--quiet", "--out",
-                            root + "/dp"});
+                            "--workers", "cuda:0,cpu:threads=1", "--quiet", "--out", root + "/dp"});
   EXPECT_EQ(w.status, 2) << w.err;
   EXPECT_NE(w.err.find("cuda:0"), std::string::npos) << w.err;
   EXPECT_FALSE(fs::exists(root + "/dp"));
+
+  const auto i = run_telar({"infer", "--model", "mnist_cnn", "--backend", "cuda:0", "--repeats",
+                            "1", "--out", root + "/infer"});
+  EXPECT_EQ(i.status, 2) << i.err;
+  EXPECT_EQ(std::count(i.err.begin(), i.err.end(), '\n'), 1) << i.err;
+  EXPECT_FALSE(fs::exists(root + "/infer"));
 }
 
 TEST(CudaE2E, TrainOnTheGpuWritesARun) {
@@ -62,7 +68,6 @@ TEST(CudaE2E, TrainOnTheGpuWritesARun) {
   EXPECT_TRUE(fs::exists(root + "/run/run.json"));
   const auto w = run_telar({"train", "--model", "mlp:784-16-10", "--data",
                             "synthetic:64:1x28x28:10", "--epochs", "1", "--batch-size", "16",
-                            "--workers", "cuda:0,cpu:threads=1", "--quiet", "--out",
-                            root + "/dp"});
+                            "--workers", "cuda:0,cpu:threads=1", "--quiet", "--out", root + "/dp"});
   EXPECT_EQ(w.status, 0) << w.err;
 }

@@ -14,7 +14,9 @@ namespace telar::backend::cuda {
 
 namespace {
 
-std::size_t bytes_of(const Tensor& t) { return t.nbytes(); }
+std::size_t bytes_of(const Tensor& t) {
+  return t.nbytes();
+}
 
 class CudaExecutable final : public Executable {
  public:
@@ -75,14 +77,7 @@ class CudaExecutable final : public Executable {
   void backward(std::span<const Tensor> output_grads) override {
     if (!current_) fail("internal: backward() before forward()");
     ctx_.activate();
-    current_->backward(output_grads, observer_);
-    for (auto& [id, buffer] : device_params_.grads) {
-      Tensor& t = grads_.at(id);
-      check(cudaMemcpyAsync(t.raw(), buffer.get(), t.nbytes(), cudaMemcpyDeviceToHost,
-                            ctx_.stream()),
-            fmt::format("downloading the gradient of '{}'", graph_.value(id).name));
-    }
-    ctx_.synchronize();
+    current_->backward(output_grads, observer_, grads_);
   }
 
   graph::ParameterSet& gradients() override { return grads_; }
@@ -100,9 +95,9 @@ class CudaExecutable final : public Executable {
     ctx_.activate();
     for (auto& [id, buffer] : device_params_.values) {
       const Tensor& t = params_.at(id);
-      check(cudaMemcpyAsync(buffer.get(), t.raw(), t.nbytes(), cudaMemcpyHostToDevice,
-                            ctx_.stream()),
-            fmt::format("uploading parameter '{}'", graph_.value(id).name));
+      check(
+          cudaMemcpyAsync(buffer.get(), t.raw(), t.nbytes(), cudaMemcpyHostToDevice, ctx_.stream()),
+          fmt::format("uploading parameter '{}'", graph_.value(id).name));
     }
     ctx_.synchronize();  // the host tensors may change as soon as we return
     uploaded_version_ = params_version_;
@@ -115,9 +110,9 @@ class CudaExecutable final : public Executable {
     for (auto& [id, buffer] : device_params_.values) {
       if (graph_.value(id).kind != graph::ValueKind::Buffer) continue;
       Tensor& t = params_.at(id);
-      check(cudaMemcpyAsync(t.raw(), buffer.get(), t.nbytes(), cudaMemcpyDeviceToHost,
-                            ctx_.stream()),
-            fmt::format("downloading buffer '{}'", graph_.value(id).name));
+      check(
+          cudaMemcpyAsync(t.raw(), buffer.get(), t.nbytes(), cudaMemcpyDeviceToHost, ctx_.stream()),
+          fmt::format("downloading buffer '{}'", graph_.value(id).name));
       any = true;
     }
     if (any) ctx_.synchronize();
@@ -157,10 +152,11 @@ int usable_device(const BackendSpec& spec) {
   int count = 0;
   check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   if (device >= count)
-    fail("backend '{}': this machine has {} CUDA device{} (cuda:0{}); use one of those or "
-         "--backend cpu",
-         spec.text, count, count == 1 ? "" : "s",
-         count == 1 ? "" : fmt::format(" .. cuda:{}", count - 1));
+    fail(
+        "backend '{}': this machine has {} CUDA device{} (cuda:0{}); use one of those or "
+        "--backend cpu",
+        spec.text, count, count == 1 ? "" : "s",
+        count == 1 ? "" : fmt::format(" .. cuda:{}", count - 1));
   return device;
 }
 

@@ -15,9 +15,9 @@ unsigned grid_for(std::int64_t n) {
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65535 * 8 ? 65535 * 8 : blocks));
 }
 
-#define TELAR_GRID_LOOP(i, n)                                                          \
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; \
-       i < (n); i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+#define TELAR_GRID_LOOP(i, n)                                                                      \
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
 // Sum of one double per thread over the block (blockDim.x == kThreads); valid in thread 0.
 __device__ double block_sum(double v) {
@@ -25,7 +25,8 @@ __device__ double block_sum(double v) {
   partial[threadIdx.x] = v;
   __syncthreads();
   for (int stride = kThreads / 2; stride > 0; stride /= 2) {
-    if (static_cast<int>(threadIdx.x) < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    if (static_cast<int>(threadIdx.x) < stride)
+      partial[threadIdx.x] += partial[threadIdx.x + stride];
     __syncthreads();
   }
   return partial[0];
@@ -38,7 +39,9 @@ __device__ std::uint64_t mix64(std::uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
-__device__ std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+__device__ std::uint64_t rotl(std::uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 
 struct DeviceRng {
   std::uint64_t s[4];
@@ -86,10 +89,18 @@ __global__ void activation_forward_k(int kind, const float* x, float* y, std::in
   TELAR_GRID_LOOP(i, n) {
     const float v = x[i];
     switch (kind) {
-      case 0: y[i] = v < 0.0f ? 0.0f : v; break;
-      case 1: y[i] = v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v); break;
-      case 2: y[i] = v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v)); break;
-      default: y[i] = tanhf(v); break;
+      case 0:
+        y[i] = v < 0.0f ? 0.0f : v;
+        break;
+      case 1:
+        y[i] = v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
+        break;
+      case 2:
+        y[i] = v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
+        break;
+      default:
+        y[i] = tanhf(v);
+        break;
     }
   }
 }
@@ -98,10 +109,18 @@ __global__ void activation_backward_k(int kind, const float* x, const float* y, 
                                       float* dx, std::int64_t n) {
   TELAR_GRID_LOOP(i, n) {
     switch (kind) {
-      case 0: dx[i] = x[i] > 0.0f ? dy[i] : 0.0f; break;
-      case 1: dx[i] = (x[i] > 0.0f && x[i] < 6.0f) ? dy[i] : 0.0f; break;
-      case 2: dx[i] = dy[i] * y[i] * (1.0f - y[i]); break;
-      default: dx[i] = dy[i] * (1.0f - y[i] * y[i]); break;
+      case 0:
+        dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+        break;
+      case 1:
+        dx[i] = (x[i] > 0.0f && x[i] < 6.0f) ? dy[i] : 0.0f;
+        break;
+      case 2:
+        dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+        break;
+      default:
+        dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+        break;
     }
   }
 }
@@ -231,10 +250,10 @@ __global__ void embedding_bag_forward_k(const std::int64_t* indices, const std::
   }
 }
 
-__global__ void embedding_bag_backward_k(const std::int64_t* indices,
-                                         const std::int64_t* offsets, const float* psw,
-                                         const float* dy, float* dweight, std::int64_t bags,
-                                         std::int64_t nnz, std::int64_t dim, bool mean) {
+__global__ void embedding_bag_backward_k(const std::int64_t* indices, const std::int64_t* offsets,
+                                         const float* psw, const float* dy, float* dweight,
+                                         std::int64_t bags, std::int64_t nnz, std::int64_t dim,
+                                         bool mean) {
   TELAR_GRID_LOOP(i, bags * dim) {
     const std::int64_t b = i / dim, d = i % dim;
     const std::int64_t begin = offsets[b], end = bag_end(offsets, b, bags, nnz);
@@ -273,10 +292,9 @@ __global__ void dot_interaction_forward_k(const float* const* v, float* y, std::
   }
 }
 
-__global__ void dot_interaction_backward_k(const float* const* v, float* const* dv,
-                                           const float* dy, std::int64_t batch,
-                                           std::int64_t count, std::int64_t dim, int diag,
-                                           std::int64_t width) {
+__global__ void dot_interaction_backward_k(const float* const* v, float* const* dv, const float* dy,
+                                           std::int64_t batch, std::int64_t count, std::int64_t dim,
+                                           int diag, std::int64_t width) {
   TELAR_GRID_LOOP(t, batch * count * dim) {
     const std::int64_t n = t / (count * dim), w = (t / dim) % count, k = t % dim;
     if (!dv[w]) continue;
@@ -320,8 +338,8 @@ __global__ void cross_entropy_backward_k(const float* x, const std::int64_t* lab
     for (std::int64_t c = 0; c < classes; ++c) s += exp(row[c] - mx);
     const double log_sum = mx + log(s);
     for (std::int64_t c = 0; c < classes; ++c)
-      dx[n * classes + c] = static_cast<float>(
-          (exp(row[c] - log_sum) - (c == labels[n] ? 1.0 : 0.0)) * grad_scale);
+      dx[n * classes + c] =
+          static_cast<float>((exp(row[c] - log_sum) - (c == labels[n] ? 1.0 : 0.0)) * grad_scale);
   }
 }
 
@@ -368,7 +386,9 @@ __global__ void mse_backward_k(const float* p, const float* targets, const std::
 
 }  // namespace
 
-cudaError_t last_launch_error() { return cudaGetLastError(); }
+cudaError_t last_launch_error() {
+  return cudaGetLastError();
+}
 
 void accumulate(cudaStream_t s, float* y, const float* x, std::int64_t n) {
   if (n > 0) accumulate_k<<<grid_for(n), kThreads, 0, s>>>(y, x, n);
@@ -379,13 +399,14 @@ void copy(cudaStream_t s, float* y, const float* x, std::int64_t n) {
 void activation_forward(cudaStream_t s, int kind, const float* x, float* y, std::int64_t n) {
   if (n > 0) activation_forward_k<<<grid_for(n), kThreads, 0, s>>>(kind, x, y, n);
 }
-void activation_backward(cudaStream_t s, int kind, const float* x, const float* y,
-                         const float* dy, float* dx, std::int64_t n) {
+void activation_backward(cudaStream_t s, int kind, const float* x, const float* y, const float* dy,
+                         float* dx, std::int64_t n) {
   if (n > 0) activation_backward_k<<<grid_for(n), kThreads, 0, s>>>(kind, x, y, dy, dx, n);
 }
 void broadcast_rows(cudaStream_t s, float* y, const float* bias, std::int64_t rows,
                     std::int64_t cols) {
-  if (rows * cols > 0) broadcast_rows_k<<<grid_for(rows * cols), kThreads, 0, s>>>(y, bias, rows, cols);
+  if (rows * cols > 0)
+    broadcast_rows_k<<<grid_for(rows * cols), kThreads, 0, s>>>(y, bias, rows, cols);
 }
 void column_sums(cudaStream_t s, const float* dy, float* db, std::int64_t rows, std::int64_t cols) {
   if (cols > 0) column_sums_k<<<grid_for(cols), kThreads, 0, s>>>(dy, db, rows, cols);
@@ -416,7 +437,8 @@ void maxpool_backward(cudaStream_t s, const PoolShape& p, const std::int32_t* ar
 }
 void global_avgpool_forward(cudaStream_t s, const float* x, float* y, std::int64_t planes,
                             std::int64_t plane) {
-  if (planes > 0) global_avgpool_forward_k<<<grid_for(planes), kThreads, 0, s>>>(x, y, planes, plane);
+  if (planes > 0)
+    global_avgpool_forward_k<<<grid_for(planes), kThreads, 0, s>>>(x, y, planes, plane);
 }
 void global_avgpool_backward(cudaStream_t s, const float* dy, float* dx, std::int64_t planes,
                              std::int64_t plane) {
@@ -428,26 +450,25 @@ void dropout_forward(cudaStream_t s, std::uint64_t seed, float p, const float* x
   const std::int64_t blocks = (n + kDropoutBlock - 1) / kDropoutBlock;
   if (n > 0) dropout_forward_k<<<grid_for(blocks), kThreads, 0, s>>>(seed, p, x, y, mask, n);
 }
-void dropout_backward(cudaStream_t s, float p, const std::uint8_t* mask, const float* dy,
-                      float* dx, std::int64_t n) {
+void dropout_backward(cudaStream_t s, float p, const std::uint8_t* mask, const float* dy, float* dx,
+                      std::int64_t n) {
   if (n > 0) dropout_backward_k<<<grid_for(n), kThreads, 0, s>>>(p, mask, dy, dx, n);
 }
-void embedding_bag_forward(cudaStream_t s, const std::int64_t* indices,
-                           const std::int64_t* offsets, const float* weight, const float* psw,
-                           float* y, std::int64_t bags, std::int64_t nnz, std::int64_t dim,
-                           bool mean) {
+void embedding_bag_forward(cudaStream_t s, const std::int64_t* indices, const std::int64_t* offsets,
+                           const float* weight, const float* psw, float* y, std::int64_t bags,
+                           std::int64_t nnz, std::int64_t dim, bool mean) {
   if (bags * dim > 0)
-    embedding_bag_forward_k<<<grid_for(bags * dim), kThreads, 0, s>>>(indices, offsets, weight,
-                                                                      psw, y, bags, nnz, dim, mean);
+    embedding_bag_forward_k<<<grid_for(bags * dim), kThreads, 0, s>>>(indices, offsets, weight, psw,
+                                                                      y, bags, nnz, dim, mean);
 }
 void embedding_bag_backward(cudaStream_t s, const std::int64_t* indices,
                             const std::int64_t* offsets, const float* psw, const float* dy,
-                            float* dweight, std::int64_t rows, std::int64_t bags,
-                            std::int64_t nnz, std::int64_t dim, bool mean) {
+                            float* dweight, std::int64_t rows, std::int64_t bags, std::int64_t nnz,
+                            std::int64_t dim, bool mean) {
   cudaMemsetAsync(dweight, 0, static_cast<std::size_t>(rows * dim) * sizeof(float), s);
   if (bags * dim > 0)
-    embedding_bag_backward_k<<<grid_for(bags * dim), kThreads, 0, s>>>(indices, offsets, psw, dy,
-                                                                       dweight, bags, nnz, dim, mean);
+    embedding_bag_backward_k<<<grid_for(bags * dim), kThreads, 0, s>>>(
+        indices, offsets, psw, dy, dweight, bags, nnz, dim, mean);
 }
 void dot_interaction_forward(cudaStream_t s, const float* const* vectors, float* y,
                              std::int64_t batch, std::int64_t count, std::int64_t dim,
@@ -478,7 +499,7 @@ void cross_entropy_backward(cudaStream_t s, const float* logits, const std::int6
                             std::int64_t classes) {
   if (batch > 0)
     cross_entropy_backward_k<<<grid_for(batch), kThreads, 0, s>>>(logits, labels, dloss, dlogits,
-                                                                 batch, classes);
+                                                                  batch, classes);
 }
 void bce_forward(cudaStream_t s, const float* logits, const float* targets, float* loss,
                  std::int64_t n) {
@@ -496,8 +517,8 @@ void mse_backward(cudaStream_t s, const float* prediction, const float* targets,
                   const std::int64_t* labels, const float* dloss, float* dprediction,
                   std::int64_t n, std::int64_t classes) {
   if (n > 0)
-    mse_backward_k<<<grid_for(n), kThreads, 0, s>>>(prediction, targets, labels, dloss,
-                                                   dprediction, n, classes);
+    mse_backward_k<<<grid_for(n), kThreads, 0, s>>>(prediction, targets, labels, dloss, dprediction,
+                                                    n, classes);
 }
 
 }  // namespace telar::backend::cuda::kernels

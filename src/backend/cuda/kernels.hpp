@@ -18,8 +18,8 @@ void copy(cudaStream_t s, float* y, const float* x, std::int64_t n);
 
 // ---- element-wise activations: 0 ReLU, 1 ReLU6, 2 Sigmoid, 3 Tanh (ops::Activation order)
 void activation_forward(cudaStream_t s, int kind, const float* x, float* y, std::int64_t n);
-void activation_backward(cudaStream_t s, int kind, const float* x, const float* y,
-                         const float* dy, float* dx, std::int64_t n);
+void activation_backward(cudaStream_t s, int kind, const float* x, const float* y, const float* dy,
+                         float* dx, std::int64_t n);
 
 // ---- Linear helpers: y[rows, cols] = bias[cols] broadcast; db[cols] = sum over rows of dy
 void broadcast_rows(cudaStream_t s, float* y, const float* bias, std::int64_t rows,
@@ -52,19 +52,18 @@ void global_avgpool_backward(cudaStream_t s, const float* dy, float* dx, std::in
 // from `seed`)'s (i % 4096)-th uniform draw is >= p (see ops/dropout.cpp).
 void dropout_forward(cudaStream_t s, std::uint64_t seed, float p, const float* x, float* y,
                      std::uint8_t* mask, std::int64_t n);
-void dropout_backward(cudaStream_t s, float p, const std::uint8_t* mask, const float* dy,
-                      float* dx, std::int64_t n);
+void dropout_backward(cudaStream_t s, float p, const std::uint8_t* mask, const float* dy, float* dx,
+                      std::int64_t n);
 
 // ---- EmbeddingBag over CSR (offsets: start of each bag; the last ends at nnz). Indices are
 // validated on the host before upload. Backward zeroes dweight and scatters with atomics.
-void embedding_bag_forward(cudaStream_t s, const std::int64_t* indices,
-                           const std::int64_t* offsets, const float* weight, const float* psw,
-                           float* y, std::int64_t bags, std::int64_t nnz, std::int64_t dim,
-                           bool mean);
+void embedding_bag_forward(cudaStream_t s, const std::int64_t* indices, const std::int64_t* offsets,
+                           const float* weight, const float* psw, float* y, std::int64_t bags,
+                           std::int64_t nnz, std::int64_t dim, bool mean);
 void embedding_bag_backward(cudaStream_t s, const std::int64_t* indices,
                             const std::int64_t* offsets, const float* psw, const float* dy,
-                            float* dweight, std::int64_t rows, std::int64_t bags,
-                            std::int64_t nnz, std::int64_t dim, bool mean);
+                            float* dweight, std::int64_t rows, std::int64_t bags, std::int64_t nnz,
+                            std::int64_t dim, bool mean);
 
 // ---- DLRM dot interaction: `vectors` holds the T+1 device pointers (dense first); `dvectors`
 // the gradient targets (null where none). Both arrays live in device memory.

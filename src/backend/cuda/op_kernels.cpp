@@ -35,9 +35,12 @@ int to_int(std::int64_t v, std::string_view what) {
 template <typename Status>
 void ok(Status status, const graph::Node& node, std::string_view call) {
   bool success;
-  if constexpr (std::is_same_v<Status, cudnnStatus_t>) success = status == CUDNN_STATUS_SUCCESS;
-  else if constexpr (std::is_same_v<Status, cublasStatus_t>) success = status == CUBLAS_STATUS_SUCCESS;
-  else success = status == cudaSuccess;
+  if constexpr (std::is_same_v<Status, cudnnStatus_t>)
+    success = status == CUDNN_STATUS_SUCCESS;
+  else if constexpr (std::is_same_v<Status, cublasStatus_t>)
+    success = status == CUBLAS_STATUS_SUCCESS;
+  else
+    success = status == cudaSuccess;
   if (!success)
     check(status, fmt::format("node '{}' ({}): {}", node.name, graph::op_name(node.kind), call));
 }
@@ -53,7 +56,9 @@ class TensorDesc {
                                      to_int(c, "C"), to_int(h, "H"), to_int(w, "W")),
           "cudnnSetTensor4dDescriptor");
   }
-  void set(const Shape& s) { set(s.at(0), s.at(1), s.size() > 2 ? s[2] : 1, s.size() > 3 ? s[3] : 1); }
+  void set(const Shape& s) {
+    set(s.at(0), s.at(1), s.size() > 2 ? s[2] : 1, s.size() > 3 ? s[3] : 1);
+  }
   cudnnTensorDescriptor_t get() const { return d_; }
 
  private:
@@ -117,11 +122,10 @@ class CudnnConv final : public Kernel {
     ok(cudnnSetFilter4dDescriptor(w_desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, to_int(w[0], "O"),
                                   to_int(w[1], "C/groups"), to_int(w[2], "kh"), to_int(w[3], "kw")),
        node(), "cudnnSetFilter4dDescriptor");
-    ok(cudnnSetConvolution2dDescriptor(conv_desc_, to_int(a.pad_h, "pad"), to_int(a.pad_w, "pad"),
-                                       to_int(a.stride_h, "stride"), to_int(a.stride_w, "stride"),
-                                       to_int(a.dilation_h, "dilation"),
-                                       to_int(a.dilation_w, "dilation"), CUDNN_CROSS_CORRELATION,
-                                       CUDNN_DATA_FLOAT),
+    ok(cudnnSetConvolution2dDescriptor(
+           conv_desc_, to_int(a.pad_h, "pad"), to_int(a.pad_w, "pad"), to_int(a.stride_h, "stride"),
+           to_int(a.stride_w, "stride"), to_int(a.dilation_h, "dilation"),
+           to_int(a.dilation_w, "dilation"), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
        node(), "cudnnSetConvolution2dDescriptor");
     ok(cudnnSetConvolutionGroupCount(conv_desc_, to_int(a.groups, "groups")), node(),
        "cudnnSetConvolutionGroupCount");
@@ -144,8 +148,8 @@ class CudnnConv final : public Kernel {
        node(), "cudnnGetConvolutionForwardAlgorithm_v7");
     fwd_algo_ = pick(perf, found, "forward").algo;
     std::size_t bytes = 0;
-    ok(cudnnGetConvolutionForwardWorkspaceSize(io_.ctx->cudnn(), x_desc_.get(), w_desc_,
-                                               conv_desc_, y_desc_.get(), fwd_algo_, &bytes),
+    ok(cudnnGetConvolutionForwardWorkspaceSize(io_.ctx->cudnn(), x_desc_.get(), w_desc_, conv_desc_,
+                                               y_desc_.get(), fwd_algo_, &bytes),
        node(), "cudnnGetConvolutionForwardWorkspaceSize");
     io_.ctx->reserve_workspace(bytes);
   }
@@ -159,10 +163,9 @@ class CudnnConv final : public Kernel {
     if (grad_of(0)) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
       int found = 0;
-      ok(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w_desc_, y_desc_.get(), conv_desc_,
-                                                     x_desc_.get(),
-                                                     CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found,
-                                                     perf),
+      ok(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+             h, w_desc_, y_desc_.get(), conv_desc_, x_desc_.get(),
+             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
          node(), "cudnnGetConvolutionBackwardDataAlgorithm_v7");
       data_algo_ = pick(perf, found, "backward data").algo;
       ok(cudnnGetConvolutionBackwardDataWorkspaceSize(h, w_desc_, y_desc_.get(), conv_desc_,
@@ -173,23 +176,22 @@ class CudnnConv final : public Kernel {
     if (grad_of(1)) {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
       int found = 0;
-      ok(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x_desc_.get(), y_desc_.get(), conv_desc_,
-                                                       w_desc_,
-                                                       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                       &found, perf),
+      ok(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+             h, x_desc_.get(), y_desc_.get(), conv_desc_, w_desc_,
+             CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
          node(), "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
       filter_algo_ = pick(perf, found, "backward filter").algo;
-      ok(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x_desc_.get(), y_desc_.get(),
-                                                        conv_desc_, w_desc_, filter_algo_, &bytes),
+      ok(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x_desc_.get(), y_desc_.get(), conv_desc_,
+                                                        w_desc_, filter_algo_, &bytes),
          node(), "cudnnGetConvolutionBackwardFilterWorkspaceSize");
       io_.ctx->reserve_workspace(bytes);
     }
   }
   void forward(bool, std::uint64_t) override {
     auto h = io_.ctx->cudnn();
-    ok(cudnnConvolutionForward(h, &kOne, x_desc_.get(), in(0).data, w_desc_, in(1).data,
-                               conv_desc_, fwd_algo_, io_.ctx->workspace(),
-                               io_.ctx->workspace_bytes(), &kZero, y_desc_.get(), out().data),
+    ok(cudnnConvolutionForward(h, &kOne, x_desc_.get(), in(0).data, w_desc_, in(1).data, conv_desc_,
+                               fwd_algo_, io_.ctx->workspace(), io_.ctx->workspace_bytes(), &kZero,
+                               y_desc_.get(), out().data),
        node(), "cudnnConvolutionForward");
     if (io_.inputs.size() > 2)
       ok(cudnnAddTensor(h, &kOne, b_desc_.get(), in(2).data, &kOne, y_desc_.get(), out().data),
@@ -198,16 +200,14 @@ class CudnnConv final : public Kernel {
   void backward() override {
     auto h = io_.ctx->cudnn();
     if (grad_of(0))
-      ok(cudnnConvolutionBackwardData(h, &kOne, w_desc_, in(1).data, y_desc_.get(), out().grad,
-                                      conv_desc_, data_algo_, io_.ctx->workspace(),
-                                      io_.ctx->workspace_bytes(), &kZero, x_desc_.get(),
-                                      grad_of(0)),
+      ok(cudnnConvolutionBackwardData(
+             h, &kOne, w_desc_, in(1).data, y_desc_.get(), out().grad, conv_desc_, data_algo_,
+             io_.ctx->workspace(), io_.ctx->workspace_bytes(), &kZero, x_desc_.get(), grad_of(0)),
          node(), "cudnnConvolutionBackwardData");
     if (grad_of(1))
       ok(cudnnConvolutionBackwardFilter(h, &kOne, x_desc_.get(), in(0).data, y_desc_.get(),
-                                        out().grad, conv_desc_, filter_algo_,
-                                        io_.ctx->workspace(), io_.ctx->workspace_bytes(), &kZero,
-                                        w_desc_, grad_of(1)),
+                                        out().grad, conv_desc_, filter_algo_, io_.ctx->workspace(),
+                                        io_.ctx->workspace_bytes(), &kZero, w_desc_, grad_of(1)),
          node(), "cudnnConvolutionBackwardFilter");
     if (io_.inputs.size() > 2 && grad_of(2))
       ok(cudnnConvolutionBackwardBias(h, &kOne, y_desc_.get(), out().grad, &kZero, b_desc_.get(),
@@ -221,9 +221,10 @@ class CudnnConv final : public Kernel {
   Perf pick(const Perf* perf, int found, std::string_view pass) const {
     for (int i = 0; i < found; ++i)
       if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace) return perf[i];
-    fail("CUDA backend: node '{}' (Conv2d): cuDNN has no {} algorithm for input {} within {} MiB "
-         "of workspace",
-         node().name, pass, shape_str(in(0).shape), kMaxWorkspace >> 20);
+    fail(
+        "CUDA backend: node '{}' (Conv2d): cuDNN has no {} algorithm for input {} within {} MiB "
+        "of workspace",
+        node().name, pass, shape_str(in(0).shape), kMaxWorkspace >> 20);
   }
 
   TensorDesc x_desc_, y_desc_, b_desc_;
@@ -252,7 +253,8 @@ class CudnnBatchNorm final : public Kernel {
   void prepare_backward() override {
     const std::int64_t c = in(0).shape.at(1);
     if (!grad_of(0)) scratch_dx_.resize(static_cast<std::size_t>(in(0).numel) * sizeof(float));
-    if (!grad_of(1) || !grad_of(2)) scratch_params_.resize(2 * static_cast<std::size_t>(c) * sizeof(float));
+    if (!grad_of(1) || !grad_of(2))
+      scratch_params_.resize(2 * static_cast<std::size_t>(c) * sizeof(float));
   }
   void forward(bool training, std::uint64_t) override {
     const auto& a = node().attr<graph::BatchNormAttrs>();
@@ -260,19 +262,19 @@ class CudnnBatchNorm final : public Kernel {
     if (training) {
       const Shape& s = in(0).shape;
       if (s.at(0) * s.at(2) * s.at(3) <= 1)
-        fail("BatchNorm2d in training mode needs more than one value per channel, got input {}; "
-             "use a batch larger than 1 or evaluation mode",
-             shape_str(s));
+        fail(
+            "BatchNorm2d in training mode needs more than one value per channel, got input {}; "
+            "use a batch larger than 1 or evaluation mode",
+            shape_str(s));
       ok(cudnnBatchNormalizationForwardTraining(
              h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_desc_.get(), in(0).data, x_desc_.get(),
-             out().data, bn_desc_.get(), in(1).data, in(2).data, a.momentum, in(3).data,
-             in(4).data, a.eps, saved_mean_.get(), saved_inv_std_.get()),
+             out().data, bn_desc_.get(), in(1).data, in(2).data, a.momentum, in(3).data, in(4).data,
+             a.eps, saved_mean_.get(), saved_inv_std_.get()),
          node(), "cudnnBatchNormalizationForwardTraining");
     } else {
-      ok(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero,
-                                                 x_desc_.get(), in(0).data, x_desc_.get(),
-                                                 out().data, bn_desc_.get(), in(1).data,
-                                                 in(2).data, in(3).data, in(4).data, a.eps),
+      ok(cudnnBatchNormalizationForwardInference(
+             h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_desc_.get(), in(0).data, x_desc_.get(),
+             out().data, bn_desc_.get(), in(1).data, in(2).data, in(3).data, in(4).data, a.eps),
          node(), "cudnnBatchNormalizationForwardInference");
     }
   }
@@ -282,11 +284,10 @@ class CudnnBatchNorm final : public Kernel {
     float* dx = grad_of(0) ? grad_of(0) : scratch_dx_.f32();
     float* dgamma = grad_of(1) ? grad_of(1) : scratch_params_.f32();
     float* dbeta = grad_of(2) ? grad_of(2) : scratch_params_.f32() + c;
-    ok(cudnnBatchNormalizationBackward(io_.ctx->cudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero,
-                                       &kOne, &kZero, x_desc_.get(), in(0).data, x_desc_.get(),
-                                       out().grad, x_desc_.get(), dx, bn_desc_.get(), in(1).data,
-                                       dgamma, dbeta, a.eps, saved_mean_.get(),
-                                       saved_inv_std_.get()),
+    ok(cudnnBatchNormalizationBackward(
+           io_.ctx->cudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, x_desc_.get(),
+           in(0).data, x_desc_.get(), out().grad, x_desc_.get(), dx, bn_desc_.get(), in(1).data,
+           dgamma, dbeta, a.eps, saved_mean_.get(), saved_inv_std_.get()),
        node(), "cudnnBatchNormalizationBackward");
   }
 
@@ -302,13 +303,13 @@ class CudnnAvgPool final : public Kernel {
     define_output();
     const auto& a = node().attr<graph::Pool2dAttrs>();
     check(cudnnCreatePoolingDescriptor(&pool_desc_), "cudnnCreatePoolingDescriptor");
-    ok(cudnnSetPooling2dDescriptor(pool_desc_,
-                                   a.count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-                                                       : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
-                                   CUDNN_PROPAGATE_NAN, to_int(a.kernel_h, "kernel"),
-                                   to_int(a.kernel_w, "kernel"), to_int(a.pad_h, "pad"),
-                                   to_int(a.pad_w, "pad"), to_int(a.stride_h, "stride"),
-                                   to_int(a.stride_w, "stride")),
+    ok(cudnnSetPooling2dDescriptor(
+           pool_desc_,
+           a.count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                               : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+           CUDNN_PROPAGATE_NAN, to_int(a.kernel_h, "kernel"), to_int(a.kernel_w, "kernel"),
+           to_int(a.pad_h, "pad"), to_int(a.pad_w, "pad"), to_int(a.stride_h, "stride"),
+           to_int(a.stride_w, "stride")),
        node(), "cudnnSetPooling2dDescriptor");
     x_desc_.set(in(0).shape);
     y_desc_.set(out().shape);
@@ -371,8 +372,8 @@ class Activation final : public Kernel {
   }
   void backward() override {
     if (!grad_of(0)) return;
-    kernels::activation_backward(stream(), kind_, in(0).f32(), out().f32(), out().grad,
-                                 grad_of(0), out().numel);
+    kernels::activation_backward(stream(), kind_, in(0).f32(), out().f32(), out().grad, grad_of(0),
+                                 out().numel);
     check_launch("activation backward");
   }
 
@@ -381,8 +382,8 @@ class Activation final : public Kernel {
 };
 
 kernels::PoolShape pool_shape(const graph::Pool2dAttrs& a, const Shape& x, const Shape& y) {
-  return {x[0] * x[1], x[2], x[3], y[2], y[3], a.kernel_h, a.kernel_w,
-          a.stride_h, a.stride_w, a.pad_h, a.pad_w};
+  return {x[0] * x[1], x[2],       x[3],       y[2],    y[3],   a.kernel_h,
+          a.kernel_w,  a.stride_h, a.stride_w, a.pad_h, a.pad_w};
 }
 
 class MaxPool final : public Kernel {
@@ -517,7 +518,8 @@ class Concat final : public Kernel {
     std::int64_t offset = 0;
     for (std::size_t i = 0; i < io_.inputs.size(); ++i) {
       const std::int64_t width = in(i).numel / batch;
-      if (grad_of(i)) kernels::split_part(stream(), out().grad, grad_of(i), batch, width, offset, total);
+      if (grad_of(i))
+        kernels::split_part(stream(), out().grad, grad_of(i), batch, width, offset, total);
       offset += width;
     }
     check_launch("concat backward");
@@ -535,9 +537,10 @@ void validate_bags(const graph::EmbeddingBagAttrs& a, const Tensor& indices, con
     fail("EmbeddingBag: {} per-sample weights for {} indices; give one weight per index",
          psw->numel(), nnz);
   if (bags > 0 && off[0] != 0)
-    fail("EmbeddingBag: offsets[0] is {}, but the first bag must start at index 0 (offsets are "
-         "the start of each bag within the {} indices)",
-         off[0], nnz);
+    fail(
+        "EmbeddingBag: offsets[0] is {}, but the first bag must start at index 0 (offsets are "
+        "the start of each bag within the {} indices)",
+        off[0], nnz);
   for (std::int64_t b = 0; b + 1 < bags; ++b)
     if (off[b + 1] < off[b])
       fail("EmbeddingBag: offsets must be non-decreasing, but bag {} starts at {} and bag {} at {}",
@@ -547,9 +550,10 @@ void validate_bags(const graph::EmbeddingBagAttrs& a, const Tensor& indices, con
          bags - 1, off[bags - 1], nnz);
   for (std::int64_t k = 0; k < nnz; ++k)
     if (idx[k] < 0 || idx[k] >= a.num_embeddings)
-      fail("EmbeddingBag: index {} (position {}) is out of range for a table of {} rows; indices "
-           "must be in [0, {})",
-           idx[k], k, a.num_embeddings, a.num_embeddings);
+      fail(
+          "EmbeddingBag: index {} (position {}) is out of range for a table of {} rows; indices "
+          "must be in [0, {})",
+          idx[k], k, a.num_embeddings, a.num_embeddings);
 }
 
 class EmbeddingBag final : public Kernel {
@@ -567,10 +571,9 @@ class EmbeddingBag final : public Kernel {
   void backward() override {
     if (!grad_of(2)) return;
     const auto& a = node().attr<graph::EmbeddingBagAttrs>();
-    kernels::embedding_bag_backward(stream(), in(0).i64(), in(1).i64(),
-                                    psw() ? psw()->f32() : nullptr, out().grad, grad_of(2),
-                                    a.num_embeddings, in(1).numel, in(0).numel, a.dim,
-                                    a.mode == graph::EmbeddingBagMode::Mean);
+    kernels::embedding_bag_backward(
+        stream(), in(0).i64(), in(1).i64(), psw() ? psw()->f32() : nullptr, out().grad, grad_of(2),
+        a.num_embeddings, in(1).numel, in(0).numel, a.dim, a.mode == graph::EmbeddingBagMode::Mean);
     check_launch("embedding bag backward");
   }
 
@@ -677,26 +680,44 @@ class Loss final : public Kernel {
 
 std::unique_ptr<Kernel> make_kernel(KernelIO io) {
   switch (io.node->kind) {
-    case OpKind::Linear: return std::make_unique<CublasLinear>(std::move(io));
-    case OpKind::Conv2d: return std::make_unique<CudnnConv>(std::move(io));
-    case OpKind::BatchNorm2d: return std::make_unique<CudnnBatchNorm>(std::move(io));
-    case OpKind::ReLU: return std::make_unique<Activation>(std::move(io), 0);
-    case OpKind::ReLU6: return std::make_unique<Activation>(std::move(io), 1);
-    case OpKind::Sigmoid: return std::make_unique<Activation>(std::move(io), 2);
-    case OpKind::Tanh: return std::make_unique<Activation>(std::move(io), 3);
-    case OpKind::Softmax: return std::make_unique<CudnnSoftmax>(std::move(io));
-    case OpKind::MaxPool2d: return std::make_unique<MaxPool>(std::move(io));
-    case OpKind::AvgPool2d: return std::make_unique<CudnnAvgPool>(std::move(io));
-    case OpKind::GlobalAvgPool: return std::make_unique<GlobalAvgPool>(std::move(io));
-    case OpKind::Flatten: return std::make_unique<Flatten>(std::move(io));
-    case OpKind::Dropout: return std::make_unique<Dropout>(std::move(io));
-    case OpKind::Add: return std::make_unique<Add>(std::move(io));
-    case OpKind::Concat: return std::make_unique<Concat>(std::move(io));
-    case OpKind::EmbeddingBag: return std::make_unique<EmbeddingBag>(std::move(io));
-    case OpKind::DotInteraction: return std::make_unique<DotInteraction>(std::move(io));
+    case OpKind::Linear:
+      return std::make_unique<CublasLinear>(std::move(io));
+    case OpKind::Conv2d:
+      return std::make_unique<CudnnConv>(std::move(io));
+    case OpKind::BatchNorm2d:
+      return std::make_unique<CudnnBatchNorm>(std::move(io));
+    case OpKind::ReLU:
+      return std::make_unique<Activation>(std::move(io), 0);
+    case OpKind::ReLU6:
+      return std::make_unique<Activation>(std::move(io), 1);
+    case OpKind::Sigmoid:
+      return std::make_unique<Activation>(std::move(io), 2);
+    case OpKind::Tanh:
+      return std::make_unique<Activation>(std::move(io), 3);
+    case OpKind::Softmax:
+      return std::make_unique<CudnnSoftmax>(std::move(io));
+    case OpKind::MaxPool2d:
+      return std::make_unique<MaxPool>(std::move(io));
+    case OpKind::AvgPool2d:
+      return std::make_unique<CudnnAvgPool>(std::move(io));
+    case OpKind::GlobalAvgPool:
+      return std::make_unique<GlobalAvgPool>(std::move(io));
+    case OpKind::Flatten:
+      return std::make_unique<Flatten>(std::move(io));
+    case OpKind::Dropout:
+      return std::make_unique<Dropout>(std::move(io));
+    case OpKind::Add:
+      return std::make_unique<Add>(std::move(io));
+    case OpKind::Concat:
+      return std::make_unique<Concat>(std::move(io));
+    case OpKind::EmbeddingBag:
+      return std::make_unique<EmbeddingBag>(std::move(io));
+    case OpKind::DotInteraction:
+      return std::make_unique<DotInteraction>(std::move(io));
     case OpKind::CrossEntropy:
     case OpKind::BCEWithLogits:
-    case OpKind::MSE: return std::make_unique<Loss>(std::move(io));
+    case OpKind::MSE:
+      return std::make_unique<Loss>(std::move(io));
   }
   fail("internal: the CUDA backend has no kernel for {}", graph::op_name(io.node->kind));
 }

@@ -30,7 +30,8 @@ void Kernel::define_output() {
 void Kernel::check_launch(std::string_view what) const {
   const cudaError_t status = kernels::last_launch_error();
   if (status != cudaSuccess)
-    check(status, fmt::format("node '{}' ({}): {}", node().name, graph::op_name(node().kind), what));
+    check(status,
+          fmt::format("node '{}' ({}): {}", node().name, graph::op_name(node().kind), what));
 }
 
 Slot* Plan::new_slot() {
@@ -56,7 +57,8 @@ Plan::Plan(const graph::Graph& graph, DeviceParameters& device_params, Context& 
         s->storage.resize(bytes_of(s->shape, s->dtype));
         s->data = s->storage.get();
       }
-      if (std::find(input_gradients.begin(), input_gradients.end(), v.id) != input_gradients.end()) {
+      if (std::find(input_gradients.begin(), input_gradients.end(), v.id) !=
+          input_gradients.end()) {
         if (v.dtype != DType::F32 || s->dynamic())
           fail("internal: input '{}' cannot have a gradient (it is not a fixed-shape f32 value)",
                v.name);
@@ -74,7 +76,8 @@ Plan::Plan(const graph::Graph& graph, DeviceParameters& device_params, Context& 
   for (const auto& node : graph.nodes()) {
     KernelIO io;
     io.node = &node;
-    for (graph::ValueId in : node.inputs) io.inputs.push_back(value_slots_.at(static_cast<std::size_t>(in)));
+    for (graph::ValueId in : node.inputs)
+      io.inputs.push_back(value_slots_.at(static_cast<std::size_t>(in)));
     Slot* out = new_slot();
     const graph::Value& ov = graph.value(node.outputs.at(0));
     out->id = ov.id;
@@ -108,7 +111,8 @@ void Plan::prepare_backward() {
     }
   }
   std::map<const Slot*, bool> written;
-  for (graph::ValueId id : graph_.outputs()) written[value_slots_.at(static_cast<std::size_t>(id))] = true;
+  for (graph::ValueId id : graph_.outputs())
+    written[value_slots_.at(static_cast<std::size_t>(id))] = true;
   for (std::size_t k = kernels_.size(); k-- > 0;) {
     KernelIO& io = kernels_[k]->io();
     io.input_grads.assign(io.inputs.size(), GradTarget{});
@@ -177,11 +181,13 @@ void Plan::forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t rand
             "downloading the outputs");
   }
   ctx_.synchronize();
-  for (std::size_t i = 0; i < ids.size(); ++i) value_slots_[static_cast<std::size_t>(ids[i])]->host = nullptr;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    value_slots_[static_cast<std::size_t>(ids[i])]->host = nullptr;
   last_forward_trained_ = training;
 }
 
-void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer) {
+void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer,
+                    graph::ParameterSet& host_grads) {
   if (!last_forward_trained_) fail("internal: backward() needs a training-mode forward() first");
   const auto& outs = graph_.outputs();
   if (output_grads.size() > outs.size())
@@ -214,8 +220,26 @@ void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer
         check(status, fmt::format("node '{}': gradient accumulation", kernel.node().name));
     }
     if (observer) {
+      // Observers may read this node's parameter gradients at its end (the data-parallel
+      // replica all-reduces a bucket as soon as its last gradient is written), so they are on
+      // the host before on_node_end, and never copied again after it.
+      for (const Slot* in : kernel.io().inputs)
+        if (in->kind == ValueKind::Parameter && in->grad) {
+          Tensor& t = host_grads.at(in->id);
+          check(
+              cudaMemcpyAsync(t.raw(), in->grad, t.nbytes(), cudaMemcpyDeviceToHost, ctx_.stream()),
+              fmt::format("downloading the gradient of '{}'", graph_.value(in->id).name));
+        }
       ctx_.synchronize();
       observer->on_node_end(kernel.node(), Pass::Backward);
+    }
+  }
+  if (!observer) {
+    for (auto& [id, buffer] : device_params_.grads) {
+      Tensor& t = host_grads.at(id);
+      check(
+          cudaMemcpyAsync(t.raw(), buffer.get(), t.nbytes(), cudaMemcpyDeviceToHost, ctx_.stream()),
+          fmt::format("downloading the gradient of '{}'", graph_.value(id).name));
     }
   }
   for (auto& [i, t] : host_input_grads_) {
@@ -223,7 +247,7 @@ void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer
     check(cudaMemcpyAsync(t.raw(), s->grad, t.nbytes(), cudaMemcpyDeviceToHost, ctx_.stream()),
           "downloading input gradients");
   }
-  // The executable downloads the parameter gradients and synchronizes.
+  ctx_.synchronize();
 }
 
 const Tensor& Plan::input_gradient(std::size_t i) const {

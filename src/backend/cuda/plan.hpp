@@ -19,15 +19,15 @@ namespace telar::backend::cuda {
 // Storage of one value on the device. Dynamic inputs (EmbeddingBag indices) grow on demand.
 struct Slot {
   graph::ValueId id = graph::kNoValue;
-  Shape shape;                  // batch bound; kDynamicDim stays for dynamic inputs
+  Shape shape;  // batch bound; kDynamicDim stays for dynamic inputs
   DType dtype = DType::F32;
   graph::ValueKind kind = graph::ValueKind::Activation;
-  void* data = nullptr;         // device pointer (owned by `storage` or another slot: Flatten)
+  void* data = nullptr;  // device pointer (owned by `storage` or another slot: Flatten)
   DeviceBuffer storage;
-  std::int64_t numel = 0;       // elements in this forward
-  const Tensor* host = nullptr; // graph inputs: the caller's tensor during forward()
+  std::int64_t numel = 0;        // elements in this forward
+  const Tensor* host = nullptr;  // graph inputs: the caller's tensor during forward()
   bool requires_grad = false;
-  float* grad = nullptr;        // device gradient (parameters: DeviceParameters' buffer)
+  float* grad = nullptr;  // device gradient (parameters: DeviceParameters' buffer)
   DeviceBuffer grad_storage;
 
   bool dynamic() const { return !shape_is_concrete(shape); }
@@ -47,7 +47,7 @@ struct KernelIO {
   std::vector<Slot*> inputs;
   Slot* output = nullptr;
   std::vector<GradTarget> input_grads;
-  std::uint64_t seed = 0;       // per-node random stream base (dropout), as on the CPU
+  std::uint64_t seed = 0;  // per-node random stream base (dropout), as on the CPU
   Context* ctx = nullptr;
 };
 
@@ -84,12 +84,14 @@ struct DeviceParameters {
 
 class Plan {
  public:
-  Plan(const graph::Graph& graph, DeviceParameters& device_params, Context& ctx,
-       std::int64_t batch, std::uint64_t seed, const std::vector<graph::ValueId>& input_gradients);
+  Plan(const graph::Graph& graph, DeviceParameters& device_params, Context& ctx, std::int64_t batch,
+       std::uint64_t seed, const std::vector<graph::ValueId>& input_gradients);
 
   void forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t random_stream,
                NodeObserver* observer);
-  void backward(std::span<const Tensor> output_grads, NodeObserver* observer);
+  // Leaves the parameter gradients in `host_grads` (the executable's gradients()).
+  void backward(std::span<const Tensor> output_grads, NodeObserver* observer,
+                graph::ParameterSet& host_grads);
   const Tensor& output(std::size_t i) const { return host_outputs_.at(i); }
   const Tensor& input_gradient(std::size_t i) const;
 
