@@ -14,10 +14,10 @@ namespace telar::backend {
 
 #ifndef TELAR_HAVE_CUDA_BACKEND
 namespace {
-[[noreturn]] void not_built(const BackendSpec& spec) {
+[[noreturn]] void not_built(const BackendSpec& spec, std::string_view instead) {
   fail("backend '{}': the CUDA backend is not built into this telar (nvcc, cuBLAS or cuDNN was "
-       "missing at build time): use --backend cpu",
-       spec.text);
+       "missing at build time): use {}",
+       spec.text, instead);
 }
 }  // namespace
 #endif
@@ -66,12 +66,12 @@ bool built_in(const std::string& kind) {
   return kind == "cpu" || kind == "sim";
 }
 
-void check_usable(const BackendSpec& spec) {
+void check_usable(const BackendSpec& spec, std::string_view instead) {
   if (spec.kind != "cuda") return;
 #ifdef TELAR_HAVE_CUDA_BACKEND
-  cuda::usable_device(spec);
+  cuda::usable_device(spec, instead);
 #else
-  not_built(spec);
+  not_built(spec, instead);
 #endif
 }
 
@@ -82,7 +82,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
 #ifdef TELAR_HAVE_CUDA_BACKEND
     return cuda::compile(spec, graph, params, options);
 #else
-    not_built(spec);
+    not_built(spec, "--backend cpu");
 #endif
   }
   return sim::compile(spec, graph, params, options);

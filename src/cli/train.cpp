@@ -522,7 +522,7 @@ int run_train(const Args& given) {
           fail("--workers {}: worker '{}' needs the {} backend, which thread workers do not run",
                s.workers, w.text, w.device.kind);
         try {
-          backend::check_usable(w.device);  // cuda: built in, a device present
+          backend::check_usable(w.device, "cpu workers");  // cuda: built in, a device present
         } catch (const Error& e) {
           fail("--workers {}: worker '{}': {}", s.workers, w.text, e.what());
         }

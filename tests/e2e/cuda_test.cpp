@@ -51,6 +51,8 @@ TEST(CudaE2E, TrainWithoutAGpuIsAOneLineErrorAndWritesNothing) {
                             "--workers", "cuda:0,cpu:threads=1", "--quiet", "--out", root + "/dp"});
   EXPECT_EQ(w.status, 2) << w.err;
   EXPECT_NE(w.err.find("cuda:0"), std::string::npos) << w.err;
+  EXPECT_NE(w.err.find("use cpu workers"), std::string::npos) << w.err;
+  EXPECT_EQ(std::count(w.err.begin(), w.err.end(), '\n'), 1) << w.err;
   EXPECT_FALSE(fs::exists(root + "/dp"));
 
   const auto i = run_telar({"infer", "--model", "mnist_cnn", "--backend", "cuda:0", "--repeats",

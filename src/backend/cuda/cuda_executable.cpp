@@ -135,7 +135,7 @@ class CudaExecutable final : public Executable {
 
 }  // namespace
 
-int usable_device(const BackendSpec& spec) {
+int usable_device(const BackendSpec& spec, std::string_view instead) {
   if (!spec.options.empty())
     fail("backend '{}': unknown option '{}'; cuda takes only a device number (cuda or cuda:N)",
          spec.text, spec.options.begin()->first);
@@ -148,15 +148,13 @@ int usable_device(const BackendSpec& spec) {
   }
   const std::string reason = device_unavailable_reason();
   if (!reason.empty())
-    fail("backend '{}': no CUDA device is usable here ({}): use --backend cpu", spec.text, reason);
+    fail("backend '{}': no CUDA device is usable here ({}): use {}", spec.text, reason, instead);
   int count = 0;
   check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   if (device >= count)
-    fail(
-        "backend '{}': this machine has {} CUDA device{} (cuda:0{}); use one of those or "
-        "--backend cpu",
-        spec.text, count, count == 1 ? "" : "s",
-        count == 1 ? "" : fmt::format(" .. cuda:{}", count - 1));
+    fail("backend '{}': this machine has {} CUDA device{} (cuda:0{}); use one of those or {}",
+         spec.text, count, count == 1 ? "" : "s",
+         count == 1 ? "" : fmt::format(" .. cuda:{}", count - 1), instead);
   return device;
 }
 
