@@ -53,6 +53,26 @@ else()
   set(CUDA_FOUND_COMPILER OFF)
 endif()
 telar_optional(CUDA CUDA_FOUND_COMPILER)
+# The CUDA backend also needs cuBLAS (CUDA toolkit) and cuDNN (installed into the toolkit's
+# folders on these machines). Without them the backend is off, with a message, unless
+# TELAR_CUDA=ON asked for it.
+if(TELAR_HAVE_CUDA)
+  # H100/H200, the GPUs the project runs on; override with -DCMAKE_CUDA_ARCHITECTURES=...
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 90)
+  endif()
+  enable_language(CUDA)
+  find_package(CUDAToolkit QUIET)
+  find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib)
+  if(NOT CUDAToolkit_FOUND OR NOT TARGET CUDA::cublas OR NOT CUDNN_INCLUDE_DIR OR NOT CUDNN_LIBRARY)
+    if(TELAR_CUDA STREQUAL "ON")
+      message(FATAL_ERROR "TELAR_CUDA=ON but cuBLAS or cuDNN was not found (cudnn.h, libcudnn)")
+    endif()
+    message(STATUS "nvcc found but cuBLAS or cuDNN missing: the CUDA backend is off")
+    set(TELAR_HAVE_CUDA OFF)
+  endif()
+endif()
 
 if(TELAR_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -3,11 +3,24 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/cpu_backend.hpp"
+#ifdef TELAR_HAVE_CUDA_BACKEND
+#include "backend/cuda/cuda_backend.hpp"
+#endif
 #include "backend/sim/sim_backend.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 
 namespace telar::backend {
+
+#ifndef TELAR_HAVE_CUDA_BACKEND
+namespace {
+[[noreturn]] void not_built(const BackendSpec& spec, std::string_view instead) {
+  fail("backend '{}': the CUDA backend is not built into this telar (nvcc, cuBLAS or cuDNN was "
+       "missing at build time): use {}",
+       spec.text, instead);
+}
+}  // namespace
+#endif
 
 BackendSpec parse_backend_spec(const std::string& text) {
   BackendSpec spec;
@@ -42,11 +55,36 @@ BackendSpec parse_backend_spec(const std::string& text) {
   return spec;
 }
 
+bool built_in(const std::string& kind) {
+  if (kind == "cuda") {
+#ifdef TELAR_HAVE_CUDA_BACKEND
+    return true;
+#else
+    return false;
+#endif
+  }
+  return kind == "cpu" || kind == "sim";
+}
+
+void check_usable(const BackendSpec& spec, std::string_view instead) {
+  if (spec.kind != "cuda") return;
+#ifdef TELAR_HAVE_CUDA_BACKEND
+  cuda::usable_device(spec, instead);
+#else
+  not_built(spec, instead);
+#endif
+}
+
 std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
                                     graph::ParameterSet& params, const CompileOptions& options) {
   if (spec.kind == "cpu") return cpu::compile(spec, graph, params, options);
-  if (spec.kind == "cuda")
-    fail("backend '{}': the CUDA backend is not built into this telar", spec.text);
+  if (spec.kind == "cuda") {
+#ifdef TELAR_HAVE_CUDA_BACKEND
+    return cuda::compile(spec, graph, params, options);
+#else
+    not_built(spec, "--backend cpu");
+#endif
+  }
   return sim::compile(spec, graph, params, options);
 }
 

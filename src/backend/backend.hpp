@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/executable.hpp"
@@ -28,6 +29,16 @@ struct CompileOptions {
   // Executable::input_gradient() (e.g. DLRM's embedding outputs, fed by its own table kernels).
   std::vector<graph::ValueId> input_gradients;
 };
+
+// Whether this telar was built with the backend kind ("cpu", "cuda", "sim"); a built-in
+// backend may still find no device at compile().
+bool built_in(const std::string& kind);
+
+// Throws the error compile() would give for a backend that cannot run here (cuda without a
+// device or not built), so commands can refuse before they write anything; the message ends
+// "use <instead>". Cheap; checks nothing for cpu and sim specs (their errors come from
+// compile()).
+void check_usable(const BackendSpec& spec, std::string_view instead = "--backend cpu");
 
 // Compiles `graph` for the backend; `params` must outlive the executable.
 std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,

@@ -35,7 +35,7 @@ int run_eval(const Args& args) {
                  "test | train | validation (the part of the training set the run held out; "
                  "--validation overrides the run's size)");
   app.add_option("--batch-size", batch_size, "samples per batch");
-  app.add_option("--backend", backend_name, "cpu, cpu:ref, cpu:threads=N");
+  app.add_option("--backend", backend_name, "cpu, cpu:ref, cpu:threads=N, cuda:N (docs/cuda.md)");
   add_threads_option(app, &threads);
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
   int code = 0;

@@ -44,7 +44,8 @@ int run_infer(const Args& args) {
   app.add_option("--batch", batch, "batch size")->check(at_least(1));
   app.add_option("--warmup", warmup, "untimed runs first")->check(at_least(0));
   app.add_option("--repeats", repeats, "timed runs")->check(at_least(1));
-  app.add_option("--backend", backend_name, "backend: cpu, cpu:ref, cpu:threads=N");
+  app.add_option("--backend", backend_name,
+                 "backend: cpu, cpu:ref, cpu:threads=N, cuda:N (docs/cuda.md)");
   app.add_option("--seed", seed, "seed for the random weights and input");
   app.add_option("--out", out, "also write run.json and latency.csv to this directory");
   add_threads_option(app, &threads);

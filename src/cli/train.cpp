@@ -354,7 +354,8 @@ void add_train_options(CLI::App& app, Setup& s) {
   app.add_flag("--nesterov", s.opt.nesterov, "SGD with Nesterov momentum");
   app.add_option("--weight-decay", s.opt.weight_decay, "L2 weight decay");
   app.add_option("--loss", s.loss_name, "cross_entropy | softmax_mse (seed-002's loss)");
-  app.add_option("--backend", s.backend_name, "cpu, cpu:ref, cpu:threads=N");
+  app.add_option("--backend", s.backend_name,
+                 "cpu, cpu:ref, cpu:threads=N, cuda:N (docs/cuda.md)");
   app.add_option("--workers", s.workers,
                  "data-parallel workers: a comma-separated list of devices run as threads "
                  "(cpu:threads=1,cpu:threads=1), or mpi (one worker per MPI rank: mpirun -np N "
@@ -516,11 +517,16 @@ int run_train(const Args& given) {
               "--batch-size {} is the global batch; it must give each of the {} workers at least "
               "one sample",
               s.batch_size, n);
-      for (const auto& w : s.worker_list.workers)  // a bad device fails here, not in a thread
-        if (w.device.kind != "cpu")
-          fail("--workers {}: worker '{}' needs the {} backend, which is not built into this "
-               "telar",
+      for (const auto& w : s.worker_list.workers) {  // a bad device fails here, not in a thread
+        if (w.device.kind != "cpu" && w.device.kind != "cuda")
+          fail("--workers {}: worker '{}' needs the {} backend, which thread workers do not run",
                s.workers, w.text, w.device.kind);
+        try {
+          backend::check_usable(w.device, "cpu workers");  // cuda: built in, a device present
+        } catch (const Error& e) {
+          fail("--workers {}: worker '{}': {}", s.workers, w.text, e.what());
+        }
+      }
     } else {
       require(dist::mpi_available(), "--workers mpi: this telar was built without MPI; install "
                                      "libopenmpi-dev (scripts/setup.sh) and rebuild");
@@ -529,7 +535,7 @@ int run_train(const Args& given) {
     for (const char* o : {"--balance", "--shard", "--bucket-mb", "--no-overlap", "--warmup-steps",
                           "--warmup-seconds", "--bn-buffers"})
       require(app.count(o) == 0, "{} sets up data-parallel training; it needs --workers", o);
-    backend::parse_backend_spec(s.backend_name);
+    backend::check_usable(backend::parse_backend_spec(s.backend_name));
   }
   s.train_set = s.data.load_train(s.seed);
   s.test_set = s.data.load_test(s.seed);

@@ -1,0 +1,169 @@
+// The CUDA executable: device copies of the parameters (uploaded when the caller says they
+// changed), one plan per batch size, and the host views the Executable interface promises
+// (outputs, parameter gradients, BatchNorm running statistics) copied back after each call.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/plan.hpp"
+#include "core/error.hpp"
+#include "core/parse.hpp"
+
+namespace telar::backend::cuda {
+
+namespace {
+
+std::size_t bytes_of(const Tensor& t) {
+  return t.nbytes();
+}
+
+class CudaExecutable final : public Executable {
+ public:
+  CudaExecutable(const graph::Graph& graph, graph::ParameterSet& params, int device,
+                 const CompileOptions& options)
+      : graph_(graph),
+        params_(params),
+        grads_(graph::ParameterSet::zeros_like_parameters(graph)),
+        ctx_(device),
+        seed_(options.seed),
+        input_gradients_(options.input_gradients),
+        name_(fmt::format("cuda:{}", device)) {
+    for (const auto& v : graph.values()) {
+      if (v.kind != graph::ValueKind::Parameter && v.kind != graph::ValueKind::Buffer) continue;
+      const Tensor& t = params.at(v.id);
+      if (t.dtype() != DType::F32)
+        fail("internal: parameter '{}' is {}; the CUDA backend holds f32 parameters", v.name,
+             dtype_name(t.dtype()));
+      device_params_.values.emplace(v.id, DeviceBuffer(bytes_of(t)));
+      if (v.kind == graph::ValueKind::Parameter) {
+        // Zero: a parameter no backward path reaches keeps a zero gradient, as on the CPU.
+        auto& grad = device_params_.grads.emplace(v.id, DeviceBuffer(bytes_of(t))).first->second;
+        if (grad.bytes() > 0)
+          check(cudaMemset(grad.get(), 0, grad.bytes()),
+                fmt::format("zeroing the gradient of '{}'", v.name));
+      }
+    }
+    upload_parameters();
+  }
+
+  void forward(std::span<const Tensor> inputs, Mode mode) override {
+    ctx_.activate();
+    if (inputs.empty()) fail("graph '{}' needs its inputs", graph_.name());
+    std::int64_t batch = -1;
+    for (std::size_t i = 0; i < inputs.size() && i < graph_.inputs().size(); ++i)
+      if (graph_.value(graph_.inputs()[i]).shape.at(0) == kBatchDim) {
+        batch = inputs[i].rank() > 0 ? inputs[i].dim(0) : -1;
+        break;
+      }
+    if (batch <= 0) fail("batch size must be positive, got {}", batch);
+    if (uploaded_version_ != params_version_) upload_parameters();
+    auto it = plans_.find(batch);
+    if (it == plans_.end())
+      it = plans_
+               .emplace(batch, std::make_unique<Plan>(graph_, device_params_, ctx_, batch, seed_,
+                                                      input_gradients_))
+               .first;
+    current_ = it->second.get();
+    current_->forward(inputs, mode, random_stream_++, observer_);
+    if (mode == Mode::Train) download_buffers();
+  }
+
+  const Tensor& output(std::size_t i) const override {
+    if (!current_) fail("internal: output() before forward()");
+    return current_->output(i);
+  }
+
+  void backward(std::span<const Tensor> output_grads) override {
+    if (!current_) fail("internal: backward() before forward()");
+    ctx_.activate();
+    current_->backward(output_grads, observer_, grads_);
+  }
+
+  graph::ParameterSet& gradients() override { return grads_; }
+  const Tensor& input_gradient(std::size_t i) const override {
+    if (!current_) fail("internal: input_gradient() before forward()");
+    return current_->input_gradient(i);
+  }
+  void parameters_updated() override { ++params_version_; }
+  const graph::Graph& graph() const override { return graph_; }
+  std::string name() const override { return name_; }
+  void set_random_stream(std::uint64_t stream) override { random_stream_ = stream; }
+
+ private:
+  void upload_parameters() {
+    ctx_.activate();
+    for (auto& [id, buffer] : device_params_.values) {
+      const Tensor& t = params_.at(id);
+      check(
+          cudaMemcpyAsync(buffer.get(), t.raw(), t.nbytes(), cudaMemcpyHostToDevice, ctx_.stream()),
+          fmt::format("uploading parameter '{}'", graph_.value(id).name));
+    }
+    ctx_.synchronize();  // the host tensors may change as soon as we return
+    uploaded_version_ = params_version_;
+  }
+
+  // Training updates buffers (BatchNorm running statistics) on the device; the caller's
+  // ParameterSet is what checkpoints and data-parallel buffer averaging read.
+  void download_buffers() {
+    bool any = false;
+    for (auto& [id, buffer] : device_params_.values) {
+      if (graph_.value(id).kind != graph::ValueKind::Buffer) continue;
+      Tensor& t = params_.at(id);
+      check(
+          cudaMemcpyAsync(t.raw(), buffer.get(), t.nbytes(), cudaMemcpyDeviceToHost, ctx_.stream()),
+          fmt::format("downloading buffer '{}'", graph_.value(id).name));
+      any = true;
+    }
+    if (any) ctx_.synchronize();
+  }
+
+  const graph::Graph& graph_;
+  graph::ParameterSet& params_;
+  graph::ParameterSet grads_;
+  Context ctx_;
+  DeviceParameters device_params_;
+  std::uint64_t seed_;
+  std::vector<graph::ValueId> input_gradients_;
+  std::string name_;
+  std::uint64_t params_version_ = 0;
+  std::uint64_t uploaded_version_ = 0;
+  std::uint64_t random_stream_ = 0;
+  std::map<std::int64_t, std::unique_ptr<Plan>> plans_;  // after device_params_: freed first
+  Plan* current_ = nullptr;
+};
+
+}  // namespace
+
+int usable_device(const BackendSpec& spec, std::string_view instead) {
+  if (!spec.options.empty())
+    fail("backend '{}': unknown option '{}'; cuda takes only a device number (cuda or cuda:N)",
+         spec.text, spec.options.begin()->first);
+  int device = 0;
+  if (!spec.target.empty()) {
+    const std::int64_t n = parse_int(spec.target, "cuda device");
+    require(n >= 0 && n < 1024,
+            "backend '{}': device {} is not a device number; use cuda:0, cuda:1 ...", spec.text, n);
+    device = static_cast<int>(n);
+  }
+  const std::string reason = device_unavailable_reason();
+  if (!reason.empty())
+    fail("backend '{}': no CUDA device is usable here ({}): use {}", spec.text, reason, instead);
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  if (device >= count)
+    fail("backend '{}': this machine has {} CUDA device{} (cuda:0{}); use one of those or {}",
+         spec.text, count, count == 1 ? "" : "s",
+         count == 1 ? "" : fmt::format(" .. cuda:{}", count - 1), instead);
+  return device;
+}
+
+std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
+                                    graph::ParameterSet& params, const CompileOptions& options) {
+  const int device = usable_device(spec);
+  for (graph::ValueId id : graph.parameters())
+    if (!params.has(id)) fail("internal: parameter '{}' has no tensor", graph.value(id).name);
+  return std::make_unique<CudaExecutable>(graph, params, device, options);
+}
+
+}  // namespace telar::backend::cuda
