@@ -78,6 +78,7 @@ class CpuExecutable final : public Executable {
         use_dnnl_(use_dnnl),
         threads_(threads),
         split_(split && samples_independent(graph, options)),
+        parameter_ids_(graph.parameters()),
         seed_(options.seed),
         input_gradients_(options.input_gradients),
         name_(std::move(name)) {}
@@ -225,7 +226,6 @@ class CpuExecutable final : public Executable {
   void backward_split(SplitPlan& s, std::span<const Tensor> output_grads) {
     const int parts = static_cast<int>(s.parts.size());
     const double batch = static_cast<double>(s.rows.back().end);
-    const auto& ids = graph_.parameters();
     run_parts(s, [&](int thread, int threads) {
       for (int p = thread; p < parts; p += threads) {
         try {
@@ -240,7 +240,7 @@ class CpuExecutable final : public Executable {
       for (const std::exception_ptr& e : s.errors)
         if (e) return;
       // The sum of the parts' gradients, each thread over its share of every tensor.
-      for (graph::ValueId id : ids) {
+      for (graph::ValueId id : parameter_ids_) {
         float* sum = grads_.at(id).f32();
         const std::int64_t n = grads_.at(id).numel();
         const std::int64_t begin = n * thread / threads, end = n * (thread + 1) / threads;
@@ -258,6 +258,7 @@ class CpuExecutable final : public Executable {
   bool use_dnnl_;
   int threads_;
   bool split_;
+  std::vector<graph::ValueId> parameter_ids_;
   std::uint64_t seed_;
   std::vector<graph::ValueId> input_gradients_;
   std::string name_;
