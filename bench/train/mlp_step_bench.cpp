@@ -2,7 +2,8 @@
 // momentum 0.9) spends its time, at 1 and 2 threads: the whole step as the Trainer runs it, and
 // its parts apart (batch gather, forward, backward, optimizer update). Arguments: the thread
 // count, and whether the CPU backend splits the batch across the threads (1, the default) or
-// splits every primitive (0, cpu:split=off). Speed goals are read from here and from bench/peer_compare.sh, never asserted.
+// splits every primitive (0, cpu:split=off). Speed goals are read from here and from
+// bench/peer_compare.sh, never asserted.
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -31,11 +32,9 @@ struct MlpSetup {
         graph(graph::with_loss(graph::zoo::build("mlp:784-256-128-10", {Shape{1, 28, 28}, 10}),
                                graph::LossKind::CrossEntropy)),
         params(graph::ParameterSet::initialize(graph, 1)),
-        exe(backend::compile(
-            backend::parse_backend_spec("cpu:threads=" + std::to_string(threads) +
-                                        (split ? "" : ":split=off")),
-            graph,
-            params)),
+        exe(backend::compile(backend::parse_backend_spec("cpu:threads=" + std::to_string(threads) +
+                                                         (split ? "" : ":split=off")),
+                             graph, params)),
         optimizer(train::make_optimizer({"sgd", 0.9f})),
         loader(data, {kBatch, true, true, 1}),
         loss_seed(Shape{}) {
@@ -88,8 +87,8 @@ MlpSetup& setup(const benchmark::State& state) {
 }
 
 void report(benchmark::State& state) {
-  state.counters["samples_per_s"] =
-      benchmark::Counter(static_cast<double>(kBatch), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["samples_per_s"] = benchmark::Counter(
+      static_cast<double>(kBatch), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 std::int64_t next(std::int64_t& i, const train::DataLoader& loader) {
@@ -145,10 +144,35 @@ void BM_MlpUpdate(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_MlpStep)->Args({1, 1})->Args({2, 1})->Args({2, 0})->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_MlpGather)->Args({1, 1})->Args({2, 1})->Args({2, 0})->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_MlpForward)->Args({1, 1})->Args({2, 1})->Args({2, 0})->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_MlpForwardBackward)->Args({1, 1})->Args({2, 1})->Args({2, 0})->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_MlpUpdate)->Args({1, 1})->Args({2, 1})->Args({2, 0})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_MlpStep)
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({2, 0})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK(BM_MlpGather)
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({2, 0})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK(BM_MlpForward)
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({2, 0})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK(BM_MlpForwardBackward)
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({2, 0})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK(BM_MlpUpdate)
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({2, 0})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -1,6 +1,5 @@
 // The telar executable: `telar COMMAND [ARGS]`. Bad input: one line on stderr, exit status 2.
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <cstdlib>

@@ -64,14 +64,14 @@ struct SplitPlan {
   std::vector<std::unique_ptr<Plan>> parts;
   std::deque<graph::ParameterSet> part_grads;  // parts 1..n-1 (part 0 writes the executable's)
   std::vector<RowRange> rows;
-  std::vector<Tensor> outputs;                 // the whole batch's, assembled from the parts
-  std::vector<std::exception_ptr> errors;      // by part, rethrown after the parallel region
+  std::vector<Tensor> outputs;             // the whole batch's, assembled from the parts
+  std::vector<std::exception_ptr> errors;  // by part, rethrown after the parallel region
 };
 
 class CpuExecutable final : public Executable {
  public:
-  CpuExecutable(const graph::Graph& graph, graph::ParameterSet& params, bool use_dnnl,
-                int threads, bool split, const CompileOptions& options, std::string name)
+  CpuExecutable(const graph::Graph& graph, graph::ParameterSet& params, bool use_dnnl, int threads,
+                bool split, const CompileOptions& options, std::string name)
       : graph_(graph),
         params_(params),
         grads_(graph::ParameterSet::zeros_like_parameters(graph)),
@@ -129,8 +129,7 @@ class CpuExecutable final : public Executable {
 
   graph::ParameterSet& gradients() override { return grads_; }
   const Tensor& input_gradient(std::size_t i) const override {
-    if (!current_)
-      fail("internal: input_gradient() before forward() (or of a batch run in parts)");
+    if (!current_) fail("internal: input_gradient() before forward() (or of a batch run in parts)");
     return current_->input_gradient(i);
   }
   void parameters_updated() override { ++params_version_; }
@@ -155,7 +154,8 @@ class CpuExecutable final : public Executable {
     for (int p = 0; p < parts; ++p) {
       const RowRange rows{batch * p / parts, batch * (p + 1) / parts};
       graph::ParameterSet* grads = &grads_;
-      if (p > 0) grads = &s->part_grads.emplace_back(graph::ParameterSet::zeros_like_parameters(graph_));
+      if (p > 0)
+        grads = &s->part_grads.emplace_back(graph::ParameterSet::zeros_like_parameters(graph_));
       PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_};
       s->parts.push_back(std::make_unique<Plan>(graph_, params_, *grads, rows.end - rows.begin, o));
       s->rows.push_back(rows);
@@ -202,8 +202,8 @@ class CpuExecutable final : public Executable {
             if (whole.rank() == 0) continue;  // a mean loss: combined below
             const Tensor& part = plan.output(i);
             std::memcpy(static_cast<char*>(whole.raw()) +
-                            static_cast<std::size_t>(rows.begin) * (whole.nbytes() /
-                                static_cast<std::size_t>(whole.dim(0))),
+                            static_cast<std::size_t>(rows.begin) *
+                                (whole.nbytes() / static_cast<std::size_t>(whole.dim(0))),
                         part.raw(), part.nbytes());
           }
         } catch (...) {
@@ -277,7 +277,8 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   int threads = 0;
   bool use_dnnl = true;
   bool split = true;
-  if (spec.target == "ref") use_dnnl = false;
+  if (spec.target == "ref")
+    use_dnnl = false;
   else if (!spec.target.empty())
     fail("backend '{}': unknown cpu variant '{}'; use cpu or cpu:ref", spec.text, spec.target);
   for (const auto& [key, value] : spec.options) {
