@@ -1,8 +1,6 @@
 // The telar executable: `telar COMMAND [ARGS]`. Bad input: one line on stderr, exit status 2.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -24,22 +22,9 @@ void print_usage() {
   std::cout << "\n  --version  print the version and build options\n";
 }
 
-// libgomp's default lets idle OpenMP threads spin for 300,000 iterations (milliseconds here)
-// before they sleep. On a machine with few cores that also runs other work, a spinning thread
-// holds the core its partner needs: the MLP's two-thread training step ran 10-100x slower than
-// with OMP_WAIT_POLICY=passive under a load of one other process (docs/benchmarks.md), and no
-// slower on a quiet machine. libgomp reads the policy only when it is loaded, so telar sets it
-// and runs itself again, once, unless the user chose (OMP_WAIT_POLICY or GOMP_SPINCOUNT set).
-void prefer_passive_openmp_waiting(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
-  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
-  execv("/proc/self/exe", argv);  // returns only on failure: go on with libgomp's default
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  prefer_passive_openmp_waiting(argv);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {
     print_usage();
