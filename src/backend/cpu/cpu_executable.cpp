@@ -4,9 +4,9 @@
 // split into one part per thread: each thread runs its own plan over its rows with one-thread
 // primitives, and the parts' parameter gradients are summed. A step then synchronises the
 // threads twice (after forward, after backward and the sum) instead of around every primitive,
-// and each thread runs whole GEMMs at one-thread efficiency; for small layers (the MLP's
-// 128x784x256) that is much faster than splitting every primitive across the threads, and it
-// does not stall for long when the other core is busy with other work.
+// and each thread runs whole GEMMs at one-thread efficiency. For the Fashion-MNIST MLP it was
+// the faster threading in bench/train; in `telar train` the two are within noise of each other
+// (docs/benchmarks.md). cpu:split=off runs every primitive across the threads instead.
 #include <fmt/format.h>
 #include <omp.h>
 
