@@ -198,3 +198,54 @@ TEST(CpuBackend, BadBackendStringsAreErrors) {
   EXPECT_THROW(backend::compile(backend::parse_backend_spec("cpu:threads=0"), g, p), Error);
   EXPECT_THROW(backend::compile(backend::parse_backend_spec("cpu:fast=1"), g, p), Error);
 }
+
+// With two threads, a batch of an MLP is run as two parts (one plan per thread over its rows)
+// whose gradients are summed and whose mean losses are weighted by their rows: the outputs and
+// gradients must be the reference's for the whole batch, also when the parts are unequal.
+TEST(CpuBackend, BatchSplitAcrossThreadsMatchesReference) {
+  Graph g = with_loss(zoo::build("mlp:64-48-32-10", {Shape{64}, std::nullopt}),
+                      LossKind::CrossEntropy);
+  ParameterSet params = ParameterSet::initialize(g, 4);
+  for (std::int64_t batch : {64, 97}) {
+    SCOPED_TRACE(batch);
+    std::vector<Tensor> inputs = {random_tensor({batch, 64}, 7), labels(batch, 10, 8)};
+    for (bool train : {false, true}) {
+      const auto ref = run("cpu:ref", g, params, inputs, train);
+      const auto split = run("cpu:threads=2", g, params, inputs, train);
+      const auto whole = run("cpu:threads=2:split=off", g, params, inputs, train);
+      for (std::size_t i = 0; i < ref.outputs.size(); ++i)
+        EXPECT_LT(relative_difference(split.outputs[i], ref.outputs[i]), 1e-5) << "output " << i;
+      if (!train) continue;
+      bool differs_from_whole = false;  // evidence that the split path ran (other sum order)
+      for (ValueId id : g.parameters()) {
+        EXPECT_LT(relative_difference(split.grads.at(id), ref.grads.at(id)), 1e-5)
+            << "gradient of " << g.value(id).name;
+        EXPECT_LT(relative_difference(whole.grads.at(id), ref.grads.at(id)), 1e-5)
+            << "gradient of " << g.value(id).name;
+        differs_from_whole |= relative_difference(split.grads.at(id), whole.grads.at(id)) > 0;
+      }
+      EXPECT_TRUE(differs_from_whole) << "cpu:threads=2 did not split the batch";
+    }
+  }
+}
+
+TEST(CpuBackend, BatchSplitReportsAPartsErrors) {
+  Graph g = with_loss(zoo::build("mlp:16-8-4", {Shape{16}, std::nullopt}), LossKind::CrossEntropy);
+  ParameterSet params = ParameterSet::initialize(g, 1);
+  auto exe = backend::compile(backend::parse_backend_spec("cpu:threads=2"), g, params);
+  Tensor bad = labels(80, 4, 2);
+  bad.data<std::int64_t>()[70] = 9;  // in the second part: no class 9
+  std::vector<Tensor> inputs = {random_tensor({80, 16}, 3), bad};
+  EXPECT_THROW(exe->forward(inputs, backend::Mode::Train), Error);
+  bad.data<std::int64_t>()[70] = 1;
+  exe->forward(inputs, backend::Mode::Train);  // usable again after the error
+  EXPECT_TRUE(std::isfinite(exe->output(1).f32()[0]));
+}
+
+TEST(CpuBackend, SplitOptionMustBeOnOrOff) {
+  Graph g = zoo::build("mlp:16-8-4", {Shape{16}, std::nullopt});
+  ParameterSet p = ParameterSet::initialize(g, 0);
+  EXPECT_THROW(backend::compile(backend::parse_backend_spec("cpu:split=maybe"), g, p), Error);
+  EXPECT_EQ(backend::compile(backend::parse_backend_spec("cpu:threads=2:split=off"), g, p)->name(),
+            "cpu:threads=2:split=off");
+}

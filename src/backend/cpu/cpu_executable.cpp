@@ -1,6 +1,19 @@
 // The CPU executable: plans (one per batch size seen) over one set of gradients.
+//
+// With several threads, a batch of a graph whose samples are independent of each other is
+// split into one part per thread: each thread runs its own plan over its rows with one-thread
+// primitives, and the parts' parameter gradients are summed. A step then synchronises the
+// threads twice (after forward, after backward and the sum) instead of around every primitive,
+// and each thread runs whole GEMMs at one-thread efficiency. For the Fashion-MNIST MLP it was
+// the faster threading in bench/train; in `telar train` the two are within noise of each other
+// (docs/benchmarks.md). cpu:split=off runs every primitive across the threads instead.
 #include <fmt/format.h>
+#include <omp.h>
 
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <exception>
 #include <map>
 
 #include "backend/cpu/cpu_backend.hpp"
@@ -13,15 +26,59 @@ namespace telar::backend::cpu {
 
 namespace {
 
+// Each part of a split batch has at least this many rows: below it, per-part overheads and
+// thin GEMMs cost more than the split saves.
+constexpr std::int64_t kMinRowsPerPart = 32;
+
+// Whether every sample's outputs and gradients depend on that sample only, so that a batch
+// can be run as parts and the parts' gradients summed: no batch statistics (BatchNorm in
+// training), no random masks (each part's plan would draw the same ones), no CSR inputs, no
+// input gradients; every input and output has the batch first, except scalar (mean) losses.
+bool samples_independent(const graph::Graph& graph, const CompileOptions& options) {
+  using graph::OpKind;
+  if (!options.input_gradients.empty()) return false;
+  std::vector<bool> is_loss(graph.values().size(), false);
+  for (const auto& node : graph.nodes()) {
+    if (node.kind == OpKind::BatchNorm2d || node.kind == OpKind::Dropout ||
+        node.kind == OpKind::EmbeddingBag)
+      return false;
+    if (graph::op_is_loss(node.kind))
+      for (graph::ValueId out : node.outputs) is_loss[static_cast<std::size_t>(out)] = true;
+  }
+  for (graph::ValueId id : graph.inputs()) {
+    const Shape& shape = graph.value(id).shape;
+    if (shape.empty() || shape[0] != kBatchDim) return false;
+    if (std::any_of(shape.begin() + 1, shape.end(), [](std::int64_t d) { return d < 0; }))
+      return false;
+  }
+  for (graph::ValueId id : graph.outputs()) {
+    const Shape& shape = graph.value(id).shape;
+    const bool batch_first = !shape.empty() && shape[0] == kBatchDim;
+    if (!batch_first && !(shape.empty() && is_loss[static_cast<std::size_t>(id)])) return false;
+  }
+  return true;
+}
+
+// One batch size run as parts, one per thread.
+struct SplitPlan {
+  std::vector<std::unique_ptr<Plan>> parts;
+  std::deque<graph::ParameterSet> part_grads;  // parts 1..n-1 (part 0 writes the executable's)
+  std::vector<RowRange> rows;
+  std::vector<Tensor> outputs;             // the whole batch's, assembled from the parts
+  std::vector<std::exception_ptr> errors;  // by part, rethrown after the parallel region
+};
+
 class CpuExecutable final : public Executable {
  public:
-  CpuExecutable(const graph::Graph& graph, graph::ParameterSet& params, bool use_dnnl,
-                int threads, const CompileOptions& options, std::string name)
+  CpuExecutable(const graph::Graph& graph, graph::ParameterSet& params, bool use_dnnl, int threads,
+                bool split, const CompileOptions& options, std::string name)
       : graph_(graph),
         params_(params),
         grads_(graph::ParameterSet::zeros_like_parameters(graph)),
         use_dnnl_(use_dnnl),
         threads_(threads),
+        split_(split && samples_independent(graph, options)),
+        parameter_ids_(graph.parameters()),
         seed_(options.seed),
         input_gradients_(options.input_gradients),
         name_(std::move(name)) {}
@@ -36,6 +93,15 @@ class CpuExecutable final : public Executable {
         break;
       }
     if (batch <= 0) fail("batch size must be positive, got {}", batch);
+    current_ = nullptr;
+    current_split_ = nullptr;
+    // Node observers (profiling scopes) see one node at a time on one thread: no split then.
+    const int parts = observer_ ? 1 : parts_for(batch);
+    if (parts > 1) {
+      current_split_ = &split_plan(batch, parts);
+      forward_split(*current_split_, inputs, mode, random_stream_++);
+      return;
+    }
     auto it = plans_.find(batch);
     if (it == plans_.end()) {
       PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_};
@@ -46,11 +112,16 @@ class CpuExecutable final : public Executable {
   }
 
   const Tensor& output(std::size_t i) const override {
+    if (current_split_) return current_split_->outputs.at(i);
     if (!current_) fail("internal: output() before forward()");
     return current_->output(i);
   }
 
   void backward(std::span<const Tensor> output_grads) override {
+    if (current_split_) {
+      backward_split(*current_split_, output_grads);
+      return;
+    }
     if (!current_) fail("internal: backward() before forward()");
     if (threads_ > 0) set_compute_threads(threads_);
     current_->backward(output_grads, observer_);
@@ -58,7 +129,7 @@ class CpuExecutable final : public Executable {
 
   graph::ParameterSet& gradients() override { return grads_; }
   const Tensor& input_gradient(std::size_t i) const override {
-    if (!current_) fail("internal: input_gradient() before forward()");
+    if (!current_) fail("internal: input_gradient() before forward() (or of a batch run in parts)");
     return current_->input_gradient(i);
   }
   void parameters_updated() override { ++params_version_; }
@@ -67,18 +138,136 @@ class CpuExecutable final : public Executable {
   void set_random_stream(std::uint64_t stream) override { random_stream_ = stream; }
 
  private:
+  int parts_for(std::int64_t batch) const {
+    if (!split_) return 1;
+    const int threads = threads_ > 0 ? threads_ : compute_threads();
+    return static_cast<int>(std::min<std::int64_t>(threads, batch / kMinRowsPerPart));
+  }
+
+  SplitPlan& split_plan(std::int64_t batch, int parts) {
+    auto it = split_plans_.find(batch);
+    if (it != split_plans_.end()) return *it->second;
+    auto s = std::make_unique<SplitPlan>();
+    // The parts' primitives are made for one thread, the thread that runs them.
+    const int threads = compute_threads();
+    set_compute_threads(1);
+    for (int p = 0; p < parts; ++p) {
+      const RowRange rows{batch * p / parts, batch * (p + 1) / parts};
+      graph::ParameterSet* grads = &grads_;
+      if (p > 0)
+        grads = &s->part_grads.emplace_back(graph::ParameterSet::zeros_like_parameters(graph_));
+      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_};
+      s->parts.push_back(std::make_unique<Plan>(graph_, params_, *grads, rows.end - rows.begin, o));
+      s->rows.push_back(rows);
+    }
+    set_compute_threads(threads);
+    for (graph::ValueId id : graph_.outputs()) {
+      const graph::Value& v = graph_.value(id);
+      s->outputs.emplace_back(bind_batch(v.shape, batch), v.dtype);
+    }
+    s->errors.resize(static_cast<std::size_t>(parts));
+    return *split_plans_.emplace(batch, std::move(s)).first->second;
+  }
+
+  // Runs body(part, thread, threads) on every thread of one parallel region (parts are dealt
+  // round-robin if the runtime gives fewer threads), with one-thread primitives inside.
+  template <typename Body>
+  static void run_parts(SplitPlan& s, const Body& body) {
+    const int parts = static_cast<int>(s.parts.size());
+#pragma omp parallel num_threads(parts)
+    {
+      omp_set_num_threads(1);
+      const int thread = omp_get_thread_num(), threads = omp_get_num_threads();
+      body(thread, threads);
+    }
+    for (std::exception_ptr& e : s.errors)
+      if (e) {
+        std::exception_ptr error = e;
+        for (std::exception_ptr& other : s.errors) other = nullptr;
+        std::rethrow_exception(error);
+      }
+  }
+
+  void forward_split(SplitPlan& s, std::span<const Tensor> inputs, Mode mode,
+                     std::uint64_t stream) {
+    const int parts = static_cast<int>(s.parts.size());
+    run_parts(s, [&](int thread, int threads) {
+      for (int p = thread; p < parts; p += threads) {
+        try {
+          Plan& plan = *s.parts[static_cast<std::size_t>(p)];
+          const RowRange rows = s.rows[static_cast<std::size_t>(p)];
+          plan.forward(inputs, mode, stream, nullptr, rows);
+          for (std::size_t i = 0; i < s.outputs.size(); ++i) {
+            Tensor& whole = s.outputs[i];
+            if (whole.rank() == 0) continue;  // a mean loss: combined below
+            const Tensor& part = plan.output(i);
+            std::memcpy(static_cast<char*>(whole.raw()) +
+                            static_cast<std::size_t>(rows.begin) *
+                                (whole.nbytes() / static_cast<std::size_t>(whole.dim(0))),
+                        part.raw(), part.nbytes());
+          }
+        } catch (...) {
+          s.errors[static_cast<std::size_t>(p)] = std::current_exception();
+        }
+      }
+    });
+    const double batch = static_cast<double>(s.rows.back().end);
+    for (std::size_t i = 0; i < s.outputs.size(); ++i) {
+      Tensor& whole = s.outputs[i];
+      if (whole.rank() != 0) continue;
+      double mean = 0.0;  // the parts' means weighted by their rows
+      for (std::size_t p = 0; p < s.parts.size(); ++p)
+        mean += static_cast<double>(s.parts[p]->output(i).f32()[0]) *
+                static_cast<double>(s.rows[p].end - s.rows[p].begin) / batch;
+      whole.f32()[0] = static_cast<float>(mean);
+    }
+  }
+
+  void backward_split(SplitPlan& s, std::span<const Tensor> output_grads) {
+    const int parts = static_cast<int>(s.parts.size());
+    const double batch = static_cast<double>(s.rows.back().end);
+    run_parts(s, [&](int thread, int threads) {
+      for (int p = thread; p < parts; p += threads) {
+        try {
+          const RowRange rows = s.rows[static_cast<std::size_t>(p)];
+          const auto share = static_cast<float>(static_cast<double>(rows.end - rows.begin) / batch);
+          s.parts[static_cast<std::size_t>(p)]->backward(output_grads, nullptr, rows, share);
+        } catch (...) {
+          s.errors[static_cast<std::size_t>(p)] = std::current_exception();
+        }
+      }
+#pragma omp barrier
+      for (const std::exception_ptr& e : s.errors)
+        if (e) return;
+      // The sum of the parts' gradients, each thread over its share of every tensor.
+      for (graph::ValueId id : parameter_ids_) {
+        float* sum = grads_.at(id).f32();
+        const std::int64_t n = grads_.at(id).numel();
+        const std::int64_t begin = n * thread / threads, end = n * (thread + 1) / threads;
+        for (const graph::ParameterSet& part : s.part_grads) {
+          const float* g = part.at(id).f32();
+          for (std::int64_t j = begin; j < end; ++j) sum[j] += g[j];
+        }
+      }
+    });
+  }
+
   const graph::Graph& graph_;
   graph::ParameterSet& params_;
   graph::ParameterSet grads_;
   bool use_dnnl_;
   int threads_;
+  bool split_;
+  std::vector<graph::ValueId> parameter_ids_;
   std::uint64_t seed_;
   std::vector<graph::ValueId> input_gradients_;
   std::string name_;
   std::uint64_t params_version_ = 0;
   std::uint64_t random_stream_ = 0;
   std::map<std::int64_t, std::unique_ptr<Plan>> plans_;
+  std::map<std::int64_t, std::unique_ptr<SplitPlan>> split_plans_;
   Plan* current_ = nullptr;
+  SplitPlan* current_split_ = nullptr;
 };
 
 }  // namespace
@@ -87,7 +276,9 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
                                     graph::ParameterSet& params, const CompileOptions& options) {
   int threads = 0;
   bool use_dnnl = true;
-  if (spec.target == "ref") use_dnnl = false;
+  bool split = true;
+  if (spec.target == "ref")
+    use_dnnl = false;
   else if (!spec.target.empty())
     fail("backend '{}': unknown cpu variant '{}'; use cpu or cpu:ref", spec.text, spec.target);
   for (const auto& [key, value] : spec.options) {
@@ -98,15 +289,23 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
               max_compute_threads(), hardware_threads());
     } else if (key == "ref") {
       use_dnnl = false;
+    } else if (key == "split") {
+      require(value == "on" || value == "off",
+              "backend '{}': split={} is not on or off; give cpu:threads=N:split=off to run "
+              "every primitive across the threads instead of a batch part per thread",
+              spec.text, value);
+      split = value == "on";
     } else {
-      fail("backend '{}': unknown option '{}'; cpu takes threads=N", spec.text, key);
+      fail("backend '{}': unknown option '{}'; cpu takes threads=N and split=on|off", spec.text,
+           key);
     }
   }
   for (graph::ValueId id : graph.parameters())
     if (!params.has(id)) fail("internal: parameter '{}' has no tensor", graph.value(id).name);
   std::string name = use_dnnl ? "cpu" : "cpu:ref";
   if (threads > 0) name += fmt::format(":threads={}", threads);
-  return std::make_unique<CpuExecutable>(graph, params, use_dnnl, threads, options, name);
+  if (!split) name += ":split=off";
+  return std::make_unique<CpuExecutable>(graph, params, use_dnnl, threads, split, options, name);
 }
 
 }  // namespace telar::backend::cpu

@@ -154,8 +154,19 @@ void Plan::prepare_backward() {
   backward_ready_ = true;
 }
 
+namespace {
+// The rows [rows.begin, rows.begin + rows_here) of a tensor of `total_rows` rows.
+const void* row_block(const Tensor& t, RowRange rows, std::int64_t rows_here) {
+  const std::size_t row_bytes = t.nbytes() / static_cast<std::size_t>(std::max<std::int64_t>(t.dim(0), 1));
+  if (rows.end - rows.begin != rows_here || rows.end > t.dim(0))
+    fail("internal: rows [{}, {}) of {} do not fit a plan of {} rows", rows.begin, rows.end,
+         shape_str(t.shape()), rows_here);
+  return static_cast<const char*>(t.raw()) + static_cast<std::size_t>(rows.begin) * row_bytes;
+}
+}  // namespace
+
 void Plan::forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t random_stream,
-                   NodeObserver* observer) {
+                   NodeObserver* observer, RowRange rows) {
   const auto& ids = graph_.inputs();
   if (inputs.size() != ids.size())
     fail("graph '{}' takes {} inputs, got {}", graph_.name(), ids.size(), inputs.size());
@@ -166,7 +177,13 @@ void Plan::forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t rand
     if (t.dtype() != s->dtype)
       fail("input '{}' has dtype {}, expected {}", v.name, dtype_name(t.dtype()),
            dtype_name(s->dtype));
-    if (s->dynamic()) {
+    if (!rows.whole()) {
+      if (s->dynamic() || t.rank() != static_cast<int>(s->shape.size()) ||
+          !std::equal(s->shape.begin() + 1, s->shape.end(), t.shape().begin() + 1))
+        fail("internal: input '{}' {} cannot be split into rows of {}", v.name,
+             shape_str(t.shape()), shape_str(s->shape));
+      std::memcpy(s->data.raw(), row_block(t, rows, batch_), s->data.nbytes());
+    } else if (s->dynamic()) {
       if (t.rank() != static_cast<int>(s->shape.size()))
         fail("input '{}' has rank {}, expected {}", v.name, t.rank(), s->shape.size());
       s->data = t;
@@ -196,14 +213,26 @@ void Plan::forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t rand
   last_forward_trained_ = training;
 }
 
-void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer) {
+void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer, RowRange rows,
+                    float scalar_scale) {
   if (!last_forward_trained_) fail("internal: backward() needs a training-mode forward() first");
   if (output_grads.size() > output_slots_.size())
     fail("internal: {} output gradients for {} outputs", output_grads.size(), output_slots_.size());
   for (std::size_t i = 0; i < output_slots_.size(); ++i) {
     Slot* s = output_slots_[i];
     if (!s->requires_grad) continue;
-    if (i < output_grads.size() && output_grads[i].defined()) {
+    if (i < output_grads.size() && output_grads[i].defined() && !rows.whole()) {
+      const Tensor& g = output_grads[i];
+      if (s->grad.rank() == 0 && g.numel() == 1) {
+        s->grad.f32()[0] = g.f32()[0] * scalar_scale;
+      } else {
+        if (g.rank() != s->grad.rank() || g.numel() / std::max<std::int64_t>(g.dim(0), 1) !=
+                                              s->grad.numel() / std::max<std::int64_t>(batch_, 1))
+          fail("internal: output gradient {} {} cannot be split into rows of {}", i,
+               shape_str(g.shape()), shape_str(s->grad.shape()));
+        std::memcpy(s->grad.raw(), row_block(g, rows, batch_), s->grad.nbytes());
+      }
+    } else if (i < output_grads.size() && output_grads[i].defined()) {
       if (output_grads[i].numel() != s->grad.numel())
         fail("internal: output gradient {} has {} elements, expected {}", i,
              output_grads[i].numel(), s->grad.numel());

@@ -21,14 +21,26 @@ struct PlanOptions {
   std::vector<graph::ValueId> input_gradients;     // inputs whose gradients backward computes
 };
 
+// Rows [begin, end) of the caller's batch that a plan runs, when a batch is split across
+// threads (each part a plan of end - begin rows). end < 0: the whole batch.
+struct RowRange {
+  std::int64_t begin = 0;
+  std::int64_t end = -1;
+  bool whole() const { return end < 0; }
+};
+
 class Plan : public LayoutConverter {
  public:
   Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::ParameterSet& grads,
        std::int64_t batch, const PlanOptions& options);
 
+  // With `rows`, the inputs hold the caller's whole batch and the plan reads its rows.
   void forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t random_stream,
-               NodeObserver* observer);
-  void backward(std::span<const Tensor> output_grads, NodeObserver* observer);
+               NodeObserver* observer, RowRange rows = {});
+  // With `rows`, gradients of batch outputs hold the whole batch (the plan reads its rows) and
+  // a scalar output's gradient is multiplied by `scalar_scale` (a part's share of a mean loss).
+  void backward(std::span<const Tensor> output_grads, NodeObserver* observer, RowRange rows = {},
+                float scalar_scale = 1.0f);
   const Tensor& output(std::size_t i) const;
   const Tensor& input_gradient(std::size_t i) const;
 
