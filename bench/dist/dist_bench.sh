@@ -5,7 +5,8 @@
 #      (goal: within 0.5 percentage points);
 #   2. one worker slowed 4x (cpu:threads=1:slowdown=4) beside a normal one: --balance equal,
 #      auto and dynamic against the ideal, the sum of the two workers' solo throughputs
-#      (goal for auto: >= 90%);
+#      (goal for auto: >= 90%); the solo runs use --balance auto too, so that, as in the pairs,
+#      their plans are made in the warm-up and the timed training is steady state on both sides;
 #   3. (if mpirun exists) two MPI ranks on this machine vs two threads.
 # Every figure is training samples/s (training phases only; the warm-up and evaluation are
 # reported apart), the best of REPEATS alternating runs: other processes on a shared machine
@@ -80,8 +81,8 @@ done
 slow=cpu:threads=1:slowdown=4
 for r in $(seq "$repeats"); do
   [ "$hetero" = 1 ] || break
-  run fast --epochs 1 --limit-batches "$batches" --workers cpu:threads=1
-  run slow --epochs 1 --limit-batches "$((batches / 3))" --workers "$slow"
+  run fast --epochs 1 --limit-batches "$batches" --workers cpu:threads=1 --balance auto
+  run slow --epochs 1 --limit-batches "$((batches / 3))" --workers "$slow" --balance auto
   run equal --epochs 1 --limit-batches "$batches" --workers "cpu:threads=1,$slow" --balance equal
   run auto --epochs 1 --limit-batches "$batches" --workers "cpu:threads=1,$slow" --balance auto
   run dynamic --epochs 3 --limit-batches "$batches" --workers "cpu:threads=1,$slow" --balance dynamic

@@ -118,6 +118,26 @@ void DataParallelWorker::broadcast_parameters() {
   replica_->parameters_updated();
 }
 
+// One untimed step on this worker's first batch under the current shares, so the plans and
+// primitives for its batch size exist before training is timed (a new size costs a plan, and
+// a handicapped worker stretches that too). BatchNorm running statistics are put back.
+void DataParallelWorker::prepare_plans() {
+  const train::Batch& first = train_->batch(0, 0);
+  if (first.size == 0) return;
+  std::vector<std::pair<graph::ValueId, Tensor>> saved;
+  for (graph::ValueId b : graph_.buffers())
+    if (params_.has(b)) saved.emplace_back(b, params_.at(b).clone());
+  backend::Executable& local = replica_->local();
+  Tensor seed(Shape{});
+  seed.f32()[0] = 1.0f;
+  const std::vector<Tensor> inputs = {first.images, first.labels};
+  const std::vector<Tensor> grads = {Tensor(), seed};
+  local.forward(inputs, backend::Mode::Train);
+  local.backward(grads);
+  for (auto& [id, t] : saved) params_.at(id).copy_from(t);
+  replica_->parameters_updated();
+}
+
 std::vector<double> DataParallelWorker::measure_throughputs() {
   Stopwatch total;
   // Warm-up passes change BatchNorm running statistics: put them back afterwards.
@@ -179,6 +199,10 @@ std::vector<double> DataParallelWorker::measure_throughputs() {
   }
   for (auto& [id, t] : saved) params_.at(id).copy_from(t);
   replica_->parameters_updated();
+  if (complete) {
+    apply_shares(normalize_shares(thr));
+    prepare_plans();
+  }
   warmup_seconds_ = total.seconds();
   if (!complete) {
     if (leader())
@@ -251,6 +275,7 @@ void DataParallelWorker::end_epoch(int epoch) {
       // Small changes are noise: keeping the split keeps the batch shapes (and plans) stable.
       if (change > 0.01) {
         apply_shares(std::move(next));
+        prepare_plans();
         rebalances_.push_back(fmt::format("after epoch {}: {}", epoch + 1, join_shares(shares_, "{:.3f}")));
         if (leader())
           log::info("balance dynamic: measured {} samples/s in epoch {}; shares now {}",

@@ -80,6 +80,7 @@ class DataParallelWorker final : public train::ReplicaGroup {
 
  private:
   std::vector<double> measure_throughputs();
+  void prepare_plans();
   void apply_shares(std::vector<double> shares);
   void broadcast_parameters();
   void check_replicas(int epoch);
