@@ -6,6 +6,7 @@
 // modes alternate and share the machine's moods; compare the medians.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "backend/backend.hpp"
@@ -46,6 +47,7 @@ void BM_ProfiledTraining(benchmark::State& state) {
   if (mode > 0) {
     prof::SessionOptions o;
     o.events = {"task-clock", "page-faults", "context-switches"};
+    if (const char* e = std::getenv("TELAR_BENCH_EVENTS")) o.events = {e};  // one event, to compare
     o.scopes = prof::ScopeSet::parse(mode == 1 ? "run,epoch,batch" : "run,epoch,batch,node");
     profiler = std::make_unique<prof::TrainingProfiler>(o);
     callback = std::make_unique<train::ProfileCallback>(*profiler, mode == 2);
