@@ -11,9 +11,6 @@ namespace telar {
 
 namespace {
 constexpr std::size_t kAlignment = 64;
-}
-
-namespace {
 constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 }  // namespace
 
