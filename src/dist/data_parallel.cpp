@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/clock.hpp"
@@ -118,47 +119,48 @@ void DataParallelWorker::broadcast_parameters() {
   replica_->parameters_updated();
 }
 
+// Forward and backward of `batch` on this worker's own executable, no exchange, no update
+// (warm-up steps; they change BatchNorm running statistics, see BufferSnapshot).
+void DataParallelWorker::local_step(const train::Batch& batch) {
+  Tensor seed(Shape{});
+  seed.f32()[0] = 1.0f;
+  const std::vector<Tensor> inputs = {batch.images, batch.labels};
+  const std::vector<Tensor> grads = {Tensor(), seed};
+  backend::Executable& local = replica_->local();
+  local.forward(inputs, backend::Mode::Train);
+  local.backward(grads);
+}
+
+DataParallelWorker::BufferSnapshot::BufferSnapshot(DataParallelWorker& w) : worker(w) {
+  for (graph::ValueId b : w.graph_.buffers())
+    if (w.params_.has(b)) saved.emplace_back(b, w.params_.at(b).clone());
+}
+
+DataParallelWorker::BufferSnapshot::~BufferSnapshot() {
+  for (auto& [id, t] : saved) worker.params_.at(id).copy_from(t);
+  worker.replica_->parameters_updated();
+}
+
 // One untimed step on this worker's first batch under the current shares, so the plans and
 // primitives for its batch size exist before training is timed (a new size costs a plan, and
-// a handicapped worker stretches that too). BatchNorm running statistics are put back.
+// a handicapped worker stretches that too).
 void DataParallelWorker::prepare_plans() {
   const train::Batch& first = train_->batch(0, 0);
   if (first.size == 0) return;
-  std::vector<std::pair<graph::ValueId, Tensor>> saved;
-  for (graph::ValueId b : graph_.buffers())
-    if (params_.has(b)) saved.emplace_back(b, params_.at(b).clone());
-  backend::Executable& local = replica_->local();
-  Tensor seed(Shape{});
-  seed.f32()[0] = 1.0f;
-  const std::vector<Tensor> inputs = {first.images, first.labels};
-  const std::vector<Tensor> grads = {Tensor(), seed};
-  local.forward(inputs, backend::Mode::Train);
-  local.backward(grads);
-  for (auto& [id, t] : saved) params_.at(id).copy_from(t);
-  replica_->parameters_updated();
+  BufferSnapshot keep(*this);
+  local_step(first);
 }
 
 std::vector<double> DataParallelWorker::measure_throughputs() {
   Stopwatch total;
-  // Warm-up passes change BatchNorm running statistics: put them back afterwards.
-  std::vector<std::pair<graph::ValueId, Tensor>> saved;
-  for (graph::ValueId b : graph_.buffers())
-    if (params_.has(b)) saved.emplace_back(b, params_.at(b).clone());
-  backend::Executable& local = replica_->local();
-  Tensor seed(Shape{});
-  seed.f32()[0] = 1.0f;
-  const std::vector<Tensor> grads = {Tensor(), seed};
+  std::optional<BufferSnapshot> keep(std::in_place, *this);
   // One round: this worker's first batch under the current shares (its usual size, real
   // samples), one untimed step (plans, caches); then all workers train at once for the same
   // wall time (at least warmup_steps steps each), so the measurement sees the contention of
   // the real run; every worker's samples/s (0: a worker with nothing to time).
   auto round = [&] {
     const train::Batch& first = train_->batch(0, 0);
-    const std::vector<Tensor> inputs = {first.images, first.labels};
-    auto step = [&] {
-      local.forward(inputs, backend::Mode::Train);
-      local.backward(grads);
-    };
+    auto step = [&] { local_step(first); };
     if (first.size > 0) step();
     std::vector<double> ready(1, 0.0);
     sum(ready);  // start together
@@ -197,8 +199,7 @@ std::vector<double> DataParallelWorker::measure_throughputs() {
     for (std::size_t q = 0; q < thr.size(); ++q)
       if (again[q] > 0) thr[q] = again[q];
   }
-  for (auto& [id, t] : saved) params_.at(id).copy_from(t);
-  replica_->parameters_updated();
+  keep.reset();
   if (complete) {
     apply_shares(normalize_shares(thr));
     prepare_plans();

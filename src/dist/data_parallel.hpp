@@ -81,6 +81,16 @@ class DataParallelWorker final : public train::ReplicaGroup {
  private:
   std::vector<double> measure_throughputs();
   void prepare_plans();
+  void local_step(const train::Batch& batch);
+  // Saves the BatchNorm running statistics and puts them back when it goes out of scope.
+  struct BufferSnapshot {
+    explicit BufferSnapshot(DataParallelWorker& w);
+    ~BufferSnapshot();
+    BufferSnapshot(const BufferSnapshot&) = delete;
+    BufferSnapshot& operator=(const BufferSnapshot&) = delete;
+    DataParallelWorker& worker;
+    std::vector<std::pair<graph::ValueId, Tensor>> saved;
+  };
   void apply_shares(std::vector<double> shares);
   void broadcast_parameters();
   void check_replicas(int epoch);
