@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "core/error.hpp"
 #include "core/tensor.hpp"
 #include "graph/graph.hpp"
 #include "graph/parameters.hpp"
@@ -23,6 +24,20 @@ class NodeObserver {
   virtual void on_node_begin(const graph::Node& node, Pass pass) = 0;
   virtual void on_node_end(const graph::Node& node, Pass pass) = 0;
 };
+
+// The batch size of a call: the first dimension of the first input the graph declares with a
+// batch dimension. Throws telar::Error when there are no inputs or the size is not positive.
+inline std::int64_t batch_size_of(const graph::Graph& graph, std::span<const Tensor> inputs) {
+  if (inputs.empty()) fail("graph '{}' needs its inputs", graph.name());
+  std::int64_t batch = -1;
+  for (std::size_t i = 0; i < inputs.size() && i < graph.inputs().size(); ++i)
+    if (graph.value(graph.inputs()[i]).shape.at(0) == kBatchDim) {
+      batch = inputs[i].rank() > 0 ? inputs[i].dim(0) : -1;
+      break;
+    }
+  if (batch <= 0) fail("batch size must be positive, got {}", batch);
+  return batch;
+}
 
 class Executable {
  public:

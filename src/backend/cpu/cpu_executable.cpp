@@ -85,14 +85,7 @@ class CpuExecutable final : public Executable {
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     if (threads_ > 0) set_compute_threads(threads_);
-    if (inputs.empty()) fail("graph '{}' needs its inputs", graph_.name());
-    std::int64_t batch = -1;
-    for (std::size_t i = 0; i < inputs.size() && i < graph_.inputs().size(); ++i)
-      if (graph_.value(graph_.inputs()[i]).shape.at(0) == kBatchDim) {
-        batch = inputs[i].rank() > 0 ? inputs[i].dim(0) : -1;
-        break;
-      }
-    if (batch <= 0) fail("batch size must be positive, got {}", batch);
+    const std::int64_t batch = batch_size_of(graph_, inputs);
     current_ = nullptr;
     current_split_ = nullptr;
     // Node observers (profiling scopes) see one node at a time on one thread: no split then.

@@ -49,14 +49,7 @@ class CudaExecutable final : public Executable {
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     ctx_.activate();
-    if (inputs.empty()) fail("graph '{}' needs its inputs", graph_.name());
-    std::int64_t batch = -1;
-    for (std::size_t i = 0; i < inputs.size() && i < graph_.inputs().size(); ++i)
-      if (graph_.value(graph_.inputs()[i]).shape.at(0) == kBatchDim) {
-        batch = inputs[i].rank() > 0 ? inputs[i].dim(0) : -1;
-        break;
-      }
-    if (batch <= 0) fail("batch size must be positive, got {}", batch);
+    const std::int64_t batch = batch_size_of(graph_, inputs);
     if (uploaded_version_ != params_version_) upload_parameters();
     auto it = plans_.find(batch);
     if (it == plans_.end())

@@ -80,13 +80,7 @@ class SimExecutable final : public Executable, public Simulated {
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     inner_->set_observer(observer_);
     inner_->forward(inputs, mode);
-    require(!inputs.empty(), "graph '{}' needs its inputs", graph_.name());
-    std::int64_t batch = 0;
-    for (std::size_t i = 0; i < graph_.inputs().size() && i < inputs.size(); ++i)
-      if (graph_.value(graph_.inputs()[i]).shape.at(0) == kBatchDim) {
-        batch = inputs[i].dim(0);
-        break;
-      }
+    const std::int64_t batch = batch_size_of(graph_, inputs);
     auto value_of = [&](graph::ValueId v) -> const Tensor* {
       for (std::size_t i = 0; i < graph_.inputs().size() && i < inputs.size(); ++i)
         if (graph_.inputs()[i] == v) return &inputs[i];
