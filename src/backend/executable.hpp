@@ -66,6 +66,7 @@ class Executable {
   virtual void set_random_stream(std::uint64_t stream) = 0;
 
   void set_observer(NodeObserver* observer) { observer_ = observer; }
+  NodeObserver* observer() const { return observer_; }
   virtual const graph::Graph& graph() const = 0;
   virtual std::string name() const = 0;  // e.g. "cpu:threads=2"
 

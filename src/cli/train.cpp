@@ -125,8 +125,8 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
                 start.next_batch, start.global_step);
   }
 
-  // The profiler opens its counters before the first parallel region, so that the compute
-  // threads inherit them.
+  // The profiler opens its counters before training starts (on the compute pool, which it
+  // starts, and on every other thread; threads started later inherit them).
   std::unique_ptr<prof::TrainingProfiler> profiler;
   std::unique_ptr<train::ProfileCallback> profile_callback;
   if (!s.profile_events.empty()) {

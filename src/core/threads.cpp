@@ -26,4 +26,9 @@ void set_compute_threads(int n) {
 
 int compute_threads() { return omp_get_max_threads(); }
 
+void on_each_compute_thread(const std::function<void()>& body) {
+#pragma omp parallel num_threads(compute_threads())
+  body();
+}
+
 }  // namespace telar

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/threads.hpp"
 #include "prof/cpu_list.hpp"
 #include "prof/native_events.hpp"
 #include "prof/permissions.hpp"
@@ -113,6 +114,11 @@ std::vector<pid_t> threads_of(pid_t pid) {
   return tids;
 }
 
+pid_t this_thread_id() {
+  thread_local const pid_t id = static_cast<pid_t>(::syscall(SYS_gettid));
+  return id;
+}
+
 bool is_hardware(const EventTerm& term) {
   return term.type != PERF_TYPE_SOFTWARE && term.type != PERF_TYPE_TRACEPOINT;
 }
@@ -131,8 +137,12 @@ CounterSet::CounterSet(std::vector<ResolvedEvent>& events, const CountingOptions
   } else {
     cpus_ = {-1};
     // Another process is counted from before its exec, when it has one thread; this process is
-    // counted in every thread it has now, and inherit covers the threads started later.
-    targets = options.target_pid != 0 ? std::vector<pid_t>{options.target_pid} : threads_of(0);
+    // counted in every thread it has now, and inherit covers the threads started later. The
+    // compute pool is started first so that each of its threads has counters of its own, which
+    // it can read itself (see read()).
+    pool_reads_ = options.compute_pool && options.target_pid == 0;
+    if (pool_reads_) on_each_compute_thread([] {});
+    targets = options.target_pid == 0 ? threads_of(0) : std::vector<pid_t>{options.target_pid};
   }
 
   // 1. Without multiplexing every event of a thread/CPU is one group, which must fit the PMU;
@@ -200,6 +210,7 @@ CounterSet::CounterSet(std::vector<ResolvedEvent>& events, const CountingOptions
         for (const auto& group_terms : layout) {
           Group group;
           group.first_slot = slots_.size();
+          group.thread = pool_reads_ ? pid : 0;
           for (const auto& [e, t] : group_terms) {
             const EventTerm& term = events[e].terms[t];
             perf_event_attr attr = make_attr(term, domain, !per_cpu);
@@ -242,9 +253,13 @@ CounterSet::CounterSet(std::vector<ResolvedEvent>& events, const CountingOptions
     for (int fd : fds_) ::close(fd);
     throw;
   }
-  std::size_t largest = 0;
-  for (const auto& g : groups_) largest = std::max(largest, g.size);
-  buffer_.resize(3 + largest);
+  std::size_t buffer_size = 0;
+  for (auto& g : groups_) {
+    g.buffer_offset = buffer_size;
+    buffer_size += 3 + g.size;
+  }
+  buffer_.resize(buffer_size);
+  owner_status_.resize(groups_.size());
 }
 
 std::string probe_event(const ResolvedEvent& event, Domain domain) {
@@ -268,18 +283,43 @@ CounterSet::~CounterSet() {
   for (int fd : fds_) ::close(fd);
 }
 
-void CounterSet::read(CounterReading* out) const {
-  for (const auto& g : groups_) {
-    const std::size_t bytes = (3 + g.size) * sizeof(std::uint64_t);
-    const ssize_t got = ::read(g.leader_fd, buffer_.data(), bytes);
-    if (got != static_cast<ssize_t>(bytes))
+int CounterSet::read_group(const Group& g, CounterReading* out) const {
+  std::uint64_t* buffer = buffer_.data() + g.buffer_offset;
+  const std::size_t bytes = (3 + g.size) * sizeof(std::uint64_t);
+  const ssize_t got = ::read(g.leader_fd, buffer, bytes);
+  if (got < 0) return errno;
+  if (got != static_cast<ssize_t>(bytes)) return kShortRead;
+  // Group layout: nr, time_enabled, time_running, value[nr].
+  for (std::size_t i = 0; i < g.size; ++i) out[g.first_slot + i] = {buffer[3 + i], buffer[1], buffer[2]};
+  return 0;
+}
+
+void CounterSet::read(CounterReading* out, CallerReads order) const {
+  const auto check = [](int status) {
+    if (status != 0)
       fail("reading counters failed ({}); the measured process may have ended",
-           got < 0 ? std::strerror(errno) : "short read");
-    // Group layout: nr, time_enabled, time_running, value[nr].
-    const std::uint64_t enabled = buffer_[1], running = buffer_[2];
-    for (std::size_t i = 0; i < g.size; ++i)
-      out[g.first_slot + i] = {buffer_[3 + i], enabled, running};
+           status == kShortRead ? "short read" : std::strerror(status));
+  };
+  if (!pool_reads_) {
+    for (const auto& g : groups_) check(read_group(g, out));
+    return;
   }
+  // Reading the counters of a thread that is running on another CPU makes the kernel interrupt
+  // that CPU (in a virtual machine, an exit to the hypervisor), and the compute threads spin on
+  // their CPUs between kernels. So each compute thread reads its own groups, in one short
+  // parallel region, and the calling thread reads the rest afterwards (threads outside the pool,
+  // which are mostly asleep). The caller reads its own groups as it enters the region or after
+  // the region has ended, as `order` says.
+  std::fill(owner_status_.begin(), owner_status_.end(), kNotRead);
+  const pid_t caller = this_thread_id();
+  on_each_compute_thread([&] {
+    const pid_t me = this_thread_id();
+    if (me == caller && order == CallerReads::Last) return;
+    for (std::size_t i = 0; i < groups_.size(); ++i)
+      if (groups_[i].thread == me) owner_status_[i] = read_group(groups_[i], out);
+  });
+  for (std::size_t i = 0; i < groups_.size(); ++i)
+    check(owner_status_[i] == kNotRead ? read_group(groups_[i], out) : owner_status_[i]);
 }
 
 }  // namespace telar::prof

@@ -6,6 +6,8 @@
 // Per-thread mode opens one group set per thread the target has right now (so worker pools that
 // already exist, such as OpenBLAS's or OpenMP's, are counted) with inherit set (so threads
 // started later are counted too). Per-CPU mode opens one group set per listed CPU.
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -43,8 +45,14 @@ class CounterSet {
   const std::vector<Slot>& slots() const { return slots_; }
   std::size_t size() const { return slots_.size(); }
 
+  // Which side of a scope boundary the time spent waiting inside read() lands on, for the
+  // calling thread: reading its own counters first leaves the wait after its reading (use it
+  // where a scope ends), last leaves it before (where a scope begins), so the boundary's own cost
+  // stays outside the scope either way.
+  enum class CallerReads { First, Last };
   // Fills out[0 .. size()) from one read(2) per group; throws telar::Error if a read fails.
-  void read(CounterReading* out) const;
+  // With CountingOptions::compute_pool, each compute (OpenMP) thread reads its own groups.
+  void read(CounterReading* out, CallerReads order = CallerReads::First) const;
 
   // {-1} in per-thread mode (the threads are summed), the CPU numbers in per-CPU mode.
   const std::vector<int>& cpus() const { return cpus_; }
@@ -56,13 +64,21 @@ class CounterSet {
     int leader_fd = -1;
     std::size_t first_slot = 0;
     std::size_t size = 0;
+    pid_t thread = 0;  // with pool_reads_: the thread of this process it counts
+    std::size_t buffer_offset = 0;  // its part of buffer_, so groups can be read concurrently
   };
+  // One read(2) of a group into out: 0, the errno of a failed read, or kShortRead. Never
+  // throws (it runs inside a parallel region).
+  static constexpr int kShortRead = -1, kNotRead = -2;
+  int read_group(const Group& g, CounterReading* out) const;
   std::vector<Group> groups_;
   std::vector<int> fds_;
   std::vector<Slot> slots_;
   std::vector<int> cpus_;
   std::size_t threads_ = 0;
+  bool pool_reads_ = false;  // CountingOptions::compute_pool in effect
   mutable std::vector<std::uint64_t> buffer_;
+  mutable std::vector<int> owner_status_;  // read_group()'s result per group, in read()
 };
 
 // Whether this process could count `event` in `domain` right now (opens and closes a counter on

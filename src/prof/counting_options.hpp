@@ -44,6 +44,12 @@ struct CountingOptions {
   int counter_limit = 0;        // hardware counters per group; 0: ask libpfm4 (or the kernel)
   pid_t target_pid = 0;         // PerThread: 0 = this process, else that process (and children)
   bool enable_on_exec = false;  // start counting when the target calls exec (telar prof run)
+  // PerThread, this process: the work runs on telar's compute threads (the OpenMP pool, which
+  // oneDNN uses too). The pool is started before the counters are opened, and at every read
+  // each of its threads reads its own counters instead of the caller reading them from another
+  // CPU (which interrupts that CPU). Leave it off for work that does not use the pool: it would
+  // wake the pool, whose idle threads then spin for a while, at every read.
+  bool compute_pool = false;
   PermissionProbe permissions;
 };
 

@@ -122,16 +122,18 @@ void Session::make_current() {
   g_current.store(this);
 }
 
-void Session::snapshot(std::vector<CounterReading>& into, std::int64_t& wall) {
-  wall = now_ns();
+void Session::snapshot(std::vector<CounterReading>& into, std::int64_t& wall,
+                       CounterSet::CallerReads order) {
   into.resize(counters_->size());
-  counters_->read(into.data());
+  if (order == CounterSet::CallerReads::First) wall = now_ns();
+  counters_->read(into.data(), order);
+  if (order == CounterSet::CallerReads::Last) wall = now_ns();
 }
 
 void Session::read_counters_once() {
   node_end_in_now_ = false;
   std::int64_t wall = 0;
-  snapshot(now_, wall);
+  snapshot(now_, wall, CounterSet::CallerReads::First);
 }
 
 int Session::enclosing_recorded() const {
@@ -187,7 +189,7 @@ void Session::begin(const ScopeLabel& label) {
     return;
   }
   // The read comes last so that the bookkeeping above is not counted inside the scope.
-  snapshot(open.start, open.start_wall);
+  snapshot(open.start, open.start_wall, CounterSet::CallerReads::Last);
 }
 
 void Session::end(ScopeKind expected) {
@@ -207,7 +209,8 @@ void Session::end() {
     return;
   }
   std::int64_t end_wall = 0;
-  snapshot(now_, end_wall);  // first, so the bookkeeping below stays outside the scope
+  // First, so the bookkeeping below stays outside the scope.
+  snapshot(now_, end_wall, CounterSet::CallerReads::First);
   --depth_;
   if (open.label.kind == ScopeKind::Node) {
     node_end_in_now_ = true;

@@ -84,7 +84,10 @@ class Session {
     std::int64_t children_wall = 0;
     bool has_children = false;
   };
-  void snapshot(std::vector<CounterReading>& into, std::int64_t& wall);
+  // Reads every counter into `into` and the wall clock into `wall`. `order` says whether this
+  // thread's time spent in the read falls after the reading (a scope ends here: First) or before
+  // it (a scope begins here: Last), and the wall clock is taken on the same side.
+  void snapshot(std::vector<CounterReading>& into, std::int64_t& wall, CounterSet::CallerReads order);
   int enclosing_recorded() const;  // index in stack_ of the innermost recorded open scope
 
   SessionOptions options_;

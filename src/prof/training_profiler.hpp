@@ -17,8 +17,9 @@ namespace telar::prof {
 
 class TrainingProfiler {
  public:
-  // Opens the counters now: create it before the training loop starts its worker threads if
-  // possible (threads that already exist are attached too, threads started later inherit).
+  // Starts the compute pool (unless counting per CPU) and opens the counters now, on every
+  // thread the process has; threads started later inherit them. Training computes on the pool,
+  // so its threads read their own counters at scope boundaries (CountingOptions::compute_pool).
   explicit TrainingProfiler(SessionOptions options);
 
   void on_train_begin() { session_.begin(ScopeLabel::run()); }

@@ -31,6 +31,10 @@ Trainer::Trainer(backend::Executable& exe, graph::ParameterSet& params, Optimize
   state_.epochs = options.epochs;
 }
 
+Trainer::~Trainer() {
+  if (exe_.observer() == this) exe_.set_observer(nullptr);
+}
+
 void Trainer::add_callback(Callback* callback) {
   callbacks_.push_back(callback);
   if (callback->wants_node_events()) node_callbacks_.push_back(callback);

@@ -53,6 +53,10 @@ class Trainer : private backend::NodeObserver {
   // (graph::with_loss). `params` are the tensors `exe` was compiled over.
   Trainer(backend::Executable& exe, graph::ParameterSet& params, Optimizer& optimizer,
           LrSchedule schedule, TrainerOptions options);
+  // Leaves `exe` without an observer if this trainer was it (another trainer may run it next).
+  ~Trainer() override;
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
 
   void add_callback(Callback* callback);
   // Makes this trainer one replica of `group` (null: a lone trainer). Batches may then be

@@ -4,8 +4,10 @@
 #include "prof/session.hpp"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
@@ -16,6 +18,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/threads.hpp"
 #include "prof/permissions.hpp"
 #include "prof/training_profiler.hpp"
 #include "test_work.hpp"
@@ -282,6 +285,43 @@ TEST(ProfSession, CountsThreadsThatExistedBeforeTheSession) {
   s.end();
   const Profile p = s.finish();
   EXPECT_GE(static_cast<double>(p.total(p.records[0], 0)), 0.95 * static_cast<double>(worker_cpu));
+}
+
+// With compute_pool the pool's threads read their own counters; a scope around work on every
+// pool thread must still count all of it, and leave nothing of a later scope in an earlier one.
+TEST(ProfSession, ComputePoolThreadsReadTheirOwnCountersAndAllOfTheirWorkIsCounted) {
+  telar::set_compute_threads(2);
+  SessionOptions o = software_events();
+  o.counting.compute_pool = true;
+  Session s(o);
+  EXPECT_GE(s.counter_count(), 2u * 3u) << "the pool was started and attached";
+  std::array<std::int64_t, 2> first{}, second{};
+  const auto work = [](std::array<std::int64_t, 2>& cpu, std::int64_t ns) {
+#pragma omp parallel num_threads(2)
+    {
+      const std::int64_t start = thread_cpu_ns();
+      spin_cpu_ns(ns);
+      cpu[static_cast<std::size_t>(omp_get_thread_num())] = thread_cpu_ns() - start;
+    }
+  };
+  s.begin(ScopeLabel::region("first"));
+  work(first, 20'000'000);
+  s.end();
+  s.begin(ScopeLabel::region("second"));
+  work(second, 5'000'000);
+  s.end();
+  const Profile p = s.finish();
+  ASSERT_EQ(p.records.size(), 2u);
+  const double counted_first = static_cast<double>(p.total(p.records[0], 0));
+  const double counted_second = static_cast<double>(p.total(p.records[1], 0));
+  const double worked_first = static_cast<double>(first[0] + first[1]);
+  const double worked_second = static_cast<double>(second[0] + second[1]);
+  EXPECT_GE(counted_first, 0.95 * worked_first);
+  EXPECT_GE(counted_second, 0.95 * worked_second);
+  // The 20 ms of the first scope stay in it: what the second counts beyond its own work is the
+  // pool's spin-wait after its region (far less than 4x its work) and no part of the first.
+  EXPECT_LT(counted_second, counted_first);
+  telar::set_compute_threads(0);
 }
 
 TEST(ProfSession, UnrecordedKindsKeepPathsAndAttachChildrenToTheNearestRecordedScope) {

@@ -9,8 +9,7 @@ namespace telar::train {
 
 class ProfileCallback : public Callback {
  public:
-  // `profiler` must outlive the callback; create it before the first parallel region of the
-  // run so that the compute threads inherit its counters.
+  // `profiler` must outlive the callback.
   ProfileCallback(prof::TrainingProfiler& profiler, bool node_scopes)
       : profiler_(profiler), node_scopes_(node_scopes) {}
 
