@@ -1,4 +1,6 @@
 #pragma once
+#include <time.h>
+
 #include <chrono>
 #include <cstdint>
 
@@ -8,6 +10,13 @@ inline std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// CPU time the calling thread has run (not the time it waited for a core or slept).
+inline std::int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 class Stopwatch {

@@ -1,7 +1,9 @@
 #pragma once
 // Test knobs that make one worker of a CPU-only machine behave like a different device:
-// `slowdown=F` stretches its forward and backward passes F times (it sleeps (F-1) times each
-// pass's duration, so the other workers keep the cores), and `fail_at_step=N` makes it throw
+// `slowdown=F` stretches its forward and backward passes F times (it sleeps (F-1) times the CPU
+// time each pass took on its thread, so the other workers keep the cores, and time the pass
+// spent waiting for a core is not multiplied: a device F times slower takes F times the work,
+// not F times the interference), and `fail_at_step=N` makes it throw
 // when it starts global step N (a dying worker). Wraps the worker's backend executable.
 #include <cstdint>
 #include <memory>

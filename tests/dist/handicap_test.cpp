@@ -1,0 +1,40 @@
+// slowdown=F makes a pass take F times the CPU time it computed: the wrapped pass sleeps the
+// rest, so its own thread's CPU time stays what the work needed.
+#include "dist/handicap.hpp"
+
+#include <gtest/gtest.h>
+
+#include "backend/backend.hpp"
+#include "core/clock.hpp"
+#include "graph/builder.hpp"
+#include "graph/parameters.hpp"
+
+using namespace telar;
+
+namespace {
+
+TEST(Handicap, AForwardPassTakesSlowdownTimesTheCpuTimeItComputed) {
+  graph::GraphBuilder b("wide");
+  graph::ValueId x = b.input("x", {256});
+  x = b.relu(b.linear(x, 1024, "fc1"), "relu");
+  b.output(b.linear(x, 1024, "fc2"));
+  const graph::Graph g = b.finish();
+  graph::ParameterSet params = graph::ParameterSet::initialize(g, 1);
+  constexpr double kSlowdown = 3.0;
+  dist::HandicappedExecutable exe(
+      backend::compile(backend::parse_backend_spec("cpu:threads=1"), g, params, {1}),
+      {kSlowdown, -1});
+  const Tensor input(Shape{512, 256});
+  exe.forward({&input, 1}, backend::Mode::Eval);  // plans and primitives, untimed
+  const std::int64_t wall_start = now_ns(), cpu_start = thread_cpu_ns();
+  exe.forward({&input, 1}, backend::Mode::Eval);
+  const double wall = static_cast<double>(now_ns() - wall_start);
+  const double cpu = static_cast<double>(thread_cpu_ns() - cpu_start);
+  ASSERT_GT(cpu, 0.0);
+  // At least F times the computing (sleeps only lengthen), and the sleep took no CPU time: the
+  // pass's CPU time is far below its wall time.
+  EXPECT_GE(wall, 0.98 * kSlowdown * cpu);
+  EXPECT_LT(cpu, 0.6 * wall);
+}
+
+}  // namespace
