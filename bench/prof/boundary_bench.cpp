@@ -1,14 +1,17 @@
 // What profiling costs: the counter read at a scope boundary (ns per boundary, by number of
 // events), a scope of a kind that is tracked but not recorded, a Scope with no session, and a
 // training-shaped workload (batches of 9 layers, forward and backward) run without profiling,
-// with batch scopes and with node scopes, so that the overhead of each can be stated.
+// with batch scopes and with node scopes, so that the overhead of each can be stated; and node
+// boundaries between kernels on the compute pool, read by the caller or by the pool itself.
 #include <benchmark/benchmark.h>
+#include <omp.h>
 
 #include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "core/threads.hpp"
 #include "prof/matmul/kernels.hpp"
 #include "prof/session.hpp"
 
@@ -81,6 +84,43 @@ void BM_ScopeBoundaryBusyThread(benchmark::State& state) {
   session->finish();
 }
 BENCHMARK(BM_ScopeBoundaryBusyThread)->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond)->UseRealTime();
+
+// Boundaries between kernels on the compute pool, as in node-scope profiling of a CPU backend:
+// a short parallel region (the kernel; afterwards the pool's other threads spin waiting for
+// the next one), then one node scope. Arg 0: the caller reads every thread's counters (a
+// spinning thread on another CPU must be interrupted for it), Arg 1: compute_pool, each pool
+// thread reads its own. Time per kernel + scope; run with Arg -1 for the kernels alone.
+void BM_NodeBoundaryOnComputePool(benchmark::State& state) {
+  const int mode = static_cast<int>(state.range(0));
+  std::unique_ptr<Session> session;
+  if (mode >= 0) {
+    SessionOptions o;
+    o.events = software_events(3);
+    o.counting.compute_pool = mode == 1;
+    session = std::make_unique<Session>(o);
+    session->begin(ScopeLabel::run());
+  }
+  std::vector<double> sink(static_cast<std::size_t>(telar::compute_threads()) * 8, 0.0);
+  const auto kernel = [&] {
+#pragma omp parallel
+    {
+      double x = 1.0;
+      for (int i = 0; i < 20000; ++i) x = x * 1.0000001 + 1e-9;
+      sink[static_cast<std::size_t>(omp_get_thread_num()) * 8] += x;
+    }
+  };
+  for (auto _ : state) {
+    kernel();
+    Scope node(session.get(), ScopeLabel::node("conv2", Pass::Forward));
+    kernel();
+  }
+  benchmark::DoNotOptimize(sink.data());
+  if (session) {
+    session->end();
+    session->finish();
+  }
+}
+BENCHMARK(BM_NodeBoundaryOnComputePool)->Arg(-1)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // The read alone (no bookkeeping).
 void BM_CounterRead(benchmark::State& state) {
