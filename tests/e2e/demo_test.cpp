@@ -1,0 +1,86 @@
+// `telar demo` end to end: every stage runs on this machine and leaves its run where the final
+// lines say, with results that make sense on their own terms (a trained CNN well above chance,
+// a profile whose batches add up, two data-parallel workers whose shares sum to one, DLRM's
+// components whose cycle shares sum to one).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "run_command.hpp"
+
+namespace fs = std::filesystem;
+using telar::testing::fresh_temp_dir;
+using telar::testing::run_telar;
+
+namespace {
+
+nlohmann::json result_of(const fs::path& run) {
+  std::ifstream in(run / "run.json");
+  return nlohmann::json::parse(in).at("result");
+}
+
+// Rows of a CSV file as column -> text maps.
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  for (std::stringstream h(line); std::getline(h, line, ',');) header.push_back(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    std::map<std::string, std::string> row;
+    std::stringstream cells(line);
+    std::string cell;
+    for (const auto& name : header) {
+      std::getline(cells, cell, ',');
+      row[name] = cell;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+TEST(Demo, EveryStageRunsAndLeavesItsRun) {
+  const fs::path out = fresh_temp_dir("demo");
+  const auto r = run_telar({"demo", "--out", out.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("telar demo finished"), std::string::npos) << r.out;
+
+  // 1. One epoch of the seed-001 CNN: well above the 10 % of guessing.
+  EXPECT_GT(result_of(out / "train")["test"]["accuracy"].get<double>(), 0.7);
+  // Its profile: the run's task-clock is its epochs' plus the run's gap, to the nanosecond.
+  std::map<std::string, double> task_clock;
+  for (const auto& row : read_csv(out / "train" / "profile" / "counters.csv"))
+    if (row.at("event") == "task-clock") task_clock[row.at("scope")] = std::stod(row.at("value"));
+  ASSERT_TRUE(task_clock.count("run") && task_clock.count("run/epoch[0]") && task_clock.count("run/gap"));
+  EXPECT_EQ(task_clock["run/epoch[0]"] + task_clock["run/gap"], task_clock["run"]);
+  EXPECT_TRUE(task_clock.count("run/epoch[0]/batch[0]"));
+
+  // 2. The simulated layers.
+  EXPECT_TRUE(fs::exists(out / "simulate" / "layers.csv"));
+  EXPECT_TRUE(fs::exists(out / "simulate" / "report.html"));
+
+  // 3. Two data-parallel workers, with the energy section (measured or saying why not).
+  const nlohmann::json dp = result_of(out / "data-parallel");
+  ASSERT_EQ(dp["data_parallel"]["workers"].get<int>(), 2);
+  double shares = 0;
+  for (const auto& s : dp["data_parallel"]["shares"]) shares += s.get<double>();
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+  EXPECT_TRUE(dp.contains("energy"));
+
+  // 4. DLRM on the hybrid accelerator: the components' cycle shares sum to one.
+  double cycle_share = 0;
+  for (const auto& row : read_csv(out / "dlrm" / "components.csv"))
+    cycle_share += std::stod(row.at("cycle_share"));
+  EXPECT_NEAR(cycle_share, 1.0, 1e-6);
+  fs::remove_all(out);
+}
+
+}  // namespace
