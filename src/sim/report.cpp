@@ -101,6 +101,23 @@ nlohmann::json energy_json(const EnergyBreakdown& e) {
           {"sections", sections}};
 }
 
+// What telar adds to STONNE's statistics: how the run was simulated (`skips_name` says what a
+// skip is for this engine) and the check of its outputs against the reference kernel.
+nlohmann::json telar_run_json(const OperationRecord& r, const char* skips_name) {
+  const OpResult& res = r.result;
+  return {{"mode", r.exact_cycle_loop ? "exact-cycle-loop" : "fast-forward"},
+          {"simulated_cycles", res.simulated_cycles},
+          {"skipped_cycles", res.stats.cycles - res.simulated_cycles},
+          {skips_name, res.skips},
+          {"seconds", res.seconds},
+          {"output_check",
+           {{"checked", res.output_checked},
+            {"correct", res.output_correct},
+            {"outputs", res.output.size()},
+            {"outputs_from_fabric", res.outputs_from_fabric},
+            {"max_abs_error", res.max_abs_error}}}};
+}
+
 nlohmann::json sparse_stats_json(const OperationRecord& r) {
   using nlohmann::json;
   const SparseOperation& op = *r.sparse;
@@ -138,17 +155,7 @@ nlohmann::json sparse_stats_json(const OperationRecord& r) {
                          {"multipliers", st.multipliers},
                          {"utilization", st.utilization()}};
   j["Energy"] = energy_json(r.energy);
-  json telar = {{"mode", r.exact_cycle_loop ? "exact-cycle-loop" : "fast-forward"},
-                {"simulated_cycles", res.simulated_cycles},
-                {"skipped_cycles", st.cycles - res.simulated_cycles},
-                {"rows_skipped", res.skips},
-                {"seconds", res.seconds},
-                {"output_check",
-                 {{"checked", res.output_checked},
-                  {"correct", res.output_correct},
-                  {"outputs", res.output.size()},
-                  {"outputs_from_fabric", res.outputs_from_fabric},
-                  {"max_abs_error", res.max_abs_error}}}};
+  json telar = telar_run_json(r, "rows_skipped");
   SparseArgs args;
   args.M = op.M, args.N = op.N, args.K = op.K;
   args.mk_sparsity = op.mk_sparsity, args.kn_sparsity = op.kn_sparsity;
@@ -220,19 +227,8 @@ nlohmann::json stats_json(const OperationRecord& r) {
                  {"total", r.energy.total()},
                  {"area", r.energy.area},
                  {"sections", energy_sections}};
-  const OpResult& res = r.result;
-  j["telar"] = {{"stonne_command", stonne_command_line(hw, op, t)},
-                {"mode", r.exact_cycle_loop ? "exact-cycle-loop" : "fast-forward"},
-                {"simulated_cycles", res.simulated_cycles},
-                {"skipped_cycles", st.cycles - res.simulated_cycles},
-                {"steady_state_skips", res.skips},
-                {"seconds", res.seconds},
-                {"output_check",
-                 {{"checked", res.output_checked},
-                  {"correct", res.output_correct},
-                  {"outputs", res.output.size()},
-                  {"outputs_from_fabric", res.outputs_from_fabric},
-                  {"max_abs_error", res.max_abs_error}}}};
+  j["telar"] = telar_run_json(r, "steady_state_skips");
+  j["telar"]["stonne_command"] = stonne_command_line(hw, op, t);
   return j;
 }
 
