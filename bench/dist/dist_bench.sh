@@ -10,7 +10,8 @@
 #   3. (if mpirun exists) two MPI ranks on this machine vs two threads.
 # Every figure is training samples/s (training phases only; the warm-up and evaluation are
 # reported apart), the best of REPEATS alternating runs: other processes on a shared machine
-# only ever slow a run down. The "capacity" row runs two independent 1-thread trainings at
+# only ever slow a run down. The goals' ratios are also given paired: each repeat's own ratio
+# (its runs ran within minutes of each other), median over the repeats. The "capacity" row runs two independent 1-thread trainings at
 # once: what the machine gives two threads at that moment (1.0x on a saturated machine).
 #   bench/dist/dist_bench.sh [--epochs E] [--batches N] [--batch-size B] [--repeats R]
 #                            [--skip-accuracy] [--skip-hetero]
@@ -120,8 +121,15 @@ mpi_t=""; [ "$mpi" = 1 ] && mpi_t=$(best mpi samples_per_s)
 acc1="" acc2=""
 if [ "$accuracy" = 1 ]; then acc1=$(median acc1 test accuracy); acc2=$(median acc2 test accuracy); fi
 python3 - "$batch_size" "$batches" "$repeats" "$cap" "$one" "$two" "$fast" "$slow_t" "$equal" "$auto" "$dyn" \
-  "$auto_warm" "$auto_share" "$dyn_share" "$mpi_t" "$acc1" "$acc2" "$epochs" "$dyn_last" <<'PY'
-import sys
+  "$auto_warm" "$auto_share" "$dyn_share" "$mpi_t" "$acc1" "$acc2" "$epochs" "$dyn_last" "$tmp" <<'PY'
+import json, statistics, sys
+def per_round(name):  # samples/s of each repeat, in the order they ran
+    out, i = [], 0
+    while True:
+        try:
+            with open(f"{sys.argv[20]}/{name}.{i}.json") as f: out.append(json.loads(f.read())["samples_per_s"])
+        except FileNotFoundError: return out
+        i += 1
 b, n, r, cap = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 one, two, fast, slow, equal, auto, dyn, warm, ashare, dshare = map(float, sys.argv[5:15])
 mpi, acc1, acc2, epochs = sys.argv[15], sys.argv[16], sys.argv[17], sys.argv[18]
@@ -144,6 +152,15 @@ if ideal > 0:
     print(f"{'pair, --balance auto':<52} {auto:>10.0f} {auto/ideal:>7.1%} of ideal   goal >= 90%  (share of fast {ashare:.3f}, warm-up {warm:.1f} s)")
     print(f"{'pair, --balance dynamic (3 epochs)':<52} {dyn:>10.0f} {dyn/ideal:>7.1%} of ideal   (final share of fast {dshare:.3f})")
     print(f"{'pair, --balance dynamic, third epoch':<52} {dyn_last:>10.0f} {dyn_last/ideal:>7.1%} of ideal")
+# The best of each configuration can come from different moments of a noisy machine; the runs of
+# one repeat ran minutes apart at most, so their ratios, and the median over repeats, are paired.
+print()
+print(f"paired by repeat (median over {r} repeats of each repeat's own ratio):")
+o, t = per_round("one"), per_round("two")
+print(f"  two workers / one worker                {statistics.median(b/a for a, b in zip(o, t)):.2f}x   goal >= 1.80x")
+if ideal > 0:
+    f_, s_, a_ = per_round("fast"), per_round("slow"), per_round("auto")
+    print(f"  auto / (fast alone + slow alone)        {statistics.median(c/(a+b) for a, b, c in zip(f_, s_, a_)):.1%}   goal >= 90%")
 if acc1:
     a1, a2 = float(acc1), float(acc2)
     print()
