@@ -7,6 +7,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -126,9 +127,13 @@ class NcclCommunicator final : public Communicator {
     return total;
   }
 
+  // Called from the failing worker's thread while its collective thread may be inside a
+  // collective: only the group state changes here. Every member's collective thread sees it
+  // while waiting (or at its next call), aborts its own NCCL communicator, which ends the
+  // kernels stuck waiting for this member, and throws GroupAborted; the destructor aborts the
+  // communicators of members that were idle.
   void abort(const std::string& reason) override {
     const bool first = group_->end(rank_, reason);
-    abort_comm();
     if (first && bootstrap_ != nullptr) bootstrap_->abort(reason);  // MPI: ends the job
   }
 
@@ -143,8 +148,7 @@ class NcclCommunicator final : public Communicator {
   }
 
   void abort_comm() {
-    if (comm_aborted_ || comm_ == nullptr) return;
-    comm_aborted_ = true;
+    if (comm_ == nullptr || comm_aborted_.exchange(true)) return;
     cudaSetDevice(device_);
     ncclCommAbort(comm_);  // best effort: the group is ending anyway
   }
@@ -205,7 +209,7 @@ class NcclCommunicator final : public Communicator {
   void* device_buffer_ = nullptr;
   void* host_buffer_ = nullptr;  // pinned
   std::size_t capacity_ = 0;
-  bool comm_aborted_ = false;
+  std::atomic<bool> comm_aborted_ = false;
 };
 
 }  // namespace
