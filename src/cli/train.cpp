@@ -15,9 +15,11 @@
 #include "core/files.hpp"
 #include "core/log.hpp"
 #include "core/threads.hpp"
+#include "dist/communicator_choice.hpp"
 #include "dist/data_parallel.hpp"
 #include "dist/energy/sampler.hpp"
 #include "dist/mpi_communicator.hpp"
+#include "dist/nccl_communicator.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"
 #include "prof/cpu_list.hpp"
@@ -67,6 +69,7 @@ struct Setup {
   std::uint64_t seed = 0;
   bool json = false, quiet = false;
   // Data parallelism.
+  std::string communicator = "auto", communicator_kind;  // --communicator, and the chosen kind
   std::string workers, balance = "equal", shard = "interleaved", bn_buffers = "average";
   double bucket_mb = 4.0;
   bool no_overlap = false;
@@ -317,6 +320,18 @@ void train_threads(const Setup& s) {
   });
 }
 
+// The group's workers as threads of this process, each on its own GPU, joined by NCCL.
+void train_nccl(const Setup& s) {
+  std::vector<int> devices;
+  for (const auto& w : s.worker_list.workers) devices.push_back(dist::cuda_device_index(w.device));
+  const auto members = dist::make_nccl_group(devices);
+  dist::run_worker_threads(members, [&](dist::Communicator& comm) {
+    const dist::WorkerSpec& spec = s.worker_list.workers[static_cast<std::size_t>(comm.rank())];
+    dist::run_guarded(comm, dist::member_name(comm, spec.text),
+                      [&] { train_replica(s, &comm, &spec); });
+  });
+}
+
 // One worker per MPI rank (mpirun -np N telar train --workers mpi ...).
 void train_mpi(const Setup& s) {
   auto comm = dist::open_mpi_world();
@@ -361,6 +376,9 @@ void add_train_options(CLI::App& app, Setup& s) {
                  "(cpu:threads=1,cpu:threads=1), or mpi (one worker per MPI rank: mpirun -np N "
                  "telar train --workers mpi ...). Test knobs: DEVICE:slowdown=F, "
                  "DEVICE:fail_at_step=N (docs/dist.md)");
+  app.add_option("--communicator", s.communicator,
+                 "how the workers exchange gradients: auto (NCCL when every worker is its own "
+                 "cuda:N and NCCL is built, else threads or MPI) | threads | nccl (docs/dist.md)");
   app.add_option("--balance", s.balance,
                  "work split between workers: equal | factor:F[@RANK] | weights:A/B/... | auto "
                  "(measured in a warm-up) | dynamic (re-measured every epoch)");
@@ -496,6 +514,7 @@ int run_train(const Args& given) {
     require(s.profile_events.empty(), "--profile counts one process's training; it does not "
                                       "combine with --workers yet");
     s.worker_list = dist::parse_workers(s.workers);
+    s.communicator_kind = dist::choose_communicator(s.communicator, s.worker_list, dist::nccl_available());
     s.dp.balance = dist::Balance::parse(s.balance);
     s.dp.shard = dist::parse_shard_mode(s.shard);
     require(s.bucket_mb > 0 && std::isfinite(s.bucket_mb), "--bucket-mb must be positive, got {}",
@@ -532,7 +551,7 @@ int run_train(const Args& given) {
                                      "libopenmpi-dev (scripts/setup.sh) and rebuild");
     }
   } else {
-    for (const char* o : {"--balance", "--shard", "--bucket-mb", "--no-overlap", "--warmup-steps",
+    for (const char* o : {"--communicator", "--balance", "--shard", "--bucket-mb", "--no-overlap", "--warmup-steps",
                           "--warmup-seconds", "--bn-buffers"})
       require(app.count(o) == 0, "{} sets up data-parallel training; it needs --workers", o);
     backend::check_usable(backend::parse_backend_spec(s.backend_name));
@@ -608,6 +627,8 @@ int run_train(const Args& given) {
     train_replica(s, nullptr, nullptr);
   else if (s.worker_list.mpi)
     train_mpi(s);
+  else if (s.communicator_kind == "nccl")
+    train_nccl(s);
   else
     train_threads(s);
   return 0;

@@ -356,4 +356,49 @@ void run_worker_threads(int size, const std::function<void(Communicator&)>& body
                      failed);
 }
 
+void run_worker_threads(const std::vector<std::unique_ptr<Communicator>>& members,
+                        const std::function<void(Communicator&)>& body) {
+  const std::size_t n = members.size();
+  std::vector<std::exception_ptr> own_errors(n);
+  std::mutex mutex;
+  int failed = -1;  // the first member that failed by itself, and why
+  std::string reason;
+  std::vector<std::thread> threads;
+  for (std::size_t r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      std::string what;
+      try {
+        body(*members[r]);
+        return;
+      } catch (const GroupAborted&) {
+        return;  // another member failed first; its error is the one reported
+      } catch (const std::exception& e) {
+        own_errors[r] = std::current_exception();
+        what = e.what();
+      } catch (...) {
+        own_errors[r] = std::current_exception();
+        what = "unknown error";
+      }
+      {
+        std::lock_guard lock(mutex);
+        if (failed < 0) {
+          failed = static_cast<int>(r);
+          reason = what;
+        }
+      }
+      try {
+        members[r]->abort(what);
+      } catch (...) {
+        // Ending the group is best effort; this member's own error is reported.
+      }
+    });
+  for (auto& t : threads) t.join();
+  if (failed < 0) return;
+  if (std::all_of(own_errors.begin(), own_errors.end(), [](const auto& e) { return e != nullptr; }))
+    std::rethrow_exception(own_errors[0]);
+  const std::string prefix = fmt::format("worker {} ", failed);
+  throw WorkerFailed(reason.rfind(prefix, 0) == 0 ? reason : fmt::format("worker {} failed: {}", failed, reason),
+                     failed);
+}
+
 }  // namespace telar::dist

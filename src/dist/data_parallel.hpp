@@ -133,4 +133,9 @@ class WorkerFailed : public Error {
 // non-finite loss), rank 0's exception is rethrown as it is.
 void run_worker_threads(int size, const std::function<void(Communicator&)>& body);
 
+// The same over communicators made beforehand, one thread per member (e.g. make_nccl_group):
+// a failing member's abort() ends the group, whose other members' collectives then throw.
+void run_worker_threads(const std::vector<std::unique_ptr<Communicator>>& members,
+                        const std::function<void(Communicator&)>& body);
+
 }  // namespace telar::dist

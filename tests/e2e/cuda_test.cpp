@@ -55,6 +55,15 @@ TEST(CudaE2E, TrainWithoutAGpuIsAOneLineErrorAndWritesNothing) {
   EXPECT_EQ(std::count(w.err.begin(), w.err.end(), '\n'), 1) << w.err;
   EXPECT_FALSE(fs::exists(root + "/dp"));
 
+  // NCCL between two GPUs: refused the same way (no device, or no NCCL in this build).
+  const auto n = run_telar({"train", "--model", "mlp:784-16-10", "--data",
+                            "synthetic:64:1x28x28:10", "--epochs", "1", "--batch-size", "16",
+                            "--workers", "cuda:0,cuda:1", "--communicator", "nccl", "--quiet",
+                            "--out", root + "/nccl"});
+  EXPECT_EQ(n.status, 2) << n.err;
+  EXPECT_EQ(std::count(n.err.begin(), n.err.end(), '\n'), 1) << n.err;
+  EXPECT_FALSE(fs::exists(root + "/nccl"));
+
   const auto i = run_telar({"infer", "--model", "mnist_cnn", "--backend", "cuda:0", "--repeats",
                             "1", "--out", root + "/infer"});
   EXPECT_EQ(i.status, 2) << i.err;

@@ -160,6 +160,18 @@ TEST(DistE2E, BadOptionsAreOneLineErrors) {
   for (const char* d : {"a", "b", "c", "d", "e", "f", "g"}) EXPECT_FALSE(fs::exists(root + "/" + d)) << d;
 }
 
+// --communicator nccl needs every worker on its own GPU (and NCCL built in): refused before
+// anything is written. (With GPUs absent, cuda workers are refused in tests/e2e/cuda_test.cpp.)
+TEST(DistE2E, NcclCommunicatorForCpuWorkersIsAOneLineError) {
+  const std::string root = fresh_temp_dir("dist_nccl");
+  expect_one_line_error(run_telar(with(base(root + "/a", 1), {"--workers", "cpu,cpu", "--communicator", "nccl"})),
+                        "--communicator nccl");
+  expect_one_line_error(run_telar(with(base(root + "/b", 1), {"--communicator", "nccl"})), "needs --workers");
+  expect_one_line_error(run_telar(with(base(root + "/c", 1), {"--workers", "cpu,cpu", "--communicator", "gloo"})),
+                        "expected auto, threads or nccl");
+  for (const char* d : {"a", "b", "c"}) EXPECT_FALSE(fs::exists(root + "/" + d)) << d;
+}
+
 TEST(DistE2E, PresetIsTheThesisExperiment) {
   const std::string out = fresh_temp_dir("dist_preset") + "/run";
   // One step of two samples: the architecture, loss and optimiser are what matters here.
