@@ -26,7 +26,7 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual std::string kind() const = 0;  // "threads", "mpi"
+  virtual std::string kind() const = 0;  // "threads", "mpi", "nccl"
 
   // Elementwise sum over the members, in place; every member gets bitwise the same result.
   virtual void all_reduce_sum(std::span<float> values) = 0;
