@@ -294,13 +294,13 @@ int CounterSet::read_group(const Group& g, CounterReading* out) const {
   return 0;
 }
 
-void CounterSet::read(CounterReading* out, CallerReads order) const {
+void CounterSet::read(CounterReading* out, CallerReads order, bool in_pool) const {
   const auto check = [](int status) {
     if (status != 0)
       fail("reading counters failed ({}); the measured process may have ended",
            status == kShortRead ? "short read" : std::strerror(status));
   };
-  if (!pool_reads_) {
+  if (!pool_reads_ || !in_pool) {
     for (const auto& g : groups_) check(read_group(g, out));
     return;
   }

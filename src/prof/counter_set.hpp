@@ -51,8 +51,11 @@ class CounterSet {
   // stays outside the scope either way.
   enum class CallerReads { First, Last };
   // Fills out[0 .. size()) from one read(2) per group; throws telar::Error if a read fails.
-  // With CountingOptions::compute_pool, each compute (OpenMP) thread reads its own groups.
-  void read(CounterReading* out, CallerReads order = CallerReads::First) const;
+  // With CountingOptions::compute_pool and `in_pool`, each compute (OpenMP) thread reads its own
+  // groups: for boundaries between kernels (node, batch), where the pool's threads are awake
+  // and spinning (a read elsewhere would wake the pool, and its threads would then spin in the
+  // enclosing scope).
+  void read(CounterReading* out, CallerReads order = CallerReads::First, bool in_pool = false) const;
 
   // {-1} in per-thread mode (the threads are summed), the CPU numbers in per-CPU mode.
   const std::vector<int>& cpus() const { return cpus_; }

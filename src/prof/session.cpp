@@ -123,17 +123,17 @@ void Session::make_current() {
 }
 
 void Session::snapshot(std::vector<CounterReading>& into, std::int64_t& wall,
-                       CounterSet::CallerReads order) {
+                       CounterSet::CallerReads order, ScopeKind kind) {
   into.resize(counters_->size());
   if (order == CounterSet::CallerReads::First) wall = now_ns();
-  counters_->read(into.data(), order);
+  counters_->read(into.data(), order, kind == ScopeKind::Node || kind == ScopeKind::Batch);
   if (order == CounterSet::CallerReads::Last) wall = now_ns();
 }
 
 void Session::read_counters_once() {
   node_end_in_now_ = false;
   std::int64_t wall = 0;
-  snapshot(now_, wall, CounterSet::CallerReads::First);
+  snapshot(now_, wall, CounterSet::CallerReads::First, ScopeKind::Region);
 }
 
 int Session::enclosing_recorded() const {
@@ -189,7 +189,7 @@ void Session::begin(const ScopeLabel& label) {
     return;
   }
   // The read comes last so that the bookkeeping above is not counted inside the scope.
-  snapshot(open.start, open.start_wall, CounterSet::CallerReads::Last);
+  snapshot(open.start, open.start_wall, CounterSet::CallerReads::Last, label.kind);
 }
 
 void Session::end(ScopeKind expected) {
@@ -210,7 +210,7 @@ void Session::end() {
   }
   std::int64_t end_wall = 0;
   // First, so the bookkeeping below stays outside the scope.
-  snapshot(now_, end_wall, CounterSet::CallerReads::First);
+  snapshot(now_, end_wall, CounterSet::CallerReads::First, open.label.kind);
   --depth_;
   if (open.label.kind == ScopeKind::Node) {
     node_end_in_now_ = true;

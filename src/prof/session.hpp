@@ -86,8 +86,11 @@ class Session {
   };
   // Reads every counter into `into` and the wall clock into `wall`. `order` says whether this
   // thread's time spent in the read falls after the reading (a scope ends here: First) or before
-  // it (a scope begins here: Last), and the wall clock is taken on the same side.
-  void snapshot(std::vector<CounterReading>& into, std::int64_t& wall, CounterSet::CallerReads order);
+  // it (a scope begins here: Last), and the wall clock is taken on the same side. `kind` is the
+  // scope's: node and batch boundaries lie between kernels, where the compute pool reads its own
+  // counters; run, epoch and eval boundaries are read by the caller alone.
+  void snapshot(std::vector<CounterReading>& into, std::int64_t& wall, CounterSet::CallerReads order,
+                ScopeKind kind);
   int enclosing_recorded() const;  // index in stack_ of the innermost recorded open scope
 
   SessionOptions options_;

@@ -287,8 +287,9 @@ TEST(ProfSession, CountsThreadsThatExistedBeforeTheSession) {
   EXPECT_GE(static_cast<double>(p.total(p.records[0], 0)), 0.95 * static_cast<double>(worker_cpu));
 }
 
-// With compute_pool the pool's threads read their own counters; a scope around work on every
-// pool thread must still count all of it, and leave nothing of a later scope in an earlier one.
+// With compute_pool the pool's threads read their own counters at node boundaries; a node
+// scope around work on every pool thread must still count all of it, and leave nothing of a
+// later node in an earlier one.
 TEST(ProfSession, ComputePoolThreadsReadTheirOwnCountersAndAllOfTheirWorkIsCounted) {
   telar::set_compute_threads(2);
   SessionOptions o = software_events();
@@ -304,10 +305,10 @@ TEST(ProfSession, ComputePoolThreadsReadTheirOwnCountersAndAllOfTheirWorkIsCount
       cpu[static_cast<std::size_t>(omp_get_thread_num())] = thread_cpu_ns() - start;
     }
   };
-  s.begin(ScopeLabel::region("first"));
+  s.begin(ScopeLabel::node("first", Pass::Forward));
   work(first, 20'000'000);
   s.end();
-  s.begin(ScopeLabel::region("second"));
+  s.begin(ScopeLabel::node("second", Pass::Forward));
   work(second, 5'000'000);
   s.end();
   const Profile p = s.finish();
