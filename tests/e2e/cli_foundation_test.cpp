@@ -110,6 +110,11 @@ TEST(CliFoundation, TrainWritesRunDirectoryAndJson) {
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_GE(j["test"]["accuracy"].get<double>(), 0.0);
   EXPECT_LE(j["test"]["accuracy"].get<double>(), 1.0);
+  // One epoch of 256 samples: its own throughput is 256 samples over its time, and the run's.
+  ASSERT_EQ(j["epoch_samples_per_s"].size(), 1u);
+  const double epoch_seconds = j["epoch_seconds"][0].get<double>();
+  EXPECT_NEAR(j["epoch_samples_per_s"][0].get<double>() * epoch_seconds, 256.0, 1e-6);
+  EXPECT_NEAR(j["samples_per_s"].get<double>() * epoch_seconds, 256.0, 1e-6);
   for (const char* f : {"run.json", "metrics.csv", "report.html", "checkpoint.telar"})
     EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
   // The checkpoint evaluates to the same test accuracy the run reported.
