@@ -20,6 +20,7 @@
 #include "dist/energy/sampler.hpp"
 #include "dist/mpi_communicator.hpp"
 #include "dist/nccl_communicator.hpp"
+#include "dist/worker_threads.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"
 #include "prof/cpu_list.hpp"

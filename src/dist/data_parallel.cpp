@@ -6,14 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "core/clock.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
-#include "dist/thread_communicator.hpp"
 #include "train/trainer.hpp"
 
 namespace telar::dist {
@@ -324,81 +321,6 @@ nlohmann::json DataParallelWorker::describe() const {
   if (!rebalances_.empty()) j["rebalances"] = rebalances_;
   if (!compute_seconds_.empty()) j["compute_seconds"] = compute_seconds_;
   return j;
-}
-
-void run_worker_threads(int size, const std::function<void(Communicator&)>& body) {
-  ThreadGroup group(size);
-  std::vector<std::exception_ptr> own_errors(static_cast<std::size_t>(size));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        body(group.member(r));
-      } catch (const GroupAborted&) {
-        // Another member failed first; its error is the one reported.
-      } catch (const std::exception& e) {
-        own_errors[static_cast<std::size_t>(r)] = std::current_exception();
-        group.abort(r, e.what());
-      } catch (...) {
-        own_errors[static_cast<std::size_t>(r)] = std::current_exception();
-        group.abort(r, "unknown error");
-      }
-    });
-  for (auto& t : threads) t.join();
-  if (!group.aborted()) return;
-  if (std::all_of(own_errors.begin(), own_errors.end(), [](const auto& e) { return e != nullptr; }))
-    std::rethrow_exception(own_errors[0]);
-  // The reason the group was ended with: a worker's guard words it with the worker's device.
-  const int failed = group.failed_rank();
-  const std::string what = group.reason();
-  const std::string prefix = fmt::format("worker {} ", failed);
-  throw WorkerFailed(what.rfind(prefix, 0) == 0 ? what : fmt::format("worker {} failed: {}", failed, what),
-                     failed);
-}
-
-void run_worker_threads(const std::vector<std::unique_ptr<Communicator>>& members,
-                        const std::function<void(Communicator&)>& body) {
-  const std::size_t n = members.size();
-  std::vector<std::exception_ptr> own_errors(n);
-  std::mutex mutex;
-  int failed = -1;  // the first member that failed by itself, and why
-  std::string reason;
-  std::vector<std::thread> threads;
-  for (std::size_t r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      std::string what;
-      try {
-        body(*members[r]);
-        return;
-      } catch (const GroupAborted&) {
-        return;  // another member failed first; its error is the one reported
-      } catch (const std::exception& e) {
-        own_errors[r] = std::current_exception();
-        what = e.what();
-      } catch (...) {
-        own_errors[r] = std::current_exception();
-        what = "unknown error";
-      }
-      {
-        std::lock_guard lock(mutex);
-        if (failed < 0) {
-          failed = static_cast<int>(r);
-          reason = what;
-        }
-      }
-      try {
-        members[r]->abort(what);
-      } catch (...) {
-        // Ending the group is best effort; this member's own error is reported.
-      }
-    });
-  for (auto& t : threads) t.join();
-  if (failed < 0) return;
-  if (std::all_of(own_errors.begin(), own_errors.end(), [](const auto& e) { return e != nullptr; }))
-    std::rethrow_exception(own_errors[0]);
-  const std::string prefix = fmt::format("worker {} ", failed);
-  throw WorkerFailed(reason.rfind(prefix, 0) == 0 ? reason : fmt::format("worker {} failed: {}", failed, reason),
-                     failed);
 }
 
 }  // namespace telar::dist

@@ -119,23 +119,4 @@ std::string member_name(const Communicator& comm, const std::string& device);
 // this way: every member meets it at the same step and stops by itself.
 void run_guarded(Communicator& comm, const std::string& who, const std::function<void()>& work);
 
-// The first member failure of a thread group, rethrown by run_worker_threads.
-class WorkerFailed : public Error {
- public:
-  WorkerFailed(const std::string& message, int rank) : Error(message), rank(rank) {}
-  int rank;
-};
-
-// Runs `body(comm)` for each member of a new group of `size` threads. When a member throws,
-// the group is ended (the others' collectives throw GroupAborted instead of waiting) and,
-// after every thread has finished, WorkerFailed is thrown with the first failure: "worker R
-// failed: ...". When every member failed by itself (an error they all meet, such as a
-// non-finite loss), rank 0's exception is rethrown as it is.
-void run_worker_threads(int size, const std::function<void(Communicator&)>& body);
-
-// The same over communicators made beforehand, one thread per member (e.g. make_nccl_group):
-// a failing member's abort() ends the group, whose other members' collectives then throw.
-void run_worker_threads(const std::vector<std::unique_ptr<Communicator>>& members,
-                        const std::function<void(Communicator&)>& body);
-
 }  // namespace telar::dist

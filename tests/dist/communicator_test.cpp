@@ -8,6 +8,7 @@
 #include "dist/collective_queue.hpp"
 #include "dist/data_parallel.hpp"
 #include "dist/thread_communicator.hpp"
+#include "dist/worker_threads.hpp"
 
 using namespace telar::dist;
 

@@ -9,6 +9,7 @@
 
 #include "backend/backend.hpp"
 #include "dist/data_parallel.hpp"
+#include "dist/worker_threads.hpp"
 #include "graph/builder.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"

@@ -8,6 +8,7 @@
 
 #include "dist/data_parallel.hpp"
 #include "dist/nccl_communicator.hpp"
+#include "dist/worker_threads.hpp"
 
 using namespace telar::dist;
 
