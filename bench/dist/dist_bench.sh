@@ -12,9 +12,11 @@
 # three) of N batches and the figure is its last epoch's (the first also makes the kernels'
 # plans and touches fresh memory, a fixed cost that a short run would count against whichever
 # configuration pays more of it; the warm-up and evaluation are outside the epochs), the best of
-# REPEATS alternating runs: other processes on a shared machine only ever slow a run down. The goals' ratios are also given paired: each repeat's own ratio
-# (its runs ran within minutes of each other), median over the repeats. The "capacity" row runs two independent 1-thread trainings at
-# once: what the machine gives two threads at that moment (1.0x on a saturated machine).
+# REPEATS alternating runs: other processes on a shared machine only ever slow a run down.
+# The goals' ratios are also given paired: each repeat's own ratio (its runs ran within
+# minutes of each other), median over the repeats. The "capacity" row runs two independent
+# 1-thread trainings at once: what the machine gives two threads at that moment (1.0x on a
+# saturated machine).
 #   bench/dist/dist_bench.sh [--epochs E] [--batches N] [--batch-size B] [--repeats R]
 #                            [--skip-accuracy] [--skip-hetero]
 set -euo pipefail
@@ -28,7 +30,7 @@ while [ $# -gt 0 ]; do
     --repeats) repeats=$2; shift 2 ;;
     --skip-accuracy) accuracy=0; shift ;;
     --skip-hetero) hetero=0; shift ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
     *) echo "dist_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
