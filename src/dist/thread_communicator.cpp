@@ -125,21 +125,6 @@ void ThreadGroup::abort(int rank, const std::string& reason) {
   cv_.notify_all();
 }
 
-bool ThreadGroup::aborted() const {
-  std::lock_guard lock(mutex_);
-  return aborted_;
-}
-
-int ThreadGroup::failed_rank() const {
-  std::lock_guard lock(mutex_);
-  return failed_rank_;
-}
-
-std::string ThreadGroup::reason() const {
-  std::lock_guard lock(mutex_);
-  return reason_;
-}
-
 void ThreadGroup::throw_aborted() const {
   throw GroupAborted(fmt::format("worker {} failed: {}", failed_rank_, reason_), failed_rank_);
 }

@@ -23,9 +23,6 @@ class ThreadGroup {
 
   // Ends the group: waiting and later collectives throw GroupAborted with `reason`.
   void abort(int rank, const std::string& reason);
-  bool aborted() const;
-  int failed_rank() const;  // the member whose failure ended the group (-1: none)
-  std::string reason() const;
 
  private:
   friend class ThreadCommunicator;
