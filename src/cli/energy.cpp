@@ -41,13 +41,14 @@ int run_energy(const Args& args) {
                "GPUs); write energy.csv and a summary: telar energy [OPTIONS] -- CMD ARGS...",
                "energy"};
   double interval_ms = 500.0;
-  std::string out, powercap_root, gpus;
+  std::string out, powercap_root, gpus, meters = "rapl,nvml";
   bool json = false;
   app.add_option("--interval", interval_ms, "sampling interval in ms (the thesis' tool: 500)")
       ->check(positive_real());
   app.add_option("--out", out, "run directory (default: runs/energy-DATE-TIME)");
   app.add_option("--powercap-root", powercap_root,
                  "RAPL powercap tree (default $TELAR_POWERCAP_ROOT or /sys/class/powercap)");
+  app.add_option("--meters", meters, "meters to read: rapl, nvml or both (default rapl,nvml)");
   app.add_option("--gpus", gpus, "GPU indices the command uses (e.g. 0,1); the others count as idle");
   app.add_flag("--json", json, "print the summary as one JSON object on the last stdout line");
   // Everything after "--" is the command, untouched.
@@ -64,12 +65,14 @@ int run_energy(const Args& args) {
                             "train --model mnist_cnn");
   const std::string exe = find_executable(command[0]);
   require(!exe.empty(), "cannot run '{}': not found (or not executable) in PATH", command[0]);
+  energy::MeterOptions meter_options{powercap_root};
+  energy::select_meters(meter_options, meters);
   std::set<int> used_gpus;
   if (!gpus.empty())
-    for (std::int64_t g : parse_int_list(gpus, ',', "--gpus")) used_gpus.insert(static_cast<int>(g));
+    for (std::int64_t g : parse_index_list(gpus, ',', "--gpus")) used_gpus.insert(static_cast<int>(g));
 
   report::RunDirectory run(out.empty() ? report::default_run_path("energy") : fs::path(out));
-  auto sampler = energy::make_sampler(interval_ms / 1000.0, {powercap_root, true});
+  auto sampler = energy::make_sampler(interval_ms / 1000.0, meter_options);
   sampler->set_used_gpus(used_gpus);
   std::string line;
   for (const auto& a : command) line += (line.empty() ? "" : " ") + a;

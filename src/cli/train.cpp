@@ -79,7 +79,8 @@ struct Setup {
   // Energy.
   bool no_energy = false;
   double energy_interval_ms = 500.0;
-  std::string powercap_root;
+  std::string powercap_root, meters = "rapl,nvml";
+  energy::MeterOptions meter_options;  // resolved from powercap_root and meters
 
   // Resolved.
   train::Dataset train_set, test_set;
@@ -211,7 +212,7 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
   // warm-up excluded, as the thesis did); on the leader, for its machine.
   std::unique_ptr<energy::EnergySampler> sampler;
   if (leader && !s.no_energy) {
-    sampler = energy::make_sampler(s.energy_interval_ms / 1000.0, {s.powercap_root, true});
+    sampler = energy::make_sampler(s.energy_interval_ms / 1000.0, s.meter_options);
     std::set<int> gpus;
     auto note_gpu = [&](const backend::BackendSpec& d) {
       if (d.kind == "cuda") gpus.insert(d.target.empty() ? 0 : std::atoi(d.target.c_str()));
@@ -319,7 +320,7 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
 void train_threads(const Setup& s) {
   const int n = static_cast<int>(s.worker_list.workers.size());
   std::vector<dist::WorkerSpec> specs = s.worker_list.workers;
-  for (auto& w : specs) w.device = dist::with_default_threads(w.device, n);
+  dist::assign_threads(specs);
   dist::run_worker_threads(n, [&](dist::Communicator& comm) {
     const dist::WorkerSpec& spec = specs[static_cast<std::size_t>(comm.rank())];
     dist::run_guarded(comm, dist::member_name(comm, spec.text),
@@ -331,9 +332,11 @@ void train_threads(const Setup& s) {
 void train_nccl(const Setup& s) {
   std::vector<int> devices;
   for (const auto& w : s.worker_list.workers) devices.push_back(dist::cuda_device_index(w.device));
+  std::vector<dist::WorkerSpec> specs = s.worker_list.workers;
+  dist::assign_threads(specs);
   const auto members = dist::make_nccl_group(devices);
   dist::run_worker_threads(members, [&](dist::Communicator& comm) {
-    const dist::WorkerSpec& spec = s.worker_list.workers[static_cast<std::size_t>(comm.rank())];
+    const dist::WorkerSpec& spec = specs[static_cast<std::size_t>(comm.rank())];
     dist::run_guarded(comm, dist::member_name(comm, spec.text),
                       [&] { train_replica(s, &comm, &spec); });
   });
@@ -347,9 +350,12 @@ void train_mpi(const Setup& s) {
     log::warn("--workers mpi: this is the only MPI rank; start N workers with "
               "mpirun -np N telar train --workers mpi ...");
   dist::WorkerSpec spec = s.worker_list.for_rank(comm->rank(), comm->size());
+  // The ranks on this machine share its cores; each assumes the others are devices like its own.
   int local_ranks = 1;
   if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) local_ranks = std::max(1, std::atoi(v));
-  spec.device = dist::with_default_threads(spec.device, local_ranks);
+  std::vector<dist::WorkerSpec> local(static_cast<std::size_t>(local_ranks), spec);
+  dist::assign_threads(local);
+  spec = local[0];
   dist::run_guarded(*comm, dist::member_name(*comm, spec.text),
                     [&] { train_replica(s, comm.get(), &spec); });
 }
@@ -409,6 +415,7 @@ void add_train_options(CLI::App& app, Setup& s) {
   app.add_flag("--no-energy", s.no_energy, "do not measure energy");
   app.add_option("--powercap-root", s.powercap_root,
                  "RAPL powercap tree (default $TELAR_POWERCAP_ROOT or /sys/class/powercap)");
+  app.add_option("--meters", s.meters, "energy meters to read: rapl, nvml or both (default rapl,nvml)");
   app.add_option("--seed", s.seed, "seed of initialization, data order and dropout");
   app.add_option("--out", s.out, "run directory (default: runs/train-DATE-TIME)");
   app.add_option("--resume", s.resume, "continue the run in this directory from its checkpoint");
@@ -499,6 +506,8 @@ int run_train(const Args& given) {
   apply_threads(s.threads);
 
   // Everything that can fail on bad input happens before the run directory is created.
+  s.meter_options.powercap_root = s.powercap_root;
+  energy::select_meters(s.meter_options, s.meters);
   if (!s.profile_events.empty()) {
     s.profile.events = prof::parse_event_argument(s.profile_events);
     s.profile.scopes = prof::ScopeSet::parse(s.profile_scopes, "--profile-scopes");

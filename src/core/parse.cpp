@@ -54,24 +54,43 @@ bool parse_bool(std::string_view text, std::string_view what) {
   fail("{}: '{}' is not a boolean; use 1/0, true/false", what, s);
 }
 
-std::vector<std::int64_t> parse_int_list(std::string_view text, char separator,
-                                         std::string_view what) {
+namespace {
+// Integers separated by `separator`, each at least `min`; `kind` names them in messages and
+// `example` shows a valid list.
+std::vector<std::int64_t> parse_bounded_list(std::string_view text, char separator,
+                                             std::string_view what, std::int64_t min,
+                                             std::string_view kind, const std::string& example) {
   std::vector<std::int64_t> values;
-  if (trim(text).empty()) fail("{}: empty list; give sizes like 784{}256{}10", what, separator, separator);
+  if (trim(text).empty()) fail("{}: empty list; give {} like {}", what, kind, example);
   for (const auto& part : split(text, separator)) {
     if (trim(part).empty())
-      fail("{}: malformed list '{}' (empty element); write sizes separated by '{}'", what, text,
-           separator);
+      fail("{}: malformed list '{}' (empty element); write {} separated by '{}'", what, text,
+           kind, separator);
     std::int64_t v = 0;
     try {
       v = parse_int(part, what);
     } catch (const Error&) {
       fail("{}: malformed list '{}': '{}' is not an integer", what, text, part);
     }
-    if (v <= 0) fail("{}: sizes must be positive, got {} in '{}'", what, v, text);
+    if (v < min)
+      fail("{}: {} must be {}, got {} in '{}'", what, kind, min == 0 ? "0 or more" : "positive", v,
+           text);
     values.push_back(v);
   }
   return values;
+}
+}  // namespace
+
+std::vector<std::int64_t> parse_int_list(std::string_view text, char separator,
+                                         std::string_view what) {
+  return parse_bounded_list(text, separator, what, 1, "sizes",
+                            fmt::format("784{}256{}10", separator, separator));
+}
+
+std::vector<std::int64_t> parse_index_list(std::string_view text, char separator,
+                                           std::string_view what) {
+  return parse_bounded_list(text, separator, what, 0, "indices",
+                            fmt::format("0{}1", separator));
 }
 
 std::vector<std::int64_t> parse_dims(std::string_view text, std::string_view what) {

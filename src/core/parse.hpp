@@ -18,6 +18,9 @@ bool parse_bool(std::string_view text, std::string_view what);  // 1/0/true/fals
 // A positive integer list separated by `separator`, e.g. "784-256-128-10".
 std::vector<std::int64_t> parse_int_list(std::string_view text, char separator,
                                          std::string_view what);
+// Indices (0 or more) separated by `separator`, e.g. GPU numbers "0,1".
+std::vector<std::int64_t> parse_index_list(std::string_view text, char separator,
+                                           std::string_view what);
 // "3x224x224" -> {3, 224, 224}
 std::vector<std::int64_t> parse_dims(std::string_view text, std::string_view what);
 // Suggests the closest of `choices` (edit distance), or "" if none is close.

@@ -86,6 +86,19 @@ std::vector<double> normalize_shares(std::span<const double> weights) {
   return shares;
 }
 
+std::string slower_than_alone_warning(double group_samples_per_s,
+                                      std::span<const double> alone_samples_per_s) {
+  if (alone_samples_per_s.size() < 2) return "";
+  const auto fastest = std::max_element(alone_samples_per_s.begin(), alone_samples_per_s.end());
+  if (!(group_samples_per_s < kSlowerThanAloneWarning * *fastest)) return "";
+  return fmt::format(
+      "the {} workers trained {:.0f} samples/s together, less than worker {} alone ({:.0f} "
+      "samples/s in the warm-up): exchanging gradients costs more than the other workers add; "
+      "train on worker {}'s device alone, or with a larger --batch-size",
+      alone_samples_per_s.size(), group_samples_per_s,
+      fastest - alone_samples_per_s.begin(), *fastest, fastest - alone_samples_per_s.begin());
+}
+
 std::vector<std::int64_t> split_count(std::int64_t total, std::span<const double> shares) {
   const std::size_t n = shares.size();
   std::vector<std::int64_t> parts(n, 0);

@@ -33,6 +33,16 @@ struct Balance {
 // Shares proportional to `weights` (all >= 0, not all 0).
 std::vector<double> normalize_shares(std::span<const double> weights);
 
+// After an epoch of training: a one-line warning, saying what to do, when the group trained
+// clearly slower than its fastest worker would alone (the seed-002 thesis' CPU+GPU run ended
+// slower than its GPU alone, and only its final figures showed it); else "".
+// `alone_samples_per_s` (rank order) are a measured balance's warm-up figures: forward and
+// backward without the optimizer step, 12-17% above a GPU worker's speed alone on an H100
+// (docs/cuda.md). So the group is compared with kSlowerThanAloneWarning of the fastest.
+inline constexpr double kSlowerThanAloneWarning = 0.75;
+std::string slower_than_alone_warning(double group_samples_per_s,
+                                      std::span<const double> alone_samples_per_s);
+
 // Splits `total` into integers proportional to `shares` (largest remainder; ties to the lower
 // rank): they sum to `total` and differ from total*share by less than 1.
 std::vector<std::int64_t> split_count(std::int64_t total, std::span<const double> shares);

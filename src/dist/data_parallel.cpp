@@ -11,6 +11,7 @@
 #include "core/clock.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
+#include "core/threads.hpp"
 #include "train/trainer.hpp"
 
 namespace telar::dist {
@@ -39,6 +40,9 @@ DataParallelWorker::DataParallelWorker(Communicator& comm, const WorkerSpec& wor
                                        const graph::Graph& graph, graph::ParameterSet& params,
                                        DataParallelOptions options, std::uint64_t seed)
     : queue_(comm), worker_(worker), graph_(graph), params_(params), options_(std::move(options)) {
+  // This worker's thread runs its OpenMP loops (a GPU worker's optimizer step, a cpu worker's
+  // kernels) on its own share of the cores.
+  if (worker.host_threads > 0) set_compute_threads(worker.host_threads);
   replica_ = std::make_unique<ReplicaExecutable>(compile_worker(worker, graph, params, seed, comm.rank()),
                                                  params, queue_, options_.replica);
   shares_ = options_.balance.initial_shares(comm.size());
@@ -235,6 +239,7 @@ void DataParallelWorker::start(const std::string& resumed_state) {
   } else {
     apply_shares(shares_);
   }
+  epoch_clock_.reset();
 }
 
 void DataParallelWorker::sum(std::span<double> values) {
@@ -242,14 +247,30 @@ void DataParallelWorker::sum(std::span<double> values) {
 }
 
 void DataParallelWorker::end_epoch(int epoch) {
+  const double epoch_seconds = epoch_clock_.seconds();
   const auto [seconds, samples] = replica_->take_compute_stats();
   {
-    // Every worker's compute time (the rest of a step is exchange and waiting), for run.json.
-    std::vector<double> all(static_cast<std::size_t>(size()), 0.0);
-    all[static_cast<std::size_t>(rank())] = seconds;
+    // Every worker's compute time (the rest of a step is exchange and waiting), for run.json,
+    // and the samples the group trained.
+    const auto n = static_cast<std::size_t>(size()), r = static_cast<std::size_t>(rank());
+    std::vector<double> all(2 * n, 0.0);
+    all[r] = seconds;
+    all[n + r] = static_cast<double>(samples);
     sum(all);
-    compute_seconds_.resize(all.size(), 0.0);
-    for (std::size_t q = 0; q < all.size(); ++q) compute_seconds_[q] += all[q];
+    compute_seconds_.resize(n, 0.0);
+    double group_samples = 0;
+    for (std::size_t q = 0; q < n; ++q) {
+      compute_seconds_[q] += all[q];
+      group_samples += all[n + q];
+    }
+    // Once, after the first epoch this process trains: is the group slower than its fastest
+    // worker would be alone?
+    if (!speed_checked_ && leader() && epoch_seconds > 0) {
+      const std::string warning =
+          slower_than_alone_warning(group_samples / epoch_seconds, throughputs_);
+      if (!warning.empty()) log::warn("{}", warning);
+    }
+    speed_checked_ = true;
   }
   if (options_.balance.kind == Balance::Kind::Dynamic) {
     // [throughput, measured?] per worker; a worker that trained nothing keeps its estimate.

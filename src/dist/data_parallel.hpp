@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock.hpp"
 #include "dist/balance.hpp"
 #include "dist/collective_queue.hpp"
 #include "dist/replica_executable.hpp"
@@ -108,6 +109,8 @@ class DataParallelWorker final : public train::ReplicaGroup {
   double warmup_seconds_ = 0.0;
   std::vector<std::string> rebalances_;
   std::vector<double> compute_seconds_;  // per worker, all epochs so far (forward + backward)
+  Stopwatch epoch_clock_;                 // from the end of start() to the first end_epoch()
+  bool speed_checked_ = false;            // the first epoch's group throughput was compared
 };
 
 // How messages name a member: "worker 1 (cpu:threads=1)" (threads) or "rank 1 (cpu)" (MPI).

@@ -73,12 +73,29 @@ WorkerSpec WorkerList::for_rank(int rank, int size) const {
   return workers[static_cast<std::size_t>(rank)];
 }
 
-backend::BackendSpec with_default_threads(backend::BackendSpec device, int workers_on_machine) {
-  if (device.kind != "cpu" || device.options.count("threads")) return device;
-  const int threads = std::max(1, hardware_threads() / std::max(1, workers_on_machine));
-  device.options["threads"] = std::to_string(threads);
-  device.text = spec_text(device);
-  return device;
+void assign_threads(std::vector<WorkerSpec>& workers) {
+  const auto explicit_threads = [](const WorkerSpec& w) {
+    return w.device.kind == "cpu" && w.device.options.count("threads");
+  };
+  int free_cores = hardware_threads(), sharing = 0;
+  for (const WorkerSpec& w : workers) {
+    if (explicit_threads(w))
+      free_cores -= static_cast<int>(parse_int(w.device.options.at("threads"), "cpu:threads"));
+    else
+      ++sharing;
+  }
+  const int share = std::max(1, free_cores / std::max(1, sharing));
+  for (WorkerSpec& w : workers) {
+    if (w.device.kind != "cpu") {
+      w.host_threads = share;
+    } else {
+      if (!w.device.options.count("threads")) {
+        w.device.options["threads"] = std::to_string(share);
+        w.device.text = spec_text(w.device);
+      }
+      w.host_threads = static_cast<int>(parse_int(w.device.options.at("threads"), "cpu:threads"));
+    }
+  }
 }
 
 }  // namespace telar::dist

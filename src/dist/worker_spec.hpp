@@ -20,7 +20,12 @@ struct WorkerSpec {
   std::string text;             // as typed
   backend::BackendSpec device;  // without the worker options
   Handicap handicap;
+  // Compute threads of the worker's own thread (0: the process default). A cpu worker's are its
+  // kernels' (threads=N); a GPU worker's run its host side: the optimizer step over the
+  // parameters and the copies of gradients and parameters.
+  int host_threads = 0;
 };
+
 
 struct WorkerList {
   bool mpi = false;
@@ -34,8 +39,10 @@ struct WorkerList {
 // Throws telar::Error (one line) for an empty list, an unknown device or option.
 WorkerList parse_workers(const std::string& text);
 
-// A worker's device with the compute threads made explicit: a cpu worker without threads=N
-// gets an equal part of the machine's cores (`workers_on_machine` workers share them).
-backend::BackendSpec with_default_threads(backend::BackendSpec device, int workers_on_machine);
+// Makes every worker's compute threads explicit, for `workers` that share one machine's cores
+// (an oversubscribed machine slows every worker's OpenMP loops down many times): a cpu worker
+// with threads=N keeps N, and the other workers, cpu and GPU alike, share the remaining cores
+// equally (at least one each; a GPU worker's run its host side).
+void assign_threads(std::vector<WorkerSpec>& workers);
 
 }  // namespace telar::dist

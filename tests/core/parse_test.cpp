@@ -15,6 +15,20 @@ TEST(Parse, IntList) {
   EXPECT_THROW(telar::parse_int_list("", '-', "x"), Error);
 }
 
+TEST(Parse, IndexListAcceptsZero) {
+  EXPECT_EQ(telar::parse_index_list("0,1,3", ',', "--gpus"), (std::vector<std::int64_t>{0, 1, 3}));
+  try {
+    telar::parse_index_list("0,-1", ',', "--gpus");
+    FAIL() << "a negative index was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--gpus: indices must be 0 or more, got -1"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(telar::parse_index_list("0,,1", ',', "--gpus"), Error);
+  EXPECT_THROW(telar::parse_index_list("", ',', "--gpus"), Error);
+}
+
 TEST(Parse, IntAndDouble) {
   EXPECT_EQ(telar::parse_int(" 12 ", "n"), 12);
   EXPECT_THROW(telar::parse_int("12x", "n"), Error);

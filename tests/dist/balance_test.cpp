@@ -57,3 +57,22 @@ TEST(Balance, RejectsBadSpecs) {
     EXPECT_NE(std::string(e.what()).find("did you mean 'dynamic'"), std::string::npos) << e.what();
   }
 }
+
+// The thesis' CPU+GPU run: a group slower than its fastest worker alone is said, once, with
+// what to do; a group that gains is not.
+TEST(Balance, GroupSlowerThanItsFastestWorkerAloneIsWarned) {
+  const std::vector<double> alone = {33887.0, 7013.0};
+  EXPECT_EQ(telar::dist::slower_than_alone_warning(39000.0, alone), "");
+  // Within a quarter of the warm-up figure (which leaves out the optimizer step): no warning.
+  EXPECT_EQ(telar::dist::slower_than_alone_warning(33887.0, alone), "");
+  EXPECT_EQ(telar::dist::slower_than_alone_warning(0.76 * 33887.0, alone), "");
+  EXPECT_NE(telar::dist::slower_than_alone_warning(0.74 * 33887.0, alone), "");
+  const std::string w = telar::dist::slower_than_alone_warning(11954.0, alone);
+  EXPECT_EQ(w, "the 2 workers trained 11954 samples/s together, less than worker 0 alone (33887 "
+               "samples/s in the warm-up): exchanging gradients costs more than the other workers "
+               "add; train on worker 0's device alone, or with a larger --batch-size");
+  const std::vector<double> second_fastest = {700.0, 2900.0, 1000.0};
+  EXPECT_NE(telar::dist::slower_than_alone_warning(2000.0, second_fastest).find("less than worker 1 alone"),
+            std::string::npos);
+  EXPECT_EQ(telar::dist::slower_than_alone_warning(100.0, std::vector<double>{}), "");  // nothing measured
+}

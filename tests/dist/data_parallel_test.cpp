@@ -4,10 +4,12 @@
 // from rank 0; a failing worker ends every worker's training and is named.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 
 #include "backend/backend.hpp"
+#include "core/threads.hpp"
 #include "dist/data_parallel.hpp"
 #include "dist/worker_threads.hpp"
 #include "graph/builder.hpp"
@@ -226,4 +228,24 @@ TEST(WorkerSpec, ParsesListsAndKnobs) {
   EXPECT_THROW(dist::parse_workers("cpu:slowdown=0.5"), Error);
   EXPECT_THROW(dist::parse_workers("gpu"), Error);
   EXPECT_THROW(dist::parse_workers("cpu,mpi"), Error);
+}
+
+// Workers sharing a machine split its cores: explicit threads=N stay, the other workers (a GPU
+// worker's threads run its host side) share the rest equally.
+TEST(WorkerSpec, AssignsThreadsSoWorkersDoNotOversubscribeTheCores) {
+  const int cores = telar::hardware_threads();
+  auto l = dist::parse_workers("cuda:0,cpu,cpu:threads=1,cpu");
+  dist::assign_threads(l.workers);
+  const int share = std::max(1, (cores - 1) / 3);
+  EXPECT_EQ(l.workers[0].host_threads, share);
+  EXPECT_EQ(l.workers[0].device.text, "cuda:0");
+  EXPECT_EQ(l.workers[1].host_threads, share);
+  EXPECT_EQ(l.workers[1].device.text, "cpu:threads=" + std::to_string(share));
+  EXPECT_EQ(l.workers[2].host_threads, 1);
+  EXPECT_EQ(l.workers[3].host_threads, share);
+
+  auto two = dist::parse_workers("cpu,cpu");
+  dist::assign_threads(two.workers);
+  EXPECT_EQ(two.workers[0].host_threads, std::max(1, cores / 2));
+  EXPECT_EQ(two.workers[1].device.text, "cpu:threads=" + std::to_string(std::max(1, cores / 2)));
 }

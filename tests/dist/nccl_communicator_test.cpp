@@ -1,5 +1,6 @@
 // The NCCL communicator: sums, weighted means, broadcasts and ending the group. NCCL puts one
-// rank per GPU, so these need two CUDA devices; elsewhere they skip and say why.
+// rank per GPU, so most need two CUDA devices (one group of one GPU runs where there is one);
+// elsewhere they skip and say why.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,7 +23,43 @@ std::string why_skip() {
   return "";
 }
 
+// Empty when one GPU is enough; else why not.
+std::string why_skip_one() {
+  if (!nccl_available()) return "this telar was built without NCCL";
+  if (nccl_device_count() < 1) return "needs a CUDA device, found none";
+  return "";
+}
+
 }  // namespace
+
+// A group of one GPU runs every collective through NCCL (device buffers, stream, group calls)
+// and gives back what it was given: what a one-GPU machine can check.
+TEST(NcclCommunicator, OneGpuGroupRunsEveryCollective) {
+  if (const auto why = why_skip_one(); !why.empty()) GTEST_SKIP() << why;
+  const auto members = make_nccl_group({0});
+  std::vector<float> v = {1.5f, -2.0f, 1e-30f}, a = {2, 4}, z = {7, -2};
+  std::vector<double> d = {0.25, -8.0};
+  double total = -1, zero_total = -1;
+  std::string t = "hello";
+  run_worker_threads(members, [&](Communicator& c) {
+    EXPECT_EQ(c.kind(), "nccl");
+    EXPECT_EQ(c.size(), 1);
+    c.all_reduce_sum(v);
+    c.all_reduce_sum(d);
+    std::vector<std::span<float>> parts = {a};
+    total = c.all_reduce_weighted_mean(parts, 3.0f);
+    std::vector<std::span<float>> zparts = {z};
+    zero_total = c.all_reduce_weighted_mean(zparts, 0.0f);
+    c.broadcast(std::as_writable_bytes(std::span<char>(t.data(), t.size())), 0);
+  });
+  EXPECT_EQ(v, (std::vector<float>{1.5f, -2.0f, 1e-30f}));
+  EXPECT_EQ(d, (std::vector<double>{0.25, -8.0}));
+  EXPECT_EQ(a, (std::vector<float>{2.0f, 4.0f}));
+  EXPECT_EQ(total, 3.0);
+  EXPECT_EQ(z, (std::vector<float>{0.0f, 0.0f}));  // every weight 0: zeros
+  EXPECT_EQ(zero_total, 0.0);
+  EXPECT_EQ(t, "hello");
+}
 
 TEST(NcclCommunicator, SumsAndBroadcasts) {
   if (const auto why = why_skip(); !why.empty()) GTEST_SKIP() << why;

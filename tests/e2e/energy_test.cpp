@@ -45,8 +45,11 @@ TEST(EnergyE2E, WrapsACommandAndSumsTheCountersItAdvanced) {
       "sleep 0.2; echo 5000000 > " + pc + "/p.tmp; mv " + pc + "/p.tmp " + pc +
       "/intel-rapl:0/energy_uj; echo 1500000 > " + pc + "/d.tmp; mv " + pc + "/d.tmp " + pc +
       "/intel-rapl:0/intel-rapl:0:0/energy_uj; sleep 0.2; echo out-of-the-command; exit 3";
-  auto r = run_telar({"energy", "--powercap-root", pc, "--interval", "50", "--out", root + "/run",
-                      "--json", "--", "sh", "-c", script});
+  // --gpus 0: GPU 0 is the one the command uses (index 0 is a valid index; no GPU here is fine).
+  // --meters rapl: only the fixture's counters, also on a machine with a GPU.
+  auto r = run_telar({"energy", "--powercap-root", pc, "--interval", "50", "--gpus", "0",
+                      "--meters", "rapl", "--out", root + "/run", "--json", "--", "sh", "-c",
+                      script});
   EXPECT_EQ(r.status, 3) << r.err;  // the command's status
   EXPECT_EQ(r.out.find("out-of-the-command"), 0u) << r.out;
   const auto j = last_json(r);
@@ -66,8 +69,8 @@ TEST(EnergyE2E, WrapsACommandAndSumsTheCountersItAdvanced) {
 
 TEST(EnergyE2E, NoMeterIsSaidOnceAndNothingFails) {
   const std::string root = fresh_temp_dir("energy_none");
-  auto r = run_telar({"energy", "--powercap-root", root + "/none", "--out", root + "/run", "--",
-                      "true"});
+  auto r = run_telar({"energy", "--powercap-root", root + "/none", "--meters", "rapl", "--out",
+                      root + "/run", "--", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
   const std::string note = "no meter on this machine";
   const auto first = r.err.find(note);
@@ -93,8 +96,19 @@ TEST(EnergyE2E, BadInvocationsAreOneLineErrors) {
   auto b = run_telar({"energy", "--out", root + "/b", "--", "no-such-command-xyz"});
   EXPECT_EQ(b.status, 2);
   EXPECT_NE(b.err.find("cannot run 'no-such-command-xyz'"), std::string::npos) << b.err;
+  auto m = run_telar({"energy", "--meters", "rapl,joulemeter", "--out", root + "/m", "--", "true"});
+  EXPECT_EQ(m.status, 2);
+  EXPECT_NE(m.err.find("--meters rapl,joulemeter: unknown meter 'joulemeter'"), std::string::npos)
+      << m.err;
+  EXPECT_EQ(std::count(m.err.begin(), m.err.end(), '\n'), 1) << m.err;
+  auto t = run_telar({"train", "--model", "mlp:784-8-10", "--data", "synthetic:64:1x28x28:10",
+                      "--meters", "", "--out", root + "/t"});
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.err.find("--meters is empty"), std::string::npos) << t.err;
   EXPECT_FALSE(fs::exists(root + "/a"));
   EXPECT_FALSE(fs::exists(root + "/b"));
+  EXPECT_FALSE(fs::exists(root + "/m"));
+  EXPECT_FALSE(fs::exists(root + "/t"));
   auto c = run_telar({"compare", root + "/missing"});
   EXPECT_EQ(c.status, 2);
   EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;

@@ -33,8 +33,13 @@ class EnergyMeter {
 
 struct MeterOptions {
   std::string powercap_root;  // "" : $TELAR_POWERCAP_ROOT, else /sys/class/powercap
+  bool rapl = true;           // look for the RAPL powercap tree
   bool nvml = true;           // look for NVIDIA's driver library
 };
+
+// --meters: a comma-separated subset of "rapl,nvml" switches the others off in `options`.
+// Throws telar::Error (one line) for an empty list or an unknown meter.
+void select_meters(MeterOptions& options, const std::string& list);
 
 // Every meter this machine has (possibly none). `notes` receives one line per meter that
 // exists but cannot be used, or, when there is none, why (for the user, said once).

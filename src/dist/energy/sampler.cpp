@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/log.hpp"
+#include "core/parse.hpp"
 #include "dist/energy/nvml.hpp"
 #include "dist/energy/rapl.hpp"
 
@@ -44,17 +45,36 @@ std::vector<std::unique_ptr<EnergyMeter>> open_meters(const MeterOptions& option
   if (root.empty())
     if (const char* env = std::getenv("TELAR_POWERCAP_ROOT")) root = env;
   if (root.empty()) root = "/sys/class/powercap";
-  std::string why_rapl, why_nvml;
-  if (auto rapl = open_rapl(root, why_rapl)) meters.push_back(std::move(rapl));
-  if (options.nvml)
+  std::string why_rapl = "RAPL not asked for", why_nvml = "NVML not asked for";
+  if (options.rapl) {
+    why_rapl.clear();
+    if (auto rapl = open_rapl(root, why_rapl)) meters.push_back(std::move(rapl));
+  }
+  if (options.nvml) {
+    why_nvml.clear();
     if (auto nvml = open_nvml(why_nvml)) meters.push_back(std::move(nvml));
+  }
   if (meters.empty()) {
-    notes.push_back(fmt::format("no meter on this machine ({}; {})", why_rapl,
-                                options.nvml ? why_nvml : "NVML not asked for"));
+    notes.push_back(fmt::format("no meter on this machine ({}; {})", why_rapl, why_nvml));
   } else if (!why_rapl.empty() && why_rapl.find("root only") != std::string::npos) {
     notes.push_back(why_rapl);
   }
   return meters;
+}
+
+void select_meters(MeterOptions& options, const std::string& list) {
+  require(!trim(list).empty(), "--meters is empty; use rapl, nvml or rapl,nvml");
+  options.rapl = options.nvml = false;
+  for (const std::string& item : split(list, ',')) {
+    const std::string_view name = trim(item);
+    if (name == "rapl") {
+      options.rapl = true;
+    } else if (name == "nvml") {
+      options.nvml = true;
+    } else {
+      fail("--meters {}: unknown meter '{}'; use rapl, nvml or rapl,nvml", list, name);
+    }
+  }
 }
 
 EnergySampler::EnergySampler(std::vector<std::unique_ptr<EnergyMeter>> meters,
