@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/parse.hpp"
@@ -74,26 +75,25 @@ WorkerSpec WorkerList::for_rank(int rank, int size) const {
 }
 
 void assign_threads(std::vector<WorkerSpec>& workers) {
-  const auto explicit_threads = [](const WorkerSpec& w) {
-    return w.device.kind == "cpu" && w.device.options.count("threads");
-  };
+  // A cpu worker's threads=N, read once; the others share what is left.
+  std::vector<std::optional<int>> given(workers.size());
   int free_cores = hardware_threads(), sharing = 0;
-  for (const WorkerSpec& w : workers) {
-    if (explicit_threads(w))
-      free_cores -= static_cast<int>(parse_int(w.device.options.at("threads"), "cpu:threads"));
-    else
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    const backend::BackendSpec& d = workers[i].device;
+    if (d.kind == "cpu" && d.options.count("threads")) {
+      given[i] = static_cast<int>(parse_int(d.options.at("threads"), "cpu:threads"));
+      free_cores -= *given[i];
+    } else {
       ++sharing;
+    }
   }
   const int share = std::max(1, free_cores / std::max(1, sharing));
-  for (WorkerSpec& w : workers) {
-    if (w.device.kind != "cpu") {
-      w.host_threads = share;
-    } else {
-      if (!w.device.options.count("threads")) {
-        w.device.options["threads"] = std::to_string(share);
-        w.device.text = spec_text(w.device);
-      }
-      w.host_threads = static_cast<int>(parse_int(w.device.options.at("threads"), "cpu:threads"));
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    WorkerSpec& w = workers[i];
+    w.host_threads = given[i].value_or(share);
+    if (w.device.kind == "cpu" && !given[i]) {
+      w.device.options["threads"] = std::to_string(share);
+      w.device.text = spec_text(w.device);
     }
   }
 }

@@ -15,18 +15,13 @@ using namespace telar::dist;
 
 namespace {
 
-// Empty when the tests can run; else why not.
-std::string why_skip() {
+// Empty when a test needing `gpus` CUDA devices can run; else why not.
+std::string why_skip(int gpus = 2) {
   if (!nccl_available()) return "this telar was built without NCCL";
   const int n = nccl_device_count();
-  if (n < 2) return "needs 2 CUDA devices, found " + std::to_string(n);
-  return "";
-}
-
-// Empty when one GPU is enough; else why not.
-std::string why_skip_one() {
-  if (!nccl_available()) return "this telar was built without NCCL";
-  if (nccl_device_count() < 1) return "needs a CUDA device, found none";
+  if (n < gpus)
+    return "needs " + std::to_string(gpus) + " CUDA device" + (gpus == 1 ? "" : "s") + ", found " +
+           std::to_string(n);
   return "";
 }
 
@@ -35,7 +30,7 @@ std::string why_skip_one() {
 // A group of one GPU runs every collective through NCCL (device buffers, stream, group calls)
 // and gives back what it was given: what a one-GPU machine can check.
 TEST(NcclCommunicator, OneGpuGroupRunsEveryCollective) {
-  if (const auto why = why_skip_one(); !why.empty()) GTEST_SKIP() << why;
+  if (const auto why = why_skip(1); !why.empty()) GTEST_SKIP() << why;
   const auto members = make_nccl_group({0});
   std::vector<float> v = {1.5f, -2.0f, 1e-30f}, a = {2, 4}, z = {7, -2};
   std::vector<double> d = {0.25, -8.0};
