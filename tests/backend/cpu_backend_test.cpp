@@ -3,6 +3,8 @@
 // gradients and batch-size changes.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "backend/backend.hpp"
@@ -152,6 +154,19 @@ TEST(CpuBackend, EveryOneDnnOpAndLayoutChangeMatchesReference) {
   ValueId logits = b.linear(b.softmax(h, "sm"), 6, "fc");
   b.output(logits);
   expect_backends_agree(b.finish(), {8, 11, 11}, 3, 6, 1e-4);
+}
+
+// Linear's forward pass runs on oneDNN's inner product below 8 rows and on its matmul (the
+// weights read as a transposed operand) from 8 up: both, with and without bias.
+TEST(CpuBackend, LinearMatchesReferenceOnBothForwardPaths) {
+  for (bool bias : {true, false})
+    for (std::int64_t batch : {3, 8, 37}) {
+      SCOPED_TRACE(fmt::format("bias {} batch {}", bias, batch));
+      GraphBuilder b("linear");
+      ValueId x = b.input("x", {45});
+      b.output(b.linear(b.relu(b.linear(x, 33, "fc1", bias), "r"), 7, "fc2", bias));
+      expect_backends_agree(b.finish(), {45}, batch, 7, 1e-5);
+    }
 }
 
 TEST(CpuBackend, DepthwiseSeparableBlocksMatchReference) {
