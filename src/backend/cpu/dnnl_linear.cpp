@@ -1,8 +1,8 @@
 // Linear on oneDNN (plain layouts, no weight reorders): the forward pass on the matmul primitive
 // (brgemm on AVX-512: it reads the [out, in] weights as a transposed operand without packing
-// them all first, 1.2-2x faster than the inner product's gemm from batch 8 up), below that on
-// the inner product (its gemv path wins for a handful of rows); the backward passes on the
-// inner product. bench/train/linear_bench.cpp measures both.
+// them all first: 1.2-2x faster than the inner product's gemm from 18 rows up, even at 8),
+// below that on the inner product (its gemv path wins for a handful of rows); the backward
+// passes on the inner product. bench/train/linear_bench.cpp measures both.
 #include "backend/cpu/dnnl_kernels.hpp"
 
 namespace telar::backend::cpu {
@@ -28,7 +28,7 @@ class DnnlLinear final : public DnnlKernel {
     dst_md_ = out().md;
     b_md_ = has_bias() ? in(2).md : dnnl::memory::desc();
     const auto dims = src_md_.dims();
-    use_matmul_ = dims.size() == 2 && dims[0] >= kMatmulMinRows;
+    use_matmul_ = dims.size() == 2 && dims[0] >= kMatmulMinRows && in(1).plain;
   }
 
   void forward(bool training, std::uint64_t) override {
