@@ -113,8 +113,10 @@ TEST(ProfWriters, UnwritableOutputsAreRefusedBeforeAnythingIsWritten) {
   EXPECT_THROW(check_output_file("/proc/telar.csv", "--colon"), telar::Error);
   EXPECT_THROW(append_colon_file(hand_made(), "/proc/telar-colon.txt"), telar::Error);
   EXPECT_FALSE(std::filesystem::exists("/proc/telar-colon.txt"));
-  EXPECT_NO_THROW(
-      check_output_dir(std::filesystem::temp_directory_path() / "telar-new/sub", "--out"));
-  EXPECT_FALSE(std::filesystem::exists(std::filesystem::temp_directory_path() / "telar-new"))
-      << "checking creates nothing";
+  // A name of this process's own: a shared /tmp may hold anything under a fixed one.
+  const auto fresh = std::filesystem::temp_directory_path() /
+                     ("telar-new-" + std::to_string(::getpid()));
+  ASSERT_FALSE(std::filesystem::exists(fresh));
+  EXPECT_NO_THROW(check_output_dir(fresh / "sub", "--out"));
+  EXPECT_FALSE(std::filesystem::exists(fresh)) << "checking creates nothing";
 }
