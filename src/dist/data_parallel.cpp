@@ -120,16 +120,16 @@ void DataParallelWorker::broadcast_parameters() {
   replica_->parameters_updated();
 }
 
-// Forward and backward of `batch` on this worker's own executable, no exchange, no update
-// (warm-up steps; they change BatchNorm running statistics, see BufferSnapshot).
-void DataParallelWorker::local_step(const train::Batch& batch) {
+// Forward and backward of `batch` on `exe` without an update (warm-up steps; they change
+// BatchNorm running statistics, see BufferSnapshot). On the replica, the backward pass
+// exchanges the gradients as in training, so every worker must take the same number.
+void DataParallelWorker::untrained_step(backend::Executable& exe, const train::Batch& batch) {
   Tensor seed(Shape{});
   seed.f32()[0] = 1.0f;
   const std::vector<Tensor> inputs = {batch.images, batch.labels};
   const std::vector<Tensor> grads = {Tensor(), seed};
-  backend::Executable& local = replica_->local();
-  local.forward(inputs, backend::Mode::Train);
-  local.backward(grads);
+  exe.forward(inputs, backend::Mode::Train);
+  exe.backward(grads);
 }
 
 DataParallelWorker::BufferSnapshot::BufferSnapshot(DataParallelWorker& w) : worker(w) {
@@ -149,35 +149,38 @@ void DataParallelWorker::prepare_plans() {
   const train::Batch& first = train_->batch(0, 0);
   if (first.size == 0) return;
   BufferSnapshot keep(*this);
-  local_step(first);
+  untrained_step(replica_->local(), first);
 }
 
 std::vector<double> DataParallelWorker::measure_throughputs() {
   Stopwatch total;
   std::optional<BufferSnapshot> keep(std::in_place, *this);
-  // One round: this worker's first batch under the current shares (its usual size, real
-  // samples), one untimed step (plans, caches); then all workers train at once for the same
-  // wall time (at least warmup_steps steps each), so the measurement sees the contention of
-  // the real run; every worker's samples/s (0: a worker with nothing to time).
+  // One round: every worker steps on its first batch under the current shares (its usual
+  // size, real samples), gradients exchanged as in training but no update: one untimed step
+  // (plans, caches), then at least warmup_steps steps, for as long as rank 0 says (at least
+  // warmup_seconds), all together. Each worker's figure is its samples over its compute time
+  // (forward to the end of its own backward pass, not the wait for the others: the measure
+  // dynamic takes every epoch), so it sees what a step of training sees: the other workers
+  // and the gradient exchange competing for the cores and memory. Every worker's samples/s
+  // (0: a worker with nothing to time).
   auto round = [&] {
     const train::Batch& first = train_->batch(0, 0);
-    auto step = [&] { local_step(first); };
-    if (first.size > 0) step();
-    std::vector<double> ready(1, 0.0);
-    sum(ready);  // start together
-    double seconds = 0.0;
-    std::int64_t steps = 0;
-    if (first.size > 0) {
-      Stopwatch sw;
-      while (steps < options_.warmup_steps || sw.seconds() < options_.warmup_seconds) {
-        step();
-        ++steps;
-      }
-      seconds = sw.seconds();
+    untrained_step(*replica_, first);
+    replica_->take_compute_stats();
+    Stopwatch sw;
+    for (std::int64_t steps = 1;; ++steps) {
+      untrained_step(*replica_, first);
+      double more[1] = {leader() && (steps < options_.warmup_steps ||
+                                     sw.seconds() < options_.warmup_seconds)
+                            ? 1.0
+                            : 0.0};
+      sum(more);
+      if (more[0] == 0.0) break;
     }
+    const auto [seconds, samples] = replica_->take_compute_stats();
     std::vector<double> thr(static_cast<std::size_t>(size()), 0.0);
-    if (seconds > 0)
-      thr[static_cast<std::size_t>(rank())] = static_cast<double>(first.size * steps) / seconds;
+    if (seconds > 0 && samples > 0)
+      thr[static_cast<std::size_t>(rank())] = static_cast<double>(samples) / seconds;
     sum(thr);
     return thr;
   };

@@ -30,8 +30,9 @@ struct DataParallelOptions {
   Balance balance;
   ShardMode shard = ShardMode::Interleaved;
   ReplicaOptions replica;
-  // The warm-up of auto/dynamic: every worker trains (without updating) for this long at
-  // once, at least warmup_steps timed steps (after one untimed), in each round (up to four).
+  // The warm-up of auto/dynamic: the workers train together (gradients exchanged, no update)
+  // for this long on rank 0's clock, at least warmup_steps timed steps (after one untimed), in
+  // each round (up to four).
   double warmup_seconds = 1.0;
   int warmup_steps = 3;
   bool check_replicas = true;  // compare parameter checksums after every epoch
@@ -82,7 +83,7 @@ class DataParallelWorker final : public train::ReplicaGroup {
  private:
   std::vector<double> measure_throughputs();
   void prepare_plans();
-  void local_step(const train::Batch& batch);
+  void untrained_step(backend::Executable& exe, const train::Batch& batch);
   // Saves the BatchNorm running statistics and puts them back when it goes out of scope.
   struct BufferSnapshot {
     explicit BufferSnapshot(DataParallelWorker& w);

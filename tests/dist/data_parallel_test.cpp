@@ -6,7 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backend/backend.hpp"
 #include "core/threads.hpp"
@@ -184,6 +188,39 @@ TEST(DataParallel, AutoBalanceMeasuresASlowedWorker) {
   // 8x slower: ideally 8/9 and 1/9. Timing noise moves it, but the order must hold clearly.
   EXPECT_GT(shares[0], 0.7);
   EXPECT_LT(shares[1], 0.3);
+}
+
+// The warm-up's steps exchange gradients as training does, but must leave the model as rank 0
+// made it: parameters untouched, BatchNorm running statistics put back, on every worker.
+TEST(DataParallel, AutoBalanceWarmUpLeavesTheModelAsRankZeroMadeIt) {
+  graph::GraphBuilder b("bn_cnn");
+  graph::ValueId x = b.input("x", {1, 8, 8});
+  x = b.relu(b.batchnorm2d(b.conv2d(x, 4, 3, 1, 1, 1, false, "conv"), "bn"), "relu");
+  x = b.flatten(x, "flatten");
+  b.output(b.linear(x, 4, "fc"));
+  const graph::Graph g = graph::with_loss(b.finish(), graph::LossKind::CrossEntropy);
+  const graph::ParameterSet initial = graph::ParameterSet::initialize(g, 1);
+  std::vector<std::string> mismatches;
+  std::mutex m;
+  dist::run_worker_threads(2, [&](dist::Communicator& comm) {
+    // Rank 1 starts from other values: the broadcast, not the seed, must make them equal.
+    graph::ParameterSet params = graph::ParameterSet::initialize(g, comm.rank() == 0 ? 1 : 99);
+    dist::DataParallelOptions o;
+    o.balance = dist::Balance::parse("auto");
+    o.warmup_seconds = 0.05;
+    const std::string spec = comm.rank() == 1 ? "cpu:threads=1:slowdown=2" : "cpu:threads=1";
+    dist::DataParallelWorker worker(comm, dist::parse_workers(spec).workers[0], g, params, o, 0);
+    worker.set_train_data(data(), all(61), 16, 7);
+    worker.start("");
+    std::lock_guard lock(m);
+    for (graph::ValueId id : initial.ids()) {
+      const Tensor& want = initial.at(id);
+      const Tensor& got = params.at(id);
+      if (std::memcmp(want.raw(), got.raw(), want.nbytes()) != 0)
+        mismatches.push_back(fmt::format("worker {}: {}", comm.rank(), g.value(id).name));
+    }
+  });
+  EXPECT_TRUE(mismatches.empty()) << fmt::format("{}", fmt::join(mismatches, ", "));
 }
 
 TEST(DataParallel, AFailingWorkerStopsEveryoneAndIsNamed) {
