@@ -166,6 +166,19 @@ print(f"  two workers / one worker                {statistics.median(b/a for a, 
 if ideal > 0:
     f_, s_, a_ = per_round("fast"), per_round("slow"), per_round("auto")
     print(f"  auto / (fast alone + slow alone)        {statistics.median(c/(a+b) for a, b, c in zip(f_, s_, a_)):.1%}   goal >= 90%")
+    # How well auto split the work, whatever the machine did between the solo runs and the
+    # pair: the slowed worker's compute time over the fast one's in the same run (1.0: both
+    # computed equally long, the best split; above: the slowed worker got too much).
+    def imbalance(name):
+        out, i = [], 0
+        while True:
+            try:
+                with open(f"{sys.argv[20]}/{name}.{i}.json") as f: c = json.loads(f.read())["data_parallel"]["compute_seconds"]
+            except FileNotFoundError: return out
+            out.append(c[1] / c[0])
+            i += 1
+    im = imbalance("auto")
+    print(f"  auto: slowed worker's compute time / fast worker's, per repeat: {', '.join(f'{x:.3f}' for x in im)}")
 if acc1:
     a1, a2 = float(acc1), float(acc2)
     print()
