@@ -128,11 +128,11 @@ if [ "$accuracy" = 1 ]; then acc1=$(median acc1 test accuracy); acc2=$(median ac
 python3 - "$batch_size" "$batches" "$repeats" "$cap" "$one" "$two" "$fast" "$slow_t" "$equal" "$auto" "$dyn" \
   "$auto_warm" "$auto_share" "$dyn_share" "$mpi_t" "$acc1" "$acc2" "$epochs" "$dyn_last" "$tmp" <<'PY'
 import json, statistics, sys
-def per_round(name):  # samples/s of each repeat, in the order they ran
+def per_round(name, figure=lambda j: j["epoch_samples_per_s"][-1]):  # each repeat's, in order
     out, i = [], 0
     while True:
         try:
-            with open(f"{sys.argv[20]}/{name}.{i}.json") as f: out.append(json.loads(f.read())["epoch_samples_per_s"][-1])
+            with open(f"{sys.argv[20]}/{name}.{i}.json") as f: out.append(figure(json.loads(f.read())))
         except FileNotFoundError: return out
         i += 1
 b, n, r, cap = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
@@ -169,15 +169,7 @@ if ideal > 0:
     # How well auto split the work, whatever the machine did between the solo runs and the
     # pair: the slowed worker's compute time over the fast one's in the same run (1.0: both
     # computed equally long, the best split; above: the slowed worker got too much).
-    def imbalance(name):
-        out, i = [], 0
-        while True:
-            try:
-                with open(f"{sys.argv[20]}/{name}.{i}.json") as f: c = json.loads(f.read())["data_parallel"]["compute_seconds"]
-            except FileNotFoundError: return out
-            out.append(c[1] / c[0])
-            i += 1
-    im = imbalance("auto")
+    im = per_round("auto", lambda j: j["data_parallel"]["compute_seconds"][1] / j["data_parallel"]["compute_seconds"][0])
     print(f"  auto: slowed worker's compute time / fast worker's, per repeat: {', '.join(f'{x:.3f}' for x in im)}")
 if acc1:
     a1, a2 = float(acc1), float(acc2)

@@ -168,22 +168,35 @@ TEST(DataParallel, ContiguousShardsTrainAndStayInStep) {
   EXPECT_LT(two.epoch_loss.back(), two.epoch_loss.front());
 }
 
-TEST(DataParallel, AutoBalanceMeasuresASlowedWorker) {
-  const graph::Graph g = small_cnn();
-  std::vector<double> shares;
+// Two thread workers on `g` under --balance auto, worker 1 slowed `slowdown` times, each
+// starting from the parameters of seed `seed(rank)`; after start() (the warm-up),
+// `check(rank, worker, params)` runs on each worker, one at a time.
+template <typename Seed, typename Check>
+void start_auto_pair(const graph::Graph& g, double slowdown, double warmup_seconds, Seed seed,
+                     Check check) {
   std::mutex m;
   dist::run_worker_threads(2, [&](dist::Communicator& comm) {
-    graph::ParameterSet params = graph::ParameterSet::initialize(g, 1);
+    graph::ParameterSet params = graph::ParameterSet::initialize(g, seed(comm.rank()));
     dist::DataParallelOptions o;
     o.balance = dist::Balance::parse("auto");
-    o.warmup_seconds = 0.2;
-    const std::string spec = comm.rank() == 1 ? "cpu:threads=1:slowdown=8" : "cpu:threads=1";
+    o.warmup_seconds = warmup_seconds;
+    const std::string spec =
+        comm.rank() == 1 ? fmt::format("cpu:threads=1:slowdown={}", slowdown) : "cpu:threads=1";
     dist::DataParallelWorker worker(comm, dist::parse_workers(spec).workers[0], g, params, o, 0);
     worker.set_train_data(data(), all(61), 16, 7);
     worker.start("");
     std::lock_guard lock(m);
-    if (comm.rank() == 0) shares = worker.shares();
+    check(comm.rank(), worker, params);
   });
+}
+
+TEST(DataParallel, AutoBalanceMeasuresASlowedWorker) {
+  const graph::Graph g = small_cnn();
+  std::vector<double> shares;
+  start_auto_pair(g, 8, 0.2, [](int) { return 1; },
+                  [&](int rank, const dist::DataParallelWorker& worker, const graph::ParameterSet&) {
+                    if (rank == 0) shares = worker.shares();
+                  });
   ASSERT_EQ(shares.size(), 2u);
   // 8x slower: ideally 8/9 and 1/9. Timing noise moves it, but the order must hold clearly.
   EXPECT_GT(shares[0], 0.7);
@@ -201,25 +214,16 @@ TEST(DataParallel, AutoBalanceWarmUpLeavesTheModelAsRankZeroMadeIt) {
   const graph::Graph g = graph::with_loss(b.finish(), graph::LossKind::CrossEntropy);
   const graph::ParameterSet initial = graph::ParameterSet::initialize(g, 1);
   std::vector<std::string> mismatches;
-  std::mutex m;
-  dist::run_worker_threads(2, [&](dist::Communicator& comm) {
-    // Rank 1 starts from other values: the broadcast, not the seed, must make them equal.
-    graph::ParameterSet params = graph::ParameterSet::initialize(g, comm.rank() == 0 ? 1 : 99);
-    dist::DataParallelOptions o;
-    o.balance = dist::Balance::parse("auto");
-    o.warmup_seconds = 0.05;
-    const std::string spec = comm.rank() == 1 ? "cpu:threads=1:slowdown=2" : "cpu:threads=1";
-    dist::DataParallelWorker worker(comm, dist::parse_workers(spec).workers[0], g, params, o, 0);
-    worker.set_train_data(data(), all(61), 16, 7);
-    worker.start("");
-    std::lock_guard lock(m);
-    for (graph::ValueId id : initial.ids()) {
-      const Tensor& want = initial.at(id);
-      const Tensor& got = params.at(id);
-      if (std::memcmp(want.raw(), got.raw(), want.nbytes()) != 0)
-        mismatches.push_back(fmt::format("worker {}: {}", comm.rank(), g.value(id).name));
-    }
-  });
+  // Rank 1 starts from other values: the broadcast, not the seed, must make them equal.
+  start_auto_pair(g, 2, 0.05, [](int rank) { return rank == 0 ? 1 : 99; },
+                  [&](int rank, const dist::DataParallelWorker&, const graph::ParameterSet& params) {
+                    for (graph::ValueId id : initial.ids()) {
+                      const Tensor& want = initial.at(id);
+                      const Tensor& got = params.at(id);
+                      if (std::memcmp(want.raw(), got.raw(), want.nbytes()) != 0)
+                        mismatches.push_back(fmt::format("worker {}: {}", rank, g.value(id).name));
+                    }
+                  });
   EXPECT_TRUE(mismatches.empty()) << fmt::format("{}", fmt::join(mismatches, ", "));
 }
 
