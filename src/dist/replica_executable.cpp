@@ -93,6 +93,9 @@ void ReplicaExecutable::backward(std::span<const Tensor> output_grads) {
     compute_seconds_ += static_cast<double>(now_ns() - forward_start_ns_) * 1e-9;
     compute_samples_ += local_samples_;
   }
+  // A group of one has nothing to exchange: its gradient is already the group's (exactly;
+  // the weighted mean of one member would round g * b / b).
+  if (queue_.size() == 1 && !empty_step_) return;
   for (std::size_t k = 0; k < buckets_.size(); ++k)
     if (!buckets_[k].launched) launch(k);
   if (!buffer_ids_.empty()) {
@@ -128,7 +131,8 @@ void ReplicaExecutable::on_node_begin(const graph::Node& node, backend::Pass pas
 
 void ReplicaExecutable::on_node_end(const graph::Node& node, backend::Pass pass) {
   if (observer_) observer_->on_node_end(node, pass);
-  if (pass != backend::Pass::Backward || !options_.overlap || !training_step_) return;
+  if (pass != backend::Pass::Backward || !options_.overlap || !training_step_ || queue_.size() == 1)
+    return;
   for (std::size_t k : ready_after_node_[static_cast<std::size_t>(node.id)])
     if (!buckets_[k].launched) launch(k);
 }

@@ -14,7 +14,8 @@
 // SyncBatchNorm). Their running statistics, which evaluation uses, are made the same on every
 // worker after each step: the sample-weighted average over the workers (default; for the
 // running mean it equals the update one worker would make on the global batch) or rank 0's
-// values (DDP's broadcast_buffers).
+// values (DDP's broadcast_buffers). A group of one exchanges nothing and trains exactly as a
+// lone executable.
 #include <cstdint>
 #include <memory>
 #include <span>
