@@ -111,8 +111,10 @@ void apply_preset(CLI::App& app, Setup& s) {
 }
 
 // The part of one worker (or of the lone trainer: comm == nullptr). Returns on the leader
-// with the result printed and run.json written.
-void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerSpec* spec) {
+// with the result printed and run.json written. `profiler` (--profile) is opened by the
+// caller, before any worker thread starts; the leader's hooks drive its scopes.
+void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerSpec* spec,
+                   prof::TrainingProfiler* profiler) {
   const bool leader = comm == nullptr || comm->rank() == 0;
   graph::ParameterSet params = graph::ParameterSet::initialize(s.g, s.seed);
   auto optimizer = train::make_optimizer(s.opt);
@@ -130,15 +132,10 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
                 start.next_batch, start.global_step);
   }
 
-  // The profiler opens its counters before training starts (on the compute pool, which it
-  // starts, and on every other thread; threads started later inherit them).
-  std::unique_ptr<prof::TrainingProfiler> profiler;
   std::unique_ptr<train::ProfileCallback> profile_callback;
-  if (!s.profile_events.empty()) {
-    profiler = std::make_unique<prof::TrainingProfiler>(s.profile);
+  if (profiler && leader)
     profile_callback = std::make_unique<train::ProfileCallback>(
         *profiler, s.profile.scopes.contains(prof::ScopeKind::Node));
-  }
 
   // The executable and the batch sources: the lone trainer's own, or the worker's shares.
   std::unique_ptr<backend::Executable> solo_exe;
@@ -271,8 +268,11 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
   if (profiler) {
     const prof::Profile profile = profiler->finish();
     ensure_writable_dir(run->file("profile"));
-    prof::write_profile_files(profile, run->file("profile"),
-                              fmt::format("telar train --profile: {}", s.model.model));
+    prof::write_profile_files(
+        profile, run->file("profile"),
+        worker ? fmt::format("telar train --profile: {}, {} workers (the whole process)",
+                             s.model.model, comm->size())
+               : fmt::format("telar train --profile: {}", s.model.model));
     if (!s.profile_colon.empty()) prof::append_colon_file(profile, s.profile_colon);
     if (!s.quiet) std::cerr << prof::format_table(profile, {40});
   }
@@ -317,19 +317,19 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
 
 // The group's workers as threads of this process: each builds its replica; the first
 // failure ends them all and is reported naming the worker.
-void train_threads(const Setup& s) {
+void train_threads(const Setup& s, prof::TrainingProfiler* profiler) {
   const int n = static_cast<int>(s.worker_list.workers.size());
   std::vector<dist::WorkerSpec> specs = s.worker_list.workers;
   dist::assign_threads(specs);
   dist::run_worker_threads(n, [&](dist::Communicator& comm) {
     const dist::WorkerSpec& spec = specs[static_cast<std::size_t>(comm.rank())];
     dist::run_guarded(comm, dist::member_name(comm, spec.text),
-                      [&] { train_replica(s, &comm, &spec); });
+                      [&] { train_replica(s, &comm, &spec, profiler); });
   });
 }
 
 // The group's workers as threads of this process, each on its own GPU, joined by NCCL.
-void train_nccl(const Setup& s) {
+void train_nccl(const Setup& s, prof::TrainingProfiler* profiler) {
   std::vector<int> devices;
   for (const auto& w : s.worker_list.workers) devices.push_back(dist::cuda_device_index(w.device));
   std::vector<dist::WorkerSpec> specs = s.worker_list.workers;
@@ -338,7 +338,7 @@ void train_nccl(const Setup& s) {
   dist::run_worker_threads(members, [&](dist::Communicator& comm) {
     const dist::WorkerSpec& spec = specs[static_cast<std::size_t>(comm.rank())];
     dist::run_guarded(comm, dist::member_name(comm, spec.text),
-                      [&] { train_replica(s, &comm, &spec); });
+                      [&] { train_replica(s, &comm, &spec, profiler); });
   });
 }
 
@@ -357,7 +357,7 @@ void train_mpi(const Setup& s) {
   dist::assign_threads(local);
   spec = local[0];
   dist::run_guarded(*comm, dist::member_name(*comm, spec.text),
-                    [&] { train_replica(s, comm.get(), &spec); });
+                    [&] { train_replica(s, comm.get(), &spec, nullptr); });
 }
 
 // Registers every option of telar train on `app`, bound to `s`.
@@ -426,7 +426,8 @@ void add_train_options(CLI::App& app, Setup& s) {
       ->check(at_least(0));
   app.add_option("--profile", s.profile_events,
                  "count these events during training: an events file (one name per line) or a "
-                 "comma-separated list (telar prof list); results in RUN/profile/");
+                 "comma-separated list (telar prof list); results in RUN/profile/. With thread "
+                 "--workers: the whole process, in the group's steps");
   app.add_option("--profile-scopes", s.profile_scopes,
                  "scopes to record: any of run,epoch,batch,eval,node (node: each layer's "
                  "forward and backward)");
@@ -527,9 +528,15 @@ int run_train(const Args& given) {
   if (!s.workers.empty()) {
     require(app.count("--backend") == 0,
             "--workers names the devices; drop --backend (e.g. --workers cpu:threads=1,cpu:threads=1)");
-    require(s.profile_events.empty(), "--profile counts one process's training; it does not "
-                                      "combine with --workers yet");
     s.worker_list = dist::parse_workers(s.workers);
+    if (!s.profile_events.empty()) {
+      require(!s.worker_list.mpi,
+              "--profile counts this process; with --workers mpi each rank is its own process: "
+              "count the job on this machine with telar prof run -e EVENTS -- mpirun -np N telar train ...");
+      require(!s.profile.scopes.contains(prof::ScopeKind::Node),
+              "--profile-scopes node: with --workers the counts are the whole process's, so a "
+              "layer of one worker cannot be told apart; use run,epoch,batch,eval");
+    }
     s.communicator_kind = dist::choose_communicator(s.communicator, s.worker_list, dist::nccl_available());
     s.dp.balance = dist::Balance::parse(s.balance);
     s.dp.shard = dist::parse_shard_mode(s.shard);
@@ -639,14 +646,21 @@ int run_train(const Args& given) {
       fail("--resume {}: no checkpoint there ({} is missing)", s.resume, ckpt.string());
   }
 
+  // The profiler opens its counters before training starts: on every thread there is now, and
+  // threads started later (the workers, their pools and collective threads) inherit them.
+  std::unique_ptr<prof::TrainingProfiler> profiler;
+  if (!s.profile_events.empty())
+    profiler = std::make_unique<prof::TrainingProfiler>(
+        s.profile, s.workers.empty() ? prof::TrainingProfiler::Work::ComputePool
+                                     : prof::TrainingProfiler::Work::WorkerThreads);
   if (s.workers.empty())
-    train_replica(s, nullptr, nullptr);
+    train_replica(s, nullptr, nullptr, profiler.get());
   else if (s.worker_list.mpi)
     train_mpi(s);
   else if (s.communicator_kind == "nccl")
-    train_nccl(s);
+    train_nccl(s, profiler.get());
   else
-    train_threads(s);
+    train_threads(s, profiler.get());
   return 0;
 }
 

@@ -17,10 +17,16 @@ namespace telar::prof {
 
 class TrainingProfiler {
  public:
-  // Starts the compute pool (unless counting per CPU) and opens the counters now, on every
-  // thread the process has; threads started later inherit them. Training computes on the pool,
-  // so its threads read their own counters at scope boundaries (CountingOptions::compute_pool).
-  explicit TrainingProfiler(SessionOptions options);
+  // Where the training computes. ComputePool: on this thread's compute pool, which is started
+  // now (unless counting per CPU) so that its threads read their own counters at scope
+  // boundaries (CountingOptions::compute_pool). WorkerThreads: on data-parallel worker threads
+  // started after the profiler (each with its own pool and collective thread), which inherit
+  // the counters; the scope hooks then come from one worker and count the whole process.
+  enum class Work { ComputePool, WorkerThreads };
+
+  // Opens the counters now, on every thread the process has; threads started later inherit
+  // them.
+  explicit TrainingProfiler(SessionOptions options, Work work = Work::ComputePool);
 
   void on_train_begin() { session_.begin(ScopeLabel::run()); }
   void on_train_end() { session_.end(ScopeKind::Run); }

@@ -3,6 +3,7 @@
 // epochs summing to the run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -95,4 +96,61 @@ TEST(TrainProfile, UnknownEventIsOneLineError) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("task-clock"), std::string::npos) << r.err;  // the suggestion
   EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// With thread workers the counters cover the whole process (every worker, its compute and
+// collective threads), not only the worker whose hooks open the scopes. Worker 0 trains a
+// quarter of each global batch: counting its threads alone would give about a quarter of the
+// CPU time a lone worker takes on the same batches; counting every worker gives about all of
+// it (CPU time, unlike wall time, does not depend on how loaded the machine is).
+TEST(TrainProfile, WithThreadWorkersCountsEveryWorker) {
+  const std::string dir = fresh_temp_dir("profile_workers");
+  const std::vector<std::string> common = {"train", "--model", "mnist_cnn", "--data",
+                                           "synthetic:1024:1x28x28:10", "--epochs", "1",
+                                           "--batch-size", "128", "--quiet", "--profile",
+                                           "task-clock", "--profile-scopes", "run,epoch,batch,eval"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  auto solo = run_telar(with({"--backend", "cpu:threads=1", "--out", dir + "/solo"}));
+  ASSERT_EQ(solo.status, 0) << solo.err;
+  auto pair = run_telar(with({"--workers", "cpu:threads=1,cpu:threads=1", "--balance",
+                              "weights:1/3", "--out", dir + "/pair"}));
+  ASSERT_EQ(pair.status, 0) << pair.err;
+  auto run_clock = [](const std::vector<Row>& rows) {
+    for (const auto& row : rows)
+      if (row.scope == "run" && row.event == "task-clock") return static_cast<double>(row.value);
+    return 0.0;
+  };
+  const auto pair_rows = read_counters(dir + "/pair/profile/counters.csv");
+  const double one = run_clock(read_counters(dir + "/solo/profile/counters.csv"));
+  const double two = run_clock(pair_rows);
+  ASSERT_GT(one, 0);
+  EXPECT_GT(two, 0.7 * one) << "solo " << one << " ns, pair " << two << " ns";
+  // The scopes are the group's steps: 8 global batches of 128.
+  int batches = 0;
+  for (const auto& row : pair_rows)
+    batches += row.event == "task-clock" && row.scope.rfind("run/epoch[0]/batch[", 0) == 0;
+  EXPECT_EQ(batches, 8);
+}
+
+TEST(TrainProfile, WithWorkersRefusesWhatItCannotCount) {
+  const std::string dir = fresh_temp_dir("profile_workers_bad");
+  for (const auto& [extra, words] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--workers", "cpu:threads=1,cpu:threads=1", "--profile-scopes", "run,node"},
+            "--profile-scopes node"},
+           {{"--workers", "mpi"}, "telar prof run"}}) {
+    std::vector<std::string> args = {"train", "--model", "mlp:784-10", "--data",
+                                     "synthetic:64:1x28x28:10", "--profile", "task-clock",
+                                     "--out", dir + "/run"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_telar(args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/run"));
+  }
 }
