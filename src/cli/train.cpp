@@ -20,6 +20,7 @@
 #include "dist/energy/sampler.hpp"
 #include "dist/mpi_communicator.hpp"
 #include "dist/nccl_communicator.hpp"
+#include "dist/pinning.hpp"
 #include "dist/worker_threads.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"
@@ -73,7 +74,7 @@ struct Setup {
   std::string communicator = "auto", communicator_kind;  // --communicator, and the chosen kind
   std::string workers, balance = "equal", shard = "interleaved", bn_buffers = "average";
   double bucket_mb = 4.0;
-  bool no_overlap = false;
+  bool no_overlap = false, no_pin = false;
   int warmup_steps = 3;
   double warmup_seconds = 1.0;
   // Energy.
@@ -89,6 +90,8 @@ struct Setup {
   graph::LossKind loss_kind = graph::LossKind::CrossEntropy;
   std::vector<std::int64_t> train_idx, val_idx, test_idx;
   dist::WorkerList worker_list;
+  std::vector<dist::WorkerSpec> thread_workers;  // thread workers, their compute threads made explicit
+  std::vector<std::vector<int>> worker_cpus;     // the cores each thread worker is pinned to (or none)
   dist::DataParallelOptions dp;
   nlohmann::json config;
   fs::path run_path;
@@ -315,14 +318,28 @@ void train_replica(const Setup& s, dist::Communicator* comm, const dist::WorkerS
   if (s.json) print_json(result);
 }
 
+// Pins the calling worker thread to its cores (when the workers were given cores); the threads
+// it starts inherit them.
+void pin_worker(const Setup& s, int rank) {
+  if (s.worker_cpus.empty()) return;
+  const auto& cpus = s.worker_cpus[static_cast<std::size_t>(rank)];
+  if (!dist::pin_this_thread(cpus))
+    log::warn("worker {}: could not pin it to cores {}; it runs where the scheduler puts it", rank,
+              fmt::join(cpus, ","));
+}
+
 // The group's workers as threads of this process: each builds its replica; the first
 // failure ends them all and is reported naming the worker.
 void train_threads(const Setup& s, prof::TrainingProfiler* profiler) {
-  const int n = static_cast<int>(s.worker_list.workers.size());
-  std::vector<dist::WorkerSpec> specs = s.worker_list.workers;
-  dist::assign_threads(specs);
-  dist::run_worker_threads(n, [&](dist::Communicator& comm) {
-    const dist::WorkerSpec& spec = specs[static_cast<std::size_t>(comm.rank())];
+  if (!s.worker_cpus.empty()) {
+    std::vector<std::string> where;
+    for (std::size_t r = 0; r < s.worker_cpus.size(); ++r)
+      where.push_back(fmt::format("worker {} on CPU {}", r, fmt::join(s.worker_cpus[r], ",")));
+    log::info("{} (--no-pin: leave them to the scheduler)", fmt::join(where, ", "));
+  }
+  dist::run_worker_threads(static_cast<int>(s.thread_workers.size()), [&](dist::Communicator& comm) {
+    pin_worker(s, comm.rank());
+    const dist::WorkerSpec& spec = s.thread_workers[static_cast<std::size_t>(comm.rank())];
     dist::run_guarded(comm, dist::member_name(comm, spec.text),
                       [&] { train_replica(s, &comm, &spec, profiler); });
   });
@@ -332,11 +349,10 @@ void train_threads(const Setup& s, prof::TrainingProfiler* profiler) {
 void train_nccl(const Setup& s, prof::TrainingProfiler* profiler) {
   std::vector<int> devices;
   for (const auto& w : s.worker_list.workers) devices.push_back(dist::cuda_device_index(w.device));
-  std::vector<dist::WorkerSpec> specs = s.worker_list.workers;
-  dist::assign_threads(specs);
   const auto members = dist::make_nccl_group(devices);
   dist::run_worker_threads(members, [&](dist::Communicator& comm) {
-    const dist::WorkerSpec& spec = specs[static_cast<std::size_t>(comm.rank())];
+    pin_worker(s, comm.rank());
+    const dist::WorkerSpec& spec = s.thread_workers[static_cast<std::size_t>(comm.rank())];
     dist::run_guarded(comm, dist::member_name(comm, spec.text),
                       [&] { train_replica(s, &comm, &spec, profiler); });
   });
@@ -400,6 +416,9 @@ void add_train_options(CLI::App& app, Setup& s) {
   app.add_option("--bucket-mb", s.bucket_mb, "gradient all-reduce bucket size in MiB");
   app.add_flag("--no-overlap", s.no_overlap,
                "all-reduce after the backward pass instead of during it");
+  app.add_flag("--no-pin", s.no_pin,
+               "thread workers: leave their placement to the scheduler (by default each is pinned "
+               "to cores of its own when their threads fit the cores this process may use)");
   app.add_option("--warmup-seconds", s.warmup_seconds,
                  "warm-up of --balance auto|dynamic: all workers train this long at once, in "
                  "each round (up to four, until the shares settle)")
@@ -569,13 +588,22 @@ int run_train(const Args& given) {
           fail("--workers {}: worker '{}': {}", s.workers, w.text, e.what());
         }
       }
+      s.thread_workers = s.worker_list.workers;
+      dist::assign_threads(s.thread_workers);
+      if (!s.no_pin) {
+        std::vector<int> threads;
+        for (const auto& w : s.thread_workers) threads.push_back(w.host_threads);
+        s.worker_cpus = dist::plan_pinning(threads, dist::allowed_cpus());
+      }
     } else {
+      require(!s.no_pin, "--no-pin is for thread workers; mpirun places the ranks (e.g. "
+                         "mpirun --bind-to none)");
       require(dist::mpi_available(), "--workers mpi: this telar was built without MPI; install "
                                      "libopenmpi-dev (scripts/setup.sh) and rebuild");
     }
   } else {
-    for (const char* o : {"--communicator", "--balance", "--shard", "--bucket-mb", "--no-overlap", "--warmup-steps",
-                          "--warmup-seconds", "--bn-buffers"})
+    for (const char* o : {"--communicator", "--balance", "--shard", "--bucket-mb", "--no-overlap", "--no-pin",
+                          "--warmup-steps", "--warmup-seconds", "--bn-buffers"})
       require(app.count(o) == 0, "{} sets up data-parallel training; it needs --workers", o);
     backend::check_usable(backend::parse_backend_spec(s.backend_name));
   }
@@ -634,6 +662,7 @@ int run_train(const Args& given) {
                                  {"shard", s.shard},
                                  {"bucket_mb", s.bucket_mb},
                                  {"overlap", !s.no_overlap},
+                                 {"cpus", s.worker_cpus},
                                  {"bn_buffers", s.bn_buffers}};
 
   s.run_path = s.out.empty() ? report::default_run_path("train") : fs::path(s.out);

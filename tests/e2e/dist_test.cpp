@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "run_command.hpp"
 
@@ -93,6 +94,29 @@ TEST(DistE2E, ThreadWorkersGiveTheSingleWorkerLosses) {
   const auto run = nlohmann::json::parse(std::ifstream(root + "/two/run.json"));
   EXPECT_EQ(run["status"], "finished");
   EXPECT_EQ(run["config"]["data_parallel"]["balance"], "weights:3/1");
+}
+
+// Thread workers are pinned each to a core of its own when their threads fit (run.json says
+// where), left to the scheduler with --no-pin; --no-pin means nothing without thread workers.
+TEST(DistE2E, ThreadWorkersArePinnedToCoresOfTheirOwn) {
+  const std::string root = fresh_temp_dir("dist_pin");
+  auto pinned = run_telar(with(base(root + "/pinned", 1), {"--workers", "cpu:threads=1,cpu:threads=1"}));
+  ASSERT_EQ(pinned.status, 0) << pinned.err;
+  const auto cpus = nlohmann::json::parse(std::ifstream(root + "/pinned/run.json"))["config"]["data_parallel"]["cpus"];
+  if (std::thread::hardware_concurrency() >= 2) {
+    ASSERT_EQ(cpus.size(), 2u) << cpus.dump();
+    ASSERT_EQ(cpus[0].size(), 1u);
+    ASSERT_EQ(cpus[1].size(), 1u);
+    EXPECT_NE(cpus[0][0], cpus[1][0]);
+  } else {
+    EXPECT_TRUE(cpus.empty()) << "two one-thread workers do not fit one CPU: " << cpus.dump();
+  }
+  auto free = run_telar(with(base(root + "/free", 1), {"--workers", "cpu:threads=1,cpu:threads=1", "--no-pin"}));
+  ASSERT_EQ(free.status, 0) << free.err;
+  EXPECT_TRUE(nlohmann::json::parse(std::ifstream(root + "/free/run.json"))["config"]["data_parallel"]["cpus"].empty());
+  expect_one_line_error(run_telar(with(base(root + "/a", 1), {"--no-pin"})), "needs --workers");
+  expect_one_line_error(run_telar(with(base(root + "/b", 1), {"--workers", "mpi", "--no-pin"})), "mpirun");
+  for (const char* d : {"a", "b"}) EXPECT_FALSE(fs::exists(root + "/" + d)) << d;
 }
 
 TEST(DistE2E, AFailingWorkerEndsTheJobAndResumeContinuesExactly) {
