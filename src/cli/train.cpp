@@ -335,7 +335,7 @@ void train_threads(const Setup& s, prof::TrainingProfiler* profiler) {
     std::vector<std::string> where;
     for (std::size_t r = 0; r < s.worker_cpus.size(); ++r)
       where.push_back(fmt::format("worker {} on CPU {}", r, fmt::join(s.worker_cpus[r], ",")));
-    log::info("{} (--no-pin: leave them to the scheduler)", fmt::join(where, ", "));
+    log::info("pinned {} (--no-pin leaves them to the scheduler)", fmt::join(where, ", "));
   }
   dist::run_worker_threads(static_cast<int>(s.thread_workers.size()), [&](dist::Communicator& comm) {
     pin_worker(s, comm.rank());
