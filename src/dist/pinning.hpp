@@ -1,9 +1,10 @@
 #pragma once
-// Pinning thread workers to cores. Workers that share one machine run best each on cores of its
-// own: left to the scheduler, a worker can land on the core of another for a while (a slowed
-// worker that sleeps between bursts wakes up wherever), and a pair whose split was measured with
-// one placement then trains with another. A worker's thread is pinned to its cores before it
-// starts; the threads it starts (its OpenMP pool, its collective thread) inherit the set.
+// Pinning thread workers to cores. Left to the scheduler, the placement of workers that share
+// one machine can change under a running pair (a slowed worker that sleeps between bursts wakes
+// up wherever there is room), so a split measured in the warm-up need not hold in training;
+// pinned pairs measured faster and steadier (docs/benchmarks.md). A worker's thread is pinned to
+// its cores before it starts; the threads it starts (its OpenMP pool, its collective thread)
+// inherit the set.
 #include <vector>
 
 namespace telar::dist {
