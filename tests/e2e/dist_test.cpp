@@ -4,13 +4,13 @@
 // exactly; MPI ranks give the same losses as threads; a killed rank ends the job quickly;
 // bad options are one-line errors.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "run_command.hpp"
 
@@ -103,7 +103,10 @@ TEST(DistE2E, ThreadWorkersArePinnedToCoresOfTheirOwn) {
   auto pinned = run_telar(with(base(root + "/pinned", 1), {"--workers", "cpu:threads=1,cpu:threads=1"}));
   ASSERT_EQ(pinned.status, 0) << pinned.err;
   const auto cpus = nlohmann::json::parse(std::ifstream(root + "/pinned/run.json"))["config"]["data_parallel"]["cpus"];
-  if (std::thread::hardware_concurrency() >= 2) {
+  cpu_set_t allowed;  // the CPUs this test (and the telar it starts) may use
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  if (CPU_COUNT(&allowed) >= 2) {
     ASSERT_EQ(cpus.size(), 2u) << cpus.dump();
     ASSERT_EQ(cpus[0].size(), 1u);
     ASSERT_EQ(cpus[1].size(), 1u);
