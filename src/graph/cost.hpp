@@ -1,6 +1,7 @@
 #pragma once
 // Cost model per op: multiply-accumulates and bytes moved (inputs read, parameters read,
-// outputs written, fp32), for a given batch size.
+// outputs written, fp32), for a given batch size. Each op's MACs are in its definition
+// (graph/op_defs/).
 #include <cstdint>
 
 #include "graph/graph.hpp"
@@ -25,7 +26,6 @@ NodeCost node_cost(const Graph& graph, const Node& node, const CostOptions& opti
 NodeCost graph_cost(const Graph& graph, const CostOptions& options);  // sum over nodes
 
 // Where a node runs on an accelerator (the sim backend lowers by this).
-enum class Lowering { Gemm, Conv, SparseDense, Host };
 Lowering node_lowering(const Node& node);
 
 }  // namespace telar::graph

@@ -3,43 +3,13 @@
 #include <fmt/format.h>
 
 #include "graph/cost.hpp"
+#include "graph/op_def.hpp"
 
 namespace telar::graph {
 
 std::string describe_attrs(const Node& n) {
-  switch (n.kind) {
-    case OpKind::Linear: {
-      const auto& a = n.attr<LinearAttrs>();
-      return fmt::format("{}->{}{}", a.in_features, a.out_features, a.bias ? "" : " nobias");
-    }
-    case OpKind::Conv2d: {
-      const auto& a = n.attr<Conv2dAttrs>();
-      std::string s = fmt::format("{}->{} {}x{} s{} p{}", a.in_channels, a.out_channels,
-                                  a.kernel_h, a.kernel_w, a.stride_h, a.pad_h);
-      if (a.dilation_h != 1) s += fmt::format(" d{}", a.dilation_h);
-      if (a.groups != 1)
-        s += a.groups == a.in_channels ? " depthwise" : fmt::format(" g{}", a.groups);
-      if (!a.bias) s += " nobias";
-      return s;
-    }
-    case OpKind::BatchNorm2d: return fmt::format("{}", n.attr<BatchNormAttrs>().channels);
-    case OpKind::MaxPool2d:
-    case OpKind::AvgPool2d: {
-      const auto& a = n.attr<Pool2dAttrs>();
-      return fmt::format("{}x{} s{} p{}", a.kernel_h, a.kernel_w, a.stride_h, a.pad_h);
-    }
-    case OpKind::Dropout: return fmt::format("p={}", n.attr<DropoutAttrs>().p);
-    case OpKind::EmbeddingBag: {
-      const auto& a = n.attr<EmbeddingBagAttrs>();
-      return fmt::format("{}x{} {}", a.num_embeddings, a.dim,
-                         a.mode == EmbeddingBagMode::Sum ? "sum" : "mean");
-    }
-    case OpKind::DotInteraction: {
-      const auto& a = n.attr<DotInteractionAttrs>();
-      return fmt::format("T={} d={}{}", a.num_sparse, a.dim, a.self_interaction ? " self" : "");
-    }
-    default: return "";
-  }
+  const auto& def = op_def(n.kind);
+  return def.describe ? def.describe(n) : std::string();
 }
 
 std::string dump(const Graph& g) {

@@ -1,24 +1,12 @@
 #pragma once
-// The op kinds of the IR and their attributes (one plain struct per op).
-//
-// Input conventions (value order in Node::inputs):
-//   Linear          x[B,in], weight[out,in], bias[out] (optional)
-//   Conv2d          x[B,C,H,W], weight[O,C/groups,kh,kw], bias[O] (optional)
-//   BatchNorm2d     x[B,C,H,W], gamma[C], beta[C], running_mean[C], running_var[C]
-//   ReLU ReLU6 Sigmoid Tanh Dropout   x (any shape)
-//   Softmax         x[B,N] (over axis 1)
-//   MaxPool2d AvgPool2d  x[B,C,H,W]; GlobalAvgPool x[B,C,H,W] -> [B,C]
-//   Flatten         x[B,...] -> [B, prod(...)]
-//   Add             a, b (same shape)
-//   Concat          x1..xn (same shape except axis 1)
-//   EmbeddingBag    indices[nnz] i64, offsets[B] i64 (start of each bag), weight[rows,dim],
-//                   per_sample_weights[nnz] f32 (optional) -> [B,dim]
-//   DotInteraction  dense[B,d], emb_1[B,d] .. emb_T[B,d] -> [B, d + pairs]
-//   CrossEntropy    logits[B,C] f32, labels[B] i64 -> scalar (mean over the batch)
-//   BCEWithLogits   logits[B,1] f32, targets[B,1] f32 -> scalar (mean)
-//   MSE             prediction[B,...] f32, target (same shape f32, or labels[B] i64 one-hot)
+// The op kinds of the IR and their attributes (one plain struct per op). Each attribute struct
+// lists its fields in fields(), in a fixed order: what tells two nodes of one kind apart
+// (the model fingerprint hashes them; a new field must be added there to count).
+// Each op's inputs, outputs and checks are in its definition, graph/op_defs/<op>.cpp.
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <tuple>
 #include <variant>
 
 namespace telar::graph {
@@ -44,8 +32,14 @@ enum class OpKind : std::uint8_t {
   CrossEntropy,
   BCEWithLogits,
   MSE,
+  Count,  // the number of kinds; keep last (the op table is checked against it)
 };
+inline constexpr std::size_t kOpKindCount = static_cast<std::size_t>(OpKind::Count);
 
+// Where a node runs on an accelerator (the sim backend lowers by this).
+enum class Lowering : std::uint8_t { Gemm, Conv, SparseDense, Host };
+
+// Shorthands for the op's definition (graph/op_def.hpp).
 std::string_view op_name(OpKind kind);
 bool op_is_loss(OpKind kind);
 
@@ -53,6 +47,8 @@ struct LinearAttrs {
   std::int64_t in_features = 0;
   std::int64_t out_features = 0;
   bool bias = true;
+
+  auto fields() const { return std::tie(in_features, out_features, bias); }
 };
 
 struct Conv2dAttrs {
@@ -64,12 +60,19 @@ struct Conv2dAttrs {
   std::int64_t dilation_h = 1, dilation_w = 1;
   std::int64_t groups = 1;
   bool bias = true;
+
+  auto fields() const {
+    return std::tie(in_channels, out_channels, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w,
+                    dilation_h, dilation_w, groups, bias);
+  }
 };
 
 struct BatchNormAttrs {
   std::int64_t channels = 0;
   float eps = 1e-5f;
   float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
+
+  auto fields() const { return std::tie(channels, eps, momentum); }
 };
 
 struct Pool2dAttrs {
@@ -78,33 +81,48 @@ struct Pool2dAttrs {
   std::int64_t pad_h = 0, pad_w = 0;
   // AvgPool2d only: whether padded zeros count in the divisor (PyTorch's default is true).
   bool count_include_pad = true;
+
+  auto fields() const {
+    return std::tie(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, count_include_pad);
+  }
 };
 
 struct DropoutAttrs {
   float p = 0.5f;
+
+  auto fields() const { return std::tie(p); }
 };
 
 struct ConcatAttrs {
   int axis = 1;
+
+  auto fields() const { return std::tie(axis); }
 };
 
 enum class EmbeddingBagMode : std::uint8_t { Sum, Mean };
+std::string_view mode_name(EmbeddingBagMode mode);  // "sum", "mean"
 
 struct EmbeddingBagAttrs {
   std::int64_t num_embeddings = 0;
   std::int64_t dim = 0;
   EmbeddingBagMode mode = EmbeddingBagMode::Sum;
   bool per_sample_weights = false;
+
+  auto fields() const { return std::tie(num_embeddings, dim, mode, per_sample_weights); }
 };
 
 struct DotInteractionAttrs {
   std::int64_t num_sparse = 0;  // T, the number of embedding vectors besides the dense one
   std::int64_t dim = 0;
   bool self_interaction = false;  // include the diagonal (DLRM's --arch-interaction-itself)
+
+  auto fields() const { return std::tie(num_sparse, dim, self_interaction); }
 };
 
 struct MseAttrs {
   bool one_hot_labels = false;  // target given as class labels i64, compared as one-hot
+
+  auto fields() const { return std::tie(one_hot_labels); }
 };
 
 using Attrs = std::variant<std::monostate, LinearAttrs, Conv2dAttrs, BatchNormAttrs, Pool2dAttrs,

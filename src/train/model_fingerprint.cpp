@@ -5,7 +5,9 @@
 #include <bit>
 #include <cstring>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
+#include <variant>
 
 namespace telar::train {
 
@@ -55,66 +57,28 @@ std::string_view value_kind_name(graph::ValueKind kind) {
   return "?";
 }
 
-std::string_view embedding_bag_mode_name(graph::EmbeddingBagMode mode) {
-  return mode == graph::EmbeddingBagMode::Sum ? "sum" : "mean";
+// One attribute field, by its type: integers as i64, floats as f32, flags, enums by name.
+template <typename F> void hash_field(StableHasher& h, const F& f) {
+  if constexpr (std::is_same_v<F, bool>) {
+    h.flag(f);
+  } else if constexpr (std::is_same_v<F, float>) {
+    h.f32(f);
+  } else if constexpr (std::is_integral_v<F>) {
+    h.i64(f);
+  } else if constexpr (std::is_same_v<F, graph::EmbeddingBagMode>) {
+    h.text(graph::mode_name(f));
+  } else {
+    static_assert(sizeof(F) == 0, "model_fingerprint: say how to hash this attribute field type");
+  }
 }
 
-// The op name, hashed by the caller, determines which struct is present.
+// The op name, hashed by the caller, determines which struct is present; its fields() are
+// hashed in their order.
 void hash_attrs(StableHasher& h, const graph::Attrs& attrs) {
   std::visit(
       [&h](const auto& a) {
-        using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, std::monostate>) {
-        } else if constexpr (std::is_same_v<A, graph::LinearAttrs>) {
-          h.i64(a.in_features);
-          h.i64(a.out_features);
-          h.flag(a.bias);
-        } else if constexpr (std::is_same_v<A, graph::Conv2dAttrs>) {
-          h.i64(a.in_channels);
-          h.i64(a.out_channels);
-          h.i64(a.kernel_h);
-          h.i64(a.kernel_w);
-          h.i64(a.stride_h);
-          h.i64(a.stride_w);
-          h.i64(a.pad_h);
-          h.i64(a.pad_w);
-          h.i64(a.dilation_h);
-          h.i64(a.dilation_w);
-          h.i64(a.groups);
-          h.flag(a.bias);
-        } else if constexpr (std::is_same_v<A, graph::BatchNormAttrs>) {
-          h.i64(a.channels);
-          h.f32(a.eps);
-          h.f32(a.momentum);
-        } else if constexpr (std::is_same_v<A, graph::Pool2dAttrs>) {
-          h.i64(a.kernel_h);
-          h.i64(a.kernel_w);
-          h.i64(a.stride_h);
-          h.i64(a.stride_w);
-          h.i64(a.pad_h);
-          h.i64(a.pad_w);
-          h.flag(a.count_include_pad);
-        } else if constexpr (std::is_same_v<A, graph::DropoutAttrs>) {
-          h.f32(a.p);
-        } else if constexpr (std::is_same_v<A, graph::ConcatAttrs>) {
-          h.i64(a.axis);
-        } else if constexpr (std::is_same_v<A, graph::EmbeddingBagAttrs>) {
-          h.i64(a.num_embeddings);
-          h.i64(a.dim);
-          h.text(embedding_bag_mode_name(a.mode));
-          h.flag(a.per_sample_weights);
-        } else if constexpr (std::is_same_v<A, graph::DotInteractionAttrs>) {
-          h.i64(a.num_sparse);
-          h.i64(a.dim);
-          h.flag(a.self_interaction);
-        } else if constexpr (std::is_same_v<A, graph::MseAttrs>) {
-          h.flag(a.one_hot_labels);
-        } else {
-          // A new attribute struct must be added above, or two models differing only in it
-          // would share a fingerprint.
-          static_assert(sizeof(A) == 0,
-                        "model_fingerprint: hash the fields of this new op attribute struct");
-        }
+        if constexpr (!std::is_same_v<std::decay_t<decltype(a)>, std::monostate>)
+          std::apply([&h](const auto&... f) { (hash_field(h, f), ...); }, a.fields());
       },
       attrs);
 }

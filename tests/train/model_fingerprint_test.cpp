@@ -45,6 +45,44 @@ TEST(ModelFingerprint, PinnedValue) {
   EXPECT_EQ(fingerprint_str(model_fingerprint(mlp(16))), "0x78ddcb31d215c00b");
 }
 
+// The same for models whose nodes carry every kind of attribute field (integers, floats, flags:
+// convolutions, batch norms, pools), as computed before the attributes were hashed through
+// their fields() lists.
+TEST(ModelFingerprint, PinnedValuesOfZooModels) {
+  EXPECT_EQ(fingerprint_str(model_fingerprint(graph::zoo::build("mnist_cnn"))),
+            "0x6174238c619b7950");
+  EXPECT_EQ(fingerprint_str(model_fingerprint(graph::zoo::build("resnet18"))),
+            "0x61ada7a82d88be19");
+  EXPECT_EQ(fingerprint_str(model_fingerprint(graph::zoo::build("mobilenet_v1:0.5"))),
+            "0x7af37a00ceac44cd");
+}
+
+// Attributes that leave every shape as it is still tell models apart: on a 10x10 input a 3x3
+// convolution of stride 5 gives 2x2, and so do stride 4, padding 1 and dilation 2.
+TEST(ModelFingerprint, AttributesCountWhereShapesAgree) {
+  const auto conv = [](std::int64_t stride, std::int64_t pad, std::int64_t dilation) {
+    graph::GraphBuilder b("conv");
+    ValueId x = b.input("x", {4, 10, 10});
+    ValueId y = b.conv2d(x, 8, 3, stride, pad, 1, true, "c", dilation);
+    EXPECT_EQ(b.shape(y), (Shape{kBatchDim, 8, 2, 2}));
+    b.output(y);
+    return model_fingerprint(b.finish());
+  };
+  const std::uint64_t base = conv(5, 0, 1);
+  EXPECT_NE(conv(4, 0, 1), base);
+  EXPECT_NE(conv(5, 1, 1), base);
+  EXPECT_NE(conv(5, 0, 2), base);
+  const auto avgpool = [](bool count_include_pad) {
+    graph::GraphBuilder b("pool");
+    ValueId x = b.input("x", {4, 10, 10});
+    graph::Pool2dAttrs a{.kernel_h = 3, .kernel_w = 3, .pad_h = 1, .pad_w = 1};
+    a.count_include_pad = count_include_pad;
+    b.output(b.graph().add_node(graph::OpKind::AvgPool2d, "p", a, {x}));
+    return model_fingerprint(b.finish());
+  };
+  EXPECT_NE(avgpool(true), avgpool(false));
+}
+
 TEST(ModelFingerprint, FormatsAsSixteenHexDigits) {
   EXPECT_EQ(fingerprint_str(0x1234), "0x0000000000001234");
 }

@@ -56,4 +56,9 @@ class DnnlKernel : public Kernel {
 // and checkpoint loads); updates `seen`.
 bool parameters_changed(const KernelIO& io, std::uint64_t& seen);
 
+// Right padding that makes oneDNN's output size equal PyTorch's floor-mode size.
+dnnl::memory::dim padding_right(dnnl::memory::dim in, dnnl::memory::dim out,
+                                dnnl::memory::dim kernel, dnnl::memory::dim stride,
+                                dnnl::memory::dim pad_left, dnnl::memory::dim dilation = 1);
+
 }  // namespace telar::backend::cpu

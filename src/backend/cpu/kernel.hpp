@@ -60,11 +60,7 @@ class LayoutConverter {
   virtual Slot* to_plain(Slot* from) = 0;
 };
 
-// Reference kernels (portable C++, ops/): every op. Inputs are converted to plain layouts.
-std::unique_ptr<Kernel> make_reference_kernel(KernelIO io);
-// oneDNN kernels where oneDNN has a primitive; nullptr where it has none. The kernel sets its
-// output slot's layout (md, plain) in its constructor, before the plan allocates the slot.
-std::unique_ptr<Kernel> make_dnnl_kernel(KernelIO io, LayoutConverter& converter);
+// Each op's kernels are in ops/ (ops/op_kernels.hpp).
 // A layout conversion step (src slot -> dst slot of another layout), with backward.
 std::unique_ptr<Kernel> make_reorder_kernel(KernelIO io);
 

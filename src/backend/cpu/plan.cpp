@@ -7,6 +7,7 @@
 #include <map>
 
 #include "backend/cpu/dnnl_context.hpp"
+#include "backend/cpu/ops/op_kernels.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 
@@ -78,9 +79,10 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     io.seed = mix64(options.seed ^ (0x5eedULL + static_cast<std::uint64_t>(node.id)));
     io.params_version = options.params_version;
 
+    const OpKernels& kernels = op_kernels(node.kind);
     std::unique_ptr<Kernel> kernel;
     try {
-      if (options.use_dnnl) kernel = make_dnnl_kernel(io, *this);
+      if (options.use_dnnl && kernels.fast) kernel = kernels.fast(io, *this);
     } catch (const dnnl::error& e) {
       fail("internal: oneDNN could not set up node '{}' ({} {}): {}", node.name,
            graph::op_name(node.kind), shape_str(out->shape), e.what());
@@ -88,7 +90,7 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     if (!kernel) {
       for (Slot*& in : io.inputs)
         if (in->dtype == DType::F32 && !in->plain) in = to_plain(in);
-      kernel = make_reference_kernel(io);
+      kernel = kernels.reference(io);
     }
     steps_.push_back({std::move(kernel), &node, false});
   }

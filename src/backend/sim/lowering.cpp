@@ -6,12 +6,14 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "graph/cost.hpp"
 #include "sim/mapper.hpp"
 
 namespace telar::backend::sim {
 
 namespace fs = std::filesystem;
 namespace ts = telar::sim;
+using graph::Lowering;
 using graph::OpKind;
 
 std::string component_of(const std::string& node_name) {
@@ -44,9 +46,9 @@ NodeSimulator::NodeSimulator(SimTarget target, SimOptions options)
                                                   : ts::load_energy_table(options_.energy_table)) {}
 
 NodeSimulator::Route NodeSimulator::route(const graph::Node& node, bool pruned) const {
-  switch (node.kind) {
-    case OpKind::Linear:
-    case OpKind::Conv2d:
+  switch (graph::node_lowering(node)) {
+    case Lowering::Gemm:
+    case Lowering::Conv:
       if (pruned && target_.pruned) return Route::Pruned;
       if (target_.dense) {
         if (node.kind == OpKind::Conv2d &&
@@ -58,11 +60,12 @@ NodeSimulator::Route NodeSimulator::route(const graph::Node& node, bool pruned) 
         return Route::Dense;
       }
       return Route::Host;
-    case OpKind::EmbeddingBag:
+    case Lowering::SparseDense:
       return target_.sparse ? Route::Sparse : Route::Host;
-    default:
+    case Lowering::Host:
       return Route::Host;
   }
+  return Route::Host;
 }
 
 bool NodeSimulator::needs_activations(const graph::Node& node, bool pruned) const {
@@ -73,9 +76,9 @@ bool NodeSimulator::needs_activations(const graph::Node& node, bool pruned) cons
 }
 
 std::string NodeSimulator::host_note(const graph::Node& node, bool pruned) const {
-  switch (node.kind) {
-    case OpKind::Linear:
-    case OpKind::Conv2d:
+  switch (graph::node_lowering(node)) {
+    case Lowering::Gemm:
+    case Lowering::Conv:
       if (node.kind == OpKind::Conv2d && target_.dense) {
         const auto& a = node.attr<graph::Conv2dAttrs>();
         if (a.stride_h != a.stride_w)
@@ -86,14 +89,15 @@ std::string NodeSimulator::host_note(const graph::Node& node, bool pruned) const
       }
       return fmt::format("runs on the host: sim:{} has no accelerator for dense layers{}",
                          target_.name, pruned ? " or pruned ones" : "");
-    case OpKind::EmbeddingBag:
+    case Lowering::SparseDense:
       return fmt::format(
           "runs on the host: sim:{} has no MAGMA_SPARSE_DENSE accelerator for EmbeddingBags (give "
           "one as [sparse] in a hybrid .toml)",
           target_.name);
-    default:
-      return "runs on the host (no accelerator runs this op)";
+    case Lowering::Host:
+      break;
   }
+  return "runs on the host (no accelerator runs this op)";
 }
 
 fs::path NodeSimulator::tile_file(const std::string& node_name) const {

@@ -1,5 +1,5 @@
 // Softmax over the class axis on oneDNN.
-#include "backend/cpu/dnnl_kernels.hpp"
+#include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
 
@@ -46,10 +46,17 @@ class DnnlSoftmax final : public DnnlKernel {
   BoundPrimitive train_, infer_, bwd_;
 };
 
+class RefSoftmax final : public Kernel {
+ public:
+  explicit RefSoftmax(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
+  void forward(bool, std::uint64_t) override { ops::softmax_forward(in(0).data, out().data); }
+  void backward() override {
+    if (grad_of(0).tensor) ops::softmax_backward(out().data, out().grad, *grad_of(0).tensor);
+  }
+};
+
 }  // namespace
 
-std::unique_ptr<Kernel> make_dnnl_softmax(KernelIO io, LayoutConverter& converter) {
-  return std::make_unique<DnnlSoftmax>(std::move(io), converter);
-}
+const OpKernels op_kernel_defs::kSoftmax{fast_kernel<DnnlSoftmax>, reference_kernel<RefSoftmax>};
 
 }  // namespace telar::backend::cpu

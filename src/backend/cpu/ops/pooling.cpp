@@ -1,6 +1,6 @@
 // MaxPool2d, AvgPool2d and GlobalAvgPool on oneDNN pooling; they run in whatever layout
 // their input arrives in (no reorders between convolutions and pools).
-#include "backend/cpu/dnnl_kernels.hpp"
+#include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
 
@@ -105,10 +105,51 @@ class DnnlPool final : public DnnlKernel {
   BoundPrimitive train_, infer_, bwd_;
 };
 
+class RefMaxPool final : public Kernel {
+ public:
+  explicit RefMaxPool(KernelIO io) : Kernel(std::move(io)) {
+    define_plain_output();
+    argmax_ = Tensor(out().shape, DType::I32);
+  }
+  void forward(bool, std::uint64_t) override {
+    ops::maxpool2d_forward(node().attr<graph::Pool2dAttrs>(), in(0).data, out().data, argmax_);
+  }
+  void backward() override {
+    if (grad_of(0).tensor)
+      ops::maxpool2d_backward(node().attr<graph::Pool2dAttrs>(), argmax_, out().grad,
+                              *grad_of(0).tensor);
+  }
+
+ private:
+  Tensor argmax_;
+};
+
+class RefAvgPool final : public Kernel {
+ public:
+  explicit RefAvgPool(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
+  void forward(bool, std::uint64_t) override {
+    ops::avgpool2d_forward(node().attr<graph::Pool2dAttrs>(), in(0).data, out().data);
+  }
+  void backward() override {
+    if (grad_of(0).tensor)
+      ops::avgpool2d_backward(node().attr<graph::Pool2dAttrs>(), out().grad, *grad_of(0).tensor);
+  }
+};
+
+class RefGlobalAvgPool final : public Kernel {
+ public:
+  explicit RefGlobalAvgPool(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
+  void forward(bool, std::uint64_t) override { ops::global_avgpool_forward(in(0).data, out().data); }
+  void backward() override {
+    if (grad_of(0).tensor) ops::global_avgpool_backward(out().grad, *grad_of(0).tensor);
+  }
+};
+
 }  // namespace
 
-std::unique_ptr<Kernel> make_dnnl_pool(KernelIO io, LayoutConverter& converter) {
-  return std::make_unique<DnnlPool>(std::move(io), converter);
-}
+const OpKernels op_kernel_defs::kMaxPool2d{fast_kernel<DnnlPool>, reference_kernel<RefMaxPool>};
+const OpKernels op_kernel_defs::kAvgPool2d{fast_kernel<DnnlPool>, reference_kernel<RefAvgPool>};
+const OpKernels op_kernel_defs::kGlobalAvgPool{fast_kernel<DnnlPool>,
+                                                reference_kernel<RefGlobalAvgPool>};
 
 }  // namespace telar::backend::cpu

@@ -1,6 +1,6 @@
 // Add (residual connections) on oneDNN binary, in the first operand's layout. Its backward
 // hands the output gradient to both operands, reordering where their layouts differ.
-#include "backend/cpu/dnnl_kernels.hpp"
+#include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
 
@@ -40,10 +40,18 @@ class DnnlAdd final : public DnnlKernel {
   BoundPrimitive copies_[2];
 };
 
+class RefAdd final : public Kernel {
+ public:
+  explicit RefAdd(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
+  void forward(bool, std::uint64_t) override { ops::add_forward(in(0).data, in(1).data, out().data); }
+  void backward() override {
+    for (std::size_t i = 0; i < 2; ++i)
+      if (grad_of(i).tensor) grad_of(i).tensor->copy_from(out().grad);
+  }
+};
+
 }  // namespace
 
-std::unique_ptr<Kernel> make_dnnl_add(KernelIO io, LayoutConverter& converter) {
-  return std::make_unique<DnnlAdd>(std::move(io), converter);
-}
+const OpKernels op_kernel_defs::kAdd{fast_kernel<DnnlAdd>, reference_kernel<RefAdd>};
 
 }  // namespace telar::backend::cpu

@@ -1,7 +1,7 @@
 // BatchNorm2d on oneDNN batch normalization, in the layout of its input. oneDNN returns the
 // batch statistics; the running statistics are updated here (PyTorch's rule: unbiased
 // variance, momentum as in BatchNormAttrs).
-#include "backend/cpu/dnnl_kernels.hpp"
+#include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
 
@@ -107,10 +107,36 @@ class DnnlBatchNorm final : public DnnlKernel {
   BoundPrimitive train_, infer_, bwd_;
 };
 
+class RefBatchNorm final : public Kernel {
+ public:
+  explicit RefBatchNorm(KernelIO io) : Kernel(std::move(io)) {
+    define_plain_output();
+    const auto c = node().attr<graph::BatchNormAttrs>().channels;
+    mean_ = Tensor({c});
+    inv_std_ = Tensor({c});
+  }
+  void forward(bool training, std::uint64_t) override {
+    const auto& a = node().attr<graph::BatchNormAttrs>();
+    if (training)
+      ops::batchnorm_forward_train(a, in(0).data, in(1).data, in(2).data, in_mut(3).data,
+                                   in_mut(4).data, out().data, mean_, inv_std_);
+    else
+      ops::batchnorm_forward_eval(a, in(0).data, in(1).data, in(2).data, in(3).data, in(4).data,
+                                  out().data);
+  }
+  void backward() override {
+    ops::batchnorm_backward(node().attr<graph::BatchNormAttrs>(), in(0).data, in(1).data, mean_,
+                            inv_std_, out().grad, grad_of(0).tensor, grad_of(1).tensor,
+                            grad_of(2).tensor);
+  }
+
+ private:
+  Tensor mean_, inv_std_;
+};
+
 }  // namespace
 
-std::unique_ptr<Kernel> make_dnnl_batchnorm(KernelIO io, LayoutConverter& converter) {
-  return std::make_unique<DnnlBatchNorm>(std::move(io), converter);
-}
+const OpKernels op_kernel_defs::kBatchNorm2d{fast_kernel<DnnlBatchNorm>,
+                                              reference_kernel<RefBatchNorm>};
 
 }  // namespace telar::backend::cpu

@@ -3,7 +3,7 @@
 // them all first: 1.2-2x faster than the inner product's gemm from 18 rows up, even at 8),
 // below that on the inner product (its gemv path wins for a handful of rows); the backward
 // passes on the inner product. bench/train/linear_bench.cpp measures both.
-#include "backend/cpu/dnnl_kernels.hpp"
+#include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
 
@@ -107,10 +107,23 @@ class DnnlLinear final : public DnnlKernel {
   BoundPrimitive train_, infer_, matmul_, bwd_data_, bwd_weights_;
 };
 
+class RefLinear final : public Kernel {
+ public:
+  explicit RefLinear(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
+  void forward(bool, std::uint64_t) override {
+    ops::linear_forward(in(0).data, in(1).data, has_bias() ? &in(2).data : nullptr, out().data);
+  }
+  void backward() override {
+    ops::linear_backward(in(0).data, in(1).data, out().grad, grad_of(0).tensor,
+                         grad_of(1).tensor, has_bias() ? grad_of(2).tensor : nullptr);
+  }
+
+ private:
+  bool has_bias() const { return io_.inputs.size() > 2; }
+};
+
 }  // namespace
 
-std::unique_ptr<Kernel> make_dnnl_linear(KernelIO io, LayoutConverter& converter) {
-  return std::make_unique<DnnlLinear>(std::move(io), converter);
-}
+const OpKernels op_kernel_defs::kLinear{fast_kernel<DnnlLinear>, reference_kernel<RefLinear>};
 
 }  // namespace telar::backend::cpu

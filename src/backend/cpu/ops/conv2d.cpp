@@ -2,7 +2,7 @@
 // layouts it runs fastest in (e.g. nChw16c); the plan keeps activations in that layout
 // between oneDNN kernels, and weights are reordered from the plain parameters only when the
 // parameters change.
-#include "backend/cpu/dnnl_kernels.hpp"
+#include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
 
@@ -183,16 +183,25 @@ class DnnlConv final : public DnnlKernel {
   BoundPrimitive before_data_, after_data_, before_weights_, before_weights_dd_;
 };
 
+class RefConv final : public Kernel {
+ public:
+  explicit RefConv(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
+  void forward(bool, std::uint64_t) override {
+    ops::conv2d_forward(attrs(), in(0).data, in(1).data, has_bias() ? &in(2).data : nullptr,
+                        out().data);
+  }
+  void backward() override {
+    ops::conv2d_backward(attrs(), in(0).data, in(1).data, out().grad, grad_of(0).tensor,
+                         grad_of(1).tensor, has_bias() ? grad_of(2).tensor : nullptr);
+  }
+
+ private:
+  const graph::Conv2dAttrs& attrs() const { return node().attr<graph::Conv2dAttrs>(); }
+  bool has_bias() const { return io_.inputs.size() > 2; }
+};
+
 }  // namespace
 
-dnnl::memory::dim padding_right(dnnl::memory::dim in, dnnl::memory::dim out,
-                                dnnl::memory::dim kernel, dnnl::memory::dim stride,
-                                dnnl::memory::dim pad_left, dnnl::memory::dim dilation) {
-  return (out - 1) * stride + (kernel - 1) * dilation + 1 - in - pad_left;
-}
-
-std::unique_ptr<Kernel> make_dnnl_conv(KernelIO io, LayoutConverter& converter) {
-  return std::make_unique<DnnlConv>(std::move(io), converter);
-}
+const OpKernels op_kernel_defs::kConv2d{fast_kernel<DnnlConv>, reference_kernel<RefConv>};
 
 }  // namespace telar::backend::cpu

@@ -1,5 +1,5 @@
 // ReLU, ReLU6, Sigmoid and Tanh on oneDNN eltwise, in the layout of the input.
-#include "backend/cpu/dnnl_kernels.hpp"
+#include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
 
@@ -59,10 +59,35 @@ class DnnlEltwise final : public DnnlKernel {
   BoundPrimitive train_, infer_, bwd_;
 };
 
+ops::Activation activation_of(graph::OpKind kind) {
+  switch (kind) {
+    case graph::OpKind::ReLU: return ops::Activation::ReLU;
+    case graph::OpKind::ReLU6: return ops::Activation::ReLU6;
+    case graph::OpKind::Sigmoid: return ops::Activation::Sigmoid;
+    default: return ops::Activation::Tanh;
+  }
+}
+
+class RefActivation final : public Kernel {
+ public:
+  explicit RefActivation(KernelIO io) : Kernel(std::move(io)), kind_(activation_of(node().kind)) {
+    define_plain_output();
+  }
+  void forward(bool, std::uint64_t) override {
+    ops::activation_forward(kind_, in(0).data, out().data);
+  }
+  void backward() override {
+    if (grad_of(0).tensor)
+      ops::activation_backward(kind_, in(0).data, out().data, out().grad, *grad_of(0).tensor);
+  }
+
+ private:
+  ops::Activation kind_;
+};
+
 }  // namespace
 
-std::unique_ptr<Kernel> make_dnnl_eltwise(KernelIO io, LayoutConverter& converter) {
-  return std::make_unique<DnnlEltwise>(std::move(io), converter);
-}
+const OpKernels op_kernel_defs::kActivation{fast_kernel<DnnlEltwise>,
+                                             reference_kernel<RefActivation>};
 
 }  // namespace telar::backend::cpu

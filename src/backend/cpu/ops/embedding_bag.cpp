@@ -1,10 +1,11 @@
-// EmbeddingBag (sum, unweighted) in a plan: the fast kernels of embedding_bag_kernels.hpp.
+// EmbeddingBag in a plan: sums without weights on the fast kernels of embedding_bag_kernels.hpp,
+// the rest (means, per-sample weights) on the reference kernel.
 // The backward goes through the sparse gradient and writes it out as the dense gradient the
 // Executable contract asks for (DLRM's own training loop uses the sparse form directly).
 #include <fmt/format.h>
 
 #include "backend/cpu/embedding_bag_kernels.hpp"
-#include "backend/cpu/kernel.hpp"
+#include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
 
@@ -39,12 +40,32 @@ class FastEmbeddingBag final : public Kernel {
   SparseRowGrad grad_;
 };
 
-}  // namespace
+class RefEmbeddingBag final : public Kernel {
+ public:
+  explicit RefEmbeddingBag(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
+  void forward(bool, std::uint64_t) override {
+    ops::embedding_bag_forward(attrs(), in(0).data, in(1).data, in(2).data, psw(), out().data);
+  }
+  void backward() override {
+    if (grad_of(2).tensor)
+      ops::embedding_bag_backward(attrs(), in(0).data, in(1).data, psw(), out().grad,
+                                  *grad_of(2).tensor);
+  }
 
-std::unique_ptr<Kernel> make_fast_embedding_bag(KernelIO io) {
+ private:
+  const graph::EmbeddingBagAttrs& attrs() const { return node().attr<graph::EmbeddingBagAttrs>(); }
+  const Tensor* psw() const { return io_.inputs.size() > 3 ? &in(3).data : nullptr; }
+};
+
+// The fast kernels serve unweighted sums; the rest runs on the reference kernel.
+std::unique_ptr<Kernel> make_fast(KernelIO io, LayoutConverter&) {
   const auto& a = io.node->attr<graph::EmbeddingBagAttrs>();
   if (a.mode != graph::EmbeddingBagMode::Sum || a.per_sample_weights) return nullptr;
   return std::make_unique<FastEmbeddingBag>(std::move(io));
 }
+
+}  // namespace
+
+const OpKernels op_kernel_defs::kEmbeddingBag{make_fast, reference_kernel<RefEmbeddingBag>};
 
 }  // namespace telar::backend::cpu

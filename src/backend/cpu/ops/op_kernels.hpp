@@ -1,0 +1,51 @@
+#pragma once
+// How the CPU backend runs each op: its kernels in order of preference, one file per op in
+// this folder (the oneDNN or native kernel first, then the portable reference kernel over ops/),
+// gathered by op_kernel_table.cpp into a table indexed by OpKind and checked at compile time to
+// cover every kind.
+#include <memory>
+
+#include "backend/cpu/dnnl_kernel.hpp"
+#include "backend/cpu/kernel.hpp"
+#include "ops/kernels.hpp"
+
+namespace telar::backend::cpu {
+
+struct OpKernels {
+  // The fast kernel (oneDNN, or native) for this node, or nullptr where it has none for this
+  // node; it sets its output's layout and may ask for its inputs in others (LayoutConverter).
+  // A null function: the op has only its reference kernel.
+  std::unique_ptr<Kernel> (*fast)(KernelIO io, LayoutConverter& converter) = nullptr;
+  // The reference kernel: every op has one; its inputs arrive in plain layouts.
+  std::unique_ptr<Kernel> (*reference)(KernelIO io) = nullptr;
+};
+
+const OpKernels& op_kernels(graph::OpKind kind);
+
+template <typename K>
+std::unique_ptr<Kernel> fast_kernel(KernelIO io, LayoutConverter& converter) {
+  return std::make_unique<K>(std::move(io), converter);
+}
+template <typename K> std::unique_ptr<Kernel> reference_kernel(KernelIO io) {
+  return std::make_unique<K>(std::move(io));
+}
+
+namespace op_kernel_defs {
+extern const OpKernels kLinear;
+extern const OpKernels kConv2d;
+extern const OpKernels kBatchNorm2d;
+extern const OpKernels kActivation;  // ReLU, ReLU6, Sigmoid, Tanh
+extern const OpKernels kSoftmax;
+extern const OpKernels kMaxPool2d;
+extern const OpKernels kAvgPool2d;
+extern const OpKernels kGlobalAvgPool;
+extern const OpKernels kFlatten;
+extern const OpKernels kDropout;
+extern const OpKernels kAdd;
+extern const OpKernels kConcat;
+extern const OpKernels kEmbeddingBag;
+extern const OpKernels kDotInteraction;
+extern const OpKernels kLoss;  // CrossEntropy, BCEWithLogits, MSE
+}  // namespace op_kernel_defs
+
+}  // namespace telar::backend::cpu

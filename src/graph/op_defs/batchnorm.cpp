@@ -1,0 +1,28 @@
+// BatchNorm2d: x[B,C,H,W], gamma[C], beta[C], running_mean[C], running_var[C] -> x's shape.
+#include <fmt/format.h>
+
+#include "graph/op_defs/op_defs.hpp"
+
+namespace telar::graph::op_defs {
+
+namespace {
+
+InferredValue infer(const ShapeCheck& c) {
+  const auto& a = c.attr<BatchNormAttrs>();
+  c.arity(5, 5);
+  c.rank(0, 4, "N x C x H x W");
+  if (c.in(0).shape[1] != a.channels)
+    c.bad(fmt::format("input has {} channels, expected {}", c.in(0).shape[1], a.channels));
+  for (std::size_t i = 1; i < 5; ++i) c.shape_is(i, {a.channels});
+  return {c.in(0).shape, DType::F32};
+}
+
+std::string describe(const Node& n) {
+  return fmt::format("{}", n.attr<BatchNormAttrs>().channels);
+}
+
+}  // namespace
+
+const OpDef kBatchNorm2d{"BatchNorm2d", infer, nullptr, describe};
+
+}  // namespace telar::graph::op_defs

@@ -1,0 +1,52 @@
+// Conv2d: x[B,C,H,W], weight[O,C/groups,kh,kw], bias[O] (optional) -> [B,O,OH,OW].
+#include <fmt/format.h>
+
+#include "graph/op_defs/op_defs.hpp"
+
+namespace telar::graph::op_defs {
+
+namespace {
+
+InferredValue infer(const ShapeCheck& c) {
+  const auto& a = c.attr<Conv2dAttrs>();
+  c.arity(a.bias ? 3 : 2, a.bias ? 3 : 2);
+  c.rank(0, 4, "N x C x H x W");
+  const auto& x = c.in(0).shape;
+  if (a.groups <= 0 || a.in_channels % a.groups || a.out_channels % a.groups)
+    c.bad(fmt::format("groups={} must divide in_channels={} and out_channels={}", a.groups,
+                      a.in_channels, a.out_channels));
+  if (x[1] != a.in_channels)
+    c.bad(fmt::format("input has {} channels, expected in_channels {}", x[1], a.in_channels));
+  if (a.stride_h <= 0 || a.stride_w <= 0 || a.dilation_h <= 0 || a.dilation_w <= 0 || a.pad_h < 0 ||
+      a.pad_w < 0 || a.kernel_h <= 0 || a.kernel_w <= 0)
+    c.bad("kernel, stride and dilation must be positive and padding non-negative");
+  c.shape_is(1, {a.out_channels, a.in_channels / a.groups, a.kernel_h, a.kernel_w});
+  if (a.bias) c.shape_is(2, {a.out_channels});
+  const auto oh = window_output_size(x[2], a.kernel_h, a.stride_h, a.pad_h, a.dilation_h);
+  const auto ow = window_output_size(x[3], a.kernel_w, a.stride_w, a.pad_w, a.dilation_w);
+  if (oh <= 0 || ow <= 0)
+    c.bad(fmt::format("input {}x{} is smaller than the kernel; use a larger input", x[2], x[3]));
+  return {{x[0], a.out_channels, oh, ow}, DType::F32};
+}
+
+void cost(const Graph& g, const Node& n, const CostOptions& o, NodeCost& c) {
+  const auto& a = n.attr<Conv2dAttrs>();
+  c.macs =
+      numel_at(g, n.outputs.at(0), o.batch) * (a.in_channels / a.groups) * a.kernel_h * a.kernel_w;
+}
+
+std::string describe(const Node& n) {
+  const auto& a = n.attr<Conv2dAttrs>();
+  std::string s = fmt::format("{}->{} {}x{} s{} p{}", a.in_channels, a.out_channels, a.kernel_h,
+                              a.kernel_w, a.stride_h, a.pad_h);
+  if (a.dilation_h != 1) s += fmt::format(" d{}", a.dilation_h);
+  if (a.groups != 1) s += a.groups == a.in_channels ? " depthwise" : fmt::format(" g{}", a.groups);
+  if (!a.bias) s += " nobias";
+  return s;
+}
+
+}  // namespace
+
+const OpDef kConv2d{"Conv2d", infer, cost, describe, Lowering::Conv};
+
+}  // namespace telar::graph::op_defs

@@ -1,0 +1,28 @@
+#pragma once
+// The definition of every op, one per file in this folder; op_table.cpp indexes them by OpKind.
+#include "graph/op_def.hpp"
+
+namespace telar::graph::op_defs {
+
+extern const OpDef kLinear;
+extern const OpDef kConv2d;
+extern const OpDef kBatchNorm2d;
+extern const OpDef kReLU;
+extern const OpDef kReLU6;
+extern const OpDef kSigmoid;
+extern const OpDef kTanh;
+extern const OpDef kSoftmax;
+extern const OpDef kMaxPool2d;
+extern const OpDef kAvgPool2d;
+extern const OpDef kGlobalAvgPool;
+extern const OpDef kFlatten;
+extern const OpDef kDropout;
+extern const OpDef kAdd;
+extern const OpDef kConcat;
+extern const OpDef kEmbeddingBag;
+extern const OpDef kDotInteraction;
+extern const OpDef kCrossEntropy;
+extern const OpDef kBCEWithLogits;
+extern const OpDef kMSE;
+
+}  // namespace telar::graph::op_defs

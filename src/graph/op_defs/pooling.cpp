@@ -1,0 +1,50 @@
+// MaxPool2d, AvgPool2d: x[B,C,H,W] -> [B,C,OH,OW]; GlobalAvgPool: x[B,C,H,W] -> [B,C].
+#include <fmt/format.h>
+
+#include "graph/op_defs/op_defs.hpp"
+
+namespace telar::graph::op_defs {
+
+namespace {
+
+InferredValue infer_window(const ShapeCheck& c) {
+  const auto& a = c.attr<Pool2dAttrs>();
+  c.arity(1, 1);
+  c.rank(0, 4, "N x C x H x W");
+  const auto& x = c.in(0).shape;
+  if (a.pad_h * 2 > a.kernel_h || a.pad_w * 2 > a.kernel_w)
+    c.bad("padding must be at most half the kernel size");
+  const auto oh = window_output_size(x[2], a.kernel_h, a.stride_h, a.pad_h);
+  const auto ow = window_output_size(x[3], a.kernel_w, a.stride_w, a.pad_w);
+  if (oh <= 0 || ow <= 0) c.bad(fmt::format("input {}x{} is smaller than the window", x[2], x[3]));
+  return {{x[0], x[1], oh, ow}, DType::F32};
+}
+
+void cost_window(const Graph& g, const Node& n, const CostOptions& o, NodeCost& c) {
+  const auto& a = n.attr<Pool2dAttrs>();
+  c.macs = numel_at(g, n.outputs.at(0), o.batch) * a.kernel_h * a.kernel_w;
+}
+
+std::string describe_window(const Node& n) {
+  const auto& a = n.attr<Pool2dAttrs>();
+  return fmt::format("{}x{} s{} p{}", a.kernel_h, a.kernel_w, a.stride_h, a.pad_h);
+}
+
+InferredValue infer_global(const ShapeCheck& c) {
+  c.arity(1, 1);
+  c.rank(0, 4, "N x C x H x W");
+  return {{c.in(0).shape[0], c.in(0).shape[1]}, DType::F32};
+}
+
+// One addition per input element.
+void cost_global(const Graph& g, const Node& n, const CostOptions& o, NodeCost& c) {
+  c.macs = numel_at(g, n.inputs.at(0), o.batch);
+}
+
+}  // namespace
+
+const OpDef kMaxPool2d{"MaxPool2d", infer_window, cost_window, describe_window};
+const OpDef kAvgPool2d{"AvgPool2d", infer_window, cost_window, describe_window};
+const OpDef kGlobalAvgPool{"GlobalAvgPool", infer_global, cost_global};
+
+}  // namespace telar::graph::op_defs

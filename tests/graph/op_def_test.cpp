@@ -1,0 +1,53 @@
+// The op table: every kind has one definition, and what callers read through it (names, loss
+// flags, lowering classes) is what the IR documents.
+#include "graph/op_def.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "core/error.hpp"
+
+using namespace telar::graph;
+
+namespace {
+OpKind kind_at(std::size_t i) {
+  return static_cast<OpKind>(i);
+}
+}  // namespace
+
+TEST(OpDef, EveryKindHasANamedDefinitionWithShapeInference) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < kOpKindCount; ++i) {
+    const OpDef& def = op_def(kind_at(i));
+    EXPECT_FALSE(def.name.empty()) << "kind " << i;
+    EXPECT_NE(def.infer, nullptr) << def.name;
+    EXPECT_EQ(op_name(kind_at(i)), def.name);
+    names.insert(std::string(def.name));
+  }
+  EXPECT_EQ(names.size(), kOpKindCount) << "two kinds share a name";
+  EXPECT_EQ(op_name(OpKind::Conv2d), "Conv2d");
+  EXPECT_EQ(op_name(OpKind::GlobalAvgPool), "GlobalAvgPool");
+}
+
+TEST(OpDef, ExactlyTheLossesAreLosses) {
+  const std::set<OpKind> losses{OpKind::CrossEntropy, OpKind::BCEWithLogits, OpKind::MSE};
+  for (std::size_t i = 0; i < kOpKindCount; ++i)
+    EXPECT_EQ(op_is_loss(kind_at(i)), losses.count(kind_at(i)) == 1) << op_name(kind_at(i));
+}
+
+TEST(OpDef, AcceleratorsLowerLinearConvAndEmbeddingBagOnly) {
+  for (std::size_t i = 0; i < kOpKindCount; ++i) {
+    const OpKind k = kind_at(i);
+    const Lowering expected = k == OpKind::Linear         ? Lowering::Gemm
+                              : k == OpKind::Conv2d       ? Lowering::Conv
+                              : k == OpKind::EmbeddingBag ? Lowering::SparseDense
+                                                          : Lowering::Host;
+    EXPECT_EQ(op_def(k).lowering, expected) << op_name(k);
+  }
+}
+
+TEST(OpDef, AKindOutsideTheEnumIsAnInternalError) {
+  EXPECT_THROW(op_def(OpKind::Count), telar::Error);
+}
