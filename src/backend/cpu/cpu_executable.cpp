@@ -14,10 +14,10 @@
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <map>
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/plan.hpp"
+#include "backend/schedule.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "core/threads.hpp"
@@ -95,12 +95,10 @@ class CpuExecutable final : public Executable {
       forward_split(*current_split_, inputs, mode, random_stream_++);
       return;
     }
-    auto it = plans_.find(batch);
-    if (it == plans_.end()) {
+    current_ = &plans_.at(batch, [&] {
       PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_};
-      it = plans_.emplace(batch, std::make_unique<Plan>(graph_, params_, grads_, batch, o)).first;
-    }
-    current_ = it->second.get();
+      return std::make_unique<Plan>(graph_, params_, grads_, batch, o);
+    });
     current_->forward(inputs, mode, random_stream_++, observer_);
   }
 
@@ -138,8 +136,10 @@ class CpuExecutable final : public Executable {
   }
 
   SplitPlan& split_plan(std::int64_t batch, int parts) {
-    auto it = split_plans_.find(batch);
-    if (it != split_plans_.end()) return *it->second;
+    return split_plans_.at(batch, [&] { return make_split_plan(batch, parts); });
+  }
+
+  std::unique_ptr<SplitPlan> make_split_plan(std::int64_t batch, int parts) {
     auto s = std::make_unique<SplitPlan>();
     // The parts' primitives are made for one thread, the thread that runs them.
     const int threads = compute_threads();
@@ -159,7 +159,7 @@ class CpuExecutable final : public Executable {
       s->outputs.emplace_back(bind_batch(v.shape, batch), v.dtype);
     }
     s->errors.resize(static_cast<std::size_t>(parts));
-    return *split_plans_.emplace(batch, std::move(s)).first->second;
+    return s;
   }
 
   // Runs body(part, thread, threads) on every thread of one parallel region (parts are dealt
@@ -257,8 +257,8 @@ class CpuExecutable final : public Executable {
   std::string name_;
   std::uint64_t params_version_ = 0;
   std::uint64_t random_stream_ = 0;
-  std::map<std::int64_t, std::unique_ptr<Plan>> plans_;
-  std::map<std::int64_t, std::unique_ptr<SplitPlan>> split_plans_;
+  PlanCache<Plan> plans_;
+  PlanCache<SplitPlan> split_plans_;
   Plan* current_ = nullptr;
   SplitPlan* current_split_ = nullptr;
 };

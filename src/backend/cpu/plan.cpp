@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "backend/cpu/dnnl_context.hpp"
 #include "backend/cpu/ops/op_kernels.hpp"
+#include "backend/schedule.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 
@@ -37,6 +37,7 @@ Slot* Plan::new_slot() {
 Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::ParameterSet& grads,
            std::int64_t batch, const PlanOptions& options)
     : graph_(graph), params_(params), grads_(grads), batch_(batch), options_(options) {
+  const std::vector<ValueBinding> bound = bind_values(graph, batch, options.input_gradients);
   value_slots_.assign(graph.values().size(), nullptr);
   for (const auto& v : graph.values()) {
     if (v.kind == ValueKind::Activation) continue;
@@ -44,20 +45,13 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     s->id = v.id;
     s->kind = v.kind;
     s->dtype = v.dtype;
-    s->shape = v.kind == ValueKind::Input ? bind_batch(v.shape, batch) : v.shape;
+    s->shape = bound[static_cast<std::size_t>(v.id)].shape;
+    s->requires_grad = bound[static_cast<std::size_t>(v.id)].requires_grad;
     if (v.dtype == DType::F32 && shape_is_concrete(s->shape)) s->md = plain_f32(s->shape);
     if (v.kind == ValueKind::Input) {
       if (!s->dynamic()) s->data = Tensor(s->shape, s->dtype);
-      const auto& wanted = options.input_gradients;
-      if (std::find(wanted.begin(), wanted.end(), v.id) != wanted.end()) {
-        if (v.dtype != DType::F32 || s->dynamic())
-          fail("internal: input '{}' cannot have a gradient (it is not a fixed-shape f32 value)",
-               v.name);
-        s->requires_grad = true;
-      }
     } else {
       s->data = params.at(v.id);  // shares the caller's storage
-      s->requires_grad = v.kind == ValueKind::Parameter;
     }
     value_slots_[static_cast<std::size_t>(v.id)] = s;
   }
@@ -72,8 +66,8 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     const graph::Value& ov = graph.value(node.outputs.at(0));
     out->id = ov.id;
     out->dtype = ov.dtype;
-    out->shape = bind_batch(ov.shape, batch);
-    for (Slot* in : io.inputs) out->requires_grad |= in->requires_grad && in->dtype == DType::F32;
+    out->shape = bound[static_cast<std::size_t>(ov.id)].shape;
+    out->requires_grad = bound[static_cast<std::size_t>(ov.id)].requires_grad;
     value_slots_[static_cast<std::size_t>(ov.id)] = out;
     io.output = out;
     io.seed = mix64(options.seed ^ (0x5eedULL + static_cast<std::uint64_t>(node.id)));
@@ -135,18 +129,19 @@ void Plan::prepare_backward() {
     }
   }
   // Graph outputs are written first in backward order (by the caller's seed, or zeros).
-  std::map<const Slot*, bool> written;
-  for (Slot* s : output_slots_) written[s] = true;
-  for (std::size_t k = steps_.size(); k-- > 0;) {
+  std::vector<std::vector<Slot*>> reads;
+  for (const auto& step : steps_) reads.push_back(step.kernel->io().inputs);
+  const auto writes = gradient_writes(reads, std::span<Slot* const>(output_slots_),
+                                      [](const Slot* s) { return s->requires_grad; });
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
     KernelIO& io = steps_[k].kernel->io();
     io.input_grads.assign(io.inputs.size(), GradTarget{});
+    accumulations_[k].reserve(io.inputs.size());  // GradTargets point into it
     for (std::size_t i = 0; i < io.inputs.size(); ++i) {
       Slot* s = io.inputs[i];
-      if (!s->requires_grad) continue;
-      if (!written[s]) {
-        written[s] = true;
+      if (writes[k][i] == GradWrite::Write) {
         io.input_grads[i] = {&s->grad, false};
-      } else {
+      } else if (writes[k][i] == GradWrite::Accumulate) {
         accumulations_[k].push_back({s, allocate_for(s->md, s->shape, s->plain)});
         io.input_grads[i] = {&accumulations_[k].back().scratch, true};
       }

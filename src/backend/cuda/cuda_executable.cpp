@@ -3,10 +3,10 @@
 // (outputs, parameter gradients, BatchNorm running statistics) copied back after each call.
 #include <fmt/format.h>
 
-#include <map>
 
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/plan.hpp"
+#include "backend/schedule.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 
@@ -51,13 +51,9 @@ class CudaExecutable final : public Executable {
     ctx_.activate();
     const std::int64_t batch = batch_size_of(graph_, inputs);
     if (uploaded_version_ != params_version_) upload_parameters();
-    auto it = plans_.find(batch);
-    if (it == plans_.end())
-      it = plans_
-               .emplace(batch, std::make_unique<Plan>(graph_, device_params_, ctx_, batch, seed_,
-                                                      input_gradients_))
-               .first;
-    current_ = it->second.get();
+    current_ = &plans_.at(batch, [&] {
+      return std::make_unique<Plan>(graph_, device_params_, ctx_, batch, seed_, input_gradients_);
+    });
     current_->forward(inputs, mode, random_stream_++, observer_);
     if (mode == Mode::Train) download_buffers();
   }
@@ -122,7 +118,7 @@ class CudaExecutable final : public Executable {
   std::uint64_t params_version_ = 0;
   std::uint64_t uploaded_version_ = 0;
   std::uint64_t random_stream_ = 0;
-  std::map<std::int64_t, std::unique_ptr<Plan>> plans_;  // after device_params_: freed first
+  PlanCache<Plan> plans_;  // after device_params_: freed first
   Plan* current_ = nullptr;
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "backend/cuda/kernels.hpp"
+#include "backend/schedule.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 
@@ -43,6 +44,7 @@ Plan::Plan(const graph::Graph& graph, DeviceParameters& device_params, Context& 
            std::int64_t batch, std::uint64_t seed,
            const std::vector<graph::ValueId>& input_gradients)
     : graph_(graph), device_params_(device_params), ctx_(ctx), batch_(batch) {
+  const std::vector<ValueBinding> bound = bind_values(graph, batch, input_gradients);
   value_slots_.assign(graph.values().size(), nullptr);
   for (const auto& v : graph.values()) {
     if (v.kind == ValueKind::Activation) continue;
@@ -50,25 +52,18 @@ Plan::Plan(const graph::Graph& graph, DeviceParameters& device_params, Context& 
     s->id = v.id;
     s->kind = v.kind;
     s->dtype = v.dtype;
-    s->shape = v.kind == ValueKind::Input ? bind_batch(v.shape, batch) : v.shape;
+    s->shape = bound[static_cast<std::size_t>(v.id)].shape;
+    s->requires_grad = bound[static_cast<std::size_t>(v.id)].requires_grad;
     if (v.kind == ValueKind::Input) {
       if (!s->dynamic()) {
         s->numel = shape_numel(s->shape);
         s->storage.resize(bytes_of(s->shape, s->dtype));
         s->data = s->storage.get();
       }
-      if (std::find(input_gradients.begin(), input_gradients.end(), v.id) !=
-          input_gradients.end()) {
-        if (v.dtype != DType::F32 || s->dynamic())
-          fail("internal: input '{}' cannot have a gradient (it is not a fixed-shape f32 value)",
-               v.name);
-        s->requires_grad = true;
-      }
     } else {
       DeviceBuffer& buffer = device_params.values.at(v.id);
       s->data = buffer.get();
       s->numel = shape_numel(s->shape);
-      s->requires_grad = v.kind == ValueKind::Parameter;
     }
     value_slots_[static_cast<std::size_t>(v.id)] = s;
   }
@@ -82,8 +77,8 @@ Plan::Plan(const graph::Graph& graph, DeviceParameters& device_params, Context& 
     const graph::Value& ov = graph.value(node.outputs.at(0));
     out->id = ov.id;
     out->dtype = ov.dtype;
-    out->shape = bind_batch(ov.shape, batch);
-    for (Slot* in : io.inputs) out->requires_grad |= in->requires_grad && in->dtype == DType::F32;
+    out->shape = bound[static_cast<std::size_t>(ov.id)].shape;
+    out->requires_grad = bound[static_cast<std::size_t>(ov.id)].requires_grad;
     value_slots_[static_cast<std::size_t>(ov.id)] = out;
     io.output = out;
     io.seed = mix64(seed ^ (0x5eedULL + static_cast<std::uint64_t>(node.id)));
@@ -110,19 +105,22 @@ void Plan::prepare_backward() {
         check(cudaMemset(s.grad, 0, s.grad_storage.bytes()), "zeroing a gradient buffer");
     }
   }
-  std::map<const Slot*, bool> written;
+  // Graph outputs are written first in backward order (by the caller's seed, or zeros).
+  std::vector<std::vector<Slot*>> reads;
+  for (const auto& kernel : kernels_) reads.push_back(kernel->io().inputs);
+  std::vector<Slot*> seeded;
   for (graph::ValueId id : graph_.outputs())
-    written[value_slots_.at(static_cast<std::size_t>(id))] = true;
-  for (std::size_t k = kernels_.size(); k-- > 0;) {
+    seeded.push_back(value_slots_.at(static_cast<std::size_t>(id)));
+  const auto writes = gradient_writes(reads, std::span<Slot* const>(seeded),
+                                      [](const Slot* s) { return s->requires_grad; });
+  for (std::size_t k = 0; k < kernels_.size(); ++k) {
     KernelIO& io = kernels_[k]->io();
     io.input_grads.assign(io.inputs.size(), GradTarget{});
     for (std::size_t i = 0; i < io.inputs.size(); ++i) {
       Slot* s = io.inputs[i];
-      if (!s->requires_grad) continue;
-      if (!written[s]) {
-        written[s] = true;
+      if (writes[k][i] == GradWrite::Write) {
         io.input_grads[i] = {s->grad, false};
-      } else {
+      } else if (writes[k][i] == GradWrite::Accumulate) {
         accumulations_[k].push_back({s, DeviceBuffer(bytes_of(s->shape, DType::F32))});
         io.input_grads[i] = {accumulations_[k].back().scratch.f32(), true};
       }

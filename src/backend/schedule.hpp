@@ -1,0 +1,68 @@
+#pragma once
+// What a plan for one batch size is made of on any device, and how its backward pass routes
+// gradients; the CPU and CUDA plans are built from it and add storage (and, on the CPU, layout
+// conversions) of their own.
+//   - bind_values(): every value's shape with the batch bound, and whether backward computes
+//     its gradient (parameters, the inputs asked for, and every f32 value computed from them);
+//   - gradient_writes(): backward runs the plan's steps in reverse; the first step to send a
+//     gradient to a slot writes it, the later ones write a scratch buffer the plan then adds
+//     (a value read by several steps);
+//   - PlanCache: the plans of one executable, one per batch size, made on first use.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "graph/graph.hpp"
+
+namespace telar::backend {
+
+struct ValueBinding {
+  Shape shape;  // batch bound (inputs and activations); kDynamicDim stays for dynamic inputs
+  bool requires_grad = false;
+};
+
+// By ValueId. Throws for an input in `input_gradients` that cannot have a gradient.
+std::vector<ValueBinding> bind_values(const graph::Graph& graph, std::int64_t batch,
+                                      std::span<const graph::ValueId> input_gradients);
+
+enum class GradWrite : std::uint8_t { None, Write, Accumulate };
+
+// reads[k]: the slots step k reads, in input order (a plan's own slot handles); seeded: the
+// slots whose gradient the caller writes before backward runs (the graph's outputs). Returns,
+// per step and input, what that step's backward does with the input's gradient.
+template <typename SlotPtr, typename NeedsGrad>
+std::vector<std::vector<GradWrite>> gradient_writes(const std::vector<std::vector<SlotPtr>>& reads,
+                                                    std::span<const SlotPtr> seeded,
+                                                    NeedsGrad needs_grad) {
+  std::set<SlotPtr> written(seeded.begin(), seeded.end());
+  std::vector<std::vector<GradWrite>> writes(reads.size());
+  for (std::size_t k = reads.size(); k-- > 0;) {
+    writes[k].assign(reads[k].size(), GradWrite::None);
+    for (std::size_t i = 0; i < reads[k].size(); ++i) {
+      const SlotPtr s = reads[k][i];
+      if (!needs_grad(s)) continue;
+      writes[k][i] = written.insert(s).second ? GradWrite::Write : GradWrite::Accumulate;
+    }
+  }
+  return writes;
+}
+
+template <typename Plan>
+class PlanCache {
+ public:
+  // The plan for `batch`, made by make() (a std::unique_ptr<Plan>) the first time.
+  template <typename Make>
+  Plan& at(std::int64_t batch, Make&& make) {
+    auto it = plans_.find(batch);
+    if (it == plans_.end()) it = plans_.emplace(batch, make()).first;
+    return *it->second;
+  }
+
+ private:
+  std::map<std::int64_t, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace telar::backend
