@@ -26,6 +26,7 @@
 #include "report/dlrm_sim_report.hpp"
 #include "report/html_report.hpp"
 #include "report/run_dir.hpp"
+#include "report/run_record.hpp"
 
 namespace telar::cli {
 
@@ -264,7 +265,7 @@ int run_preset(const CLI::App& app, const DlrmFlags& f) {
         {"backend", target_label},      {"accelerators", dlrm::describe_target(target)},
         {"embedding_storage", so.mode}, {"seed", f.seed},
         {"threads", compute_threads()}, {"stonne_files", f.stonne_files}};
-    run.write_run_json("dlrm", cfg, {{"status", "running"}});
+    report::RunRecord record(run, "dlrm", cfg);
     log::info("{} thesis workload{} on {}: {}", workloads.size(), workloads.size() == 1 ? "" : "s",
               target_label, dlrm::describe_target(target));
 
@@ -334,7 +335,7 @@ int run_preset(const CLI::App& app, const DlrmFlags& f) {
     const nlohmann::json result = {{"preset", f.preset},         {"backend", target_label},
                                    {"workloads", results},       {"seconds", seconds},
                                    {"max_rss_mb", max_rss_mb()}, {"run_dir", run.path().string()}};
-    run.write_run_json("dlrm", cfg, {{"status", "finished"}, {"result", result}});
+    record.finish(result);
     std::cout << fmt::format("run directory: {} (report.html, components.csv, nodes.csv)\n",
                              run.path().string());
     if (f.json) print_json(result);
@@ -471,7 +472,7 @@ int run_dlrm(const Args& args) {
                           {"embedding_bag_isa", backend::cpu::embedding_bag_isa()},
                           {"table_bytes", model_config.table_bytes()},
                           {"seed", f.seed}};
-    run.write_run_json("dlrm", cfg, {{"status", "running"}});
+    report::RunRecord record(run, "dlrm", cfg);
 
     const std::string summary = config.summary();
     std::cout << summary;
@@ -585,7 +586,7 @@ int run_dlrm(const Args& args) {
     }
     result["held_table_bytes"] = model.tables.held_bytes();
     result["max_rss_mb"] = max_rss_mb();
-    run.write_run_json("dlrm", cfg, {{"status", "finished"}, {"result", result}});
+    record.finish(result);
     std::cout << fmt::format("run directory: {} (report.html, metrics.csv{})\n",
                              run.path().string(), target ? ", components.csv, nodes.csv" : "");
     if (f.json) print_json(result);

@@ -16,6 +16,7 @@
 #include "core/parse.hpp"
 #include "dist/energy/sampler.hpp"
 #include "report/run_dir.hpp"
+#include "report/run_record.hpp"
 
 namespace telar::cli {
 
@@ -77,7 +78,7 @@ int run_energy(const Args& args) {
   std::string line;
   for (const auto& a : command) line += (line.empty() ? "" : " ") + a;
   const nlohmann::json config = {{"command", command}, {"interval_ms", interval_ms}};
-  run.write_run_json("energy", config, {{"status", "running"}});
+  report::RunRecord record(run, "energy", config);
 
   // Like time(1): the terminal's interrupt reaches the command; telar waits and reports.
   struct sigaction ignore {}, old_int{}, old_quit{};
@@ -114,7 +115,7 @@ int run_energy(const Args& args) {
                            {"command_line", line},
                            {"energy", summary.to_json()},
                            {"run_dir", run.path().string()}};
-  run.write_run_json("energy", config, {{"status", "finished"}, {"result", result}});
+  record.finish(result);
   std::cerr << fmt::format("telar energy: '{}' exited with status {} after {:.2f} s\n", line,
                            exit_status, seconds)
             << (summary.measured ? summary.format() : "")

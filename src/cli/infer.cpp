@@ -10,25 +10,14 @@
 #include "cli/model_options.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
-#include "core/rng.hpp"
-#include "graph/parameters.hpp"
 #include "core/files.hpp"
+#include "core/rng.hpp"
+#include "core/statistics.hpp"
 #include "core/threads.hpp"
+#include "graph/parameters.hpp"
 #include "report/run_dir.hpp"
 
 namespace telar::cli {
-
-namespace {
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  const double pos = p * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-}  // namespace
 
 int run_infer(const Args& args) {
   CLI::App app{"Measure inference latency and throughput of a model at a batch size "

@@ -5,18 +5,11 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/statistics.hpp"
 
 namespace telar::dlrm {
 
 namespace {
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  const double pos = p * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 std::vector<DlrmBatch> prepare(DataSource& data, const BenchmarkOptions& o) {
   require(o.repeats > 0, "--repeats must be positive, got {}", o.repeats);

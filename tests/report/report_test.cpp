@@ -6,6 +6,7 @@
 #include "core/files.hpp"
 #include "report/html_report.hpp"
 #include "report/run_dir.hpp"
+#include "report/run_record.hpp"
 #include "report/svg_chart.hpp"
 
 using namespace telar::report;
@@ -60,5 +61,51 @@ TEST(Report, RunDirectoryWritesRunJson) {
   EXPECT_EQ(j["command"], "train");
   EXPECT_EQ(j["config"]["epochs"], 1);
   EXPECT_TRUE(j["machine"].contains("hardware_threads"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Report, RunRecordTellsTheRunsLife) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("telar_runrecord_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  RunDirectory run(dir);
+  auto status = [&] {
+    return nlohmann::json::parse(telar::read_file(dir / "run.json"))["status"].get<std::string>();
+  };
+  {
+    RunRecord record(run, "train", {{"epochs", 1}});
+    EXPECT_EQ(status(), "running");
+    EXPECT_EQ(record.guard([] { return 7; }), 7);
+    EXPECT_EQ(status(), "running");
+    EXPECT_THROW(record.guard([]() -> int { throw std::runtime_error("disk full"); }),
+                 std::runtime_error);
+    EXPECT_EQ(status(), "failed: disk full");
+  }
+  {
+    RunRecord record(run, "train", {{"epochs", 1}});
+    // A run stopped on purpose keeps saying so when the stop is thrown on.
+    EXPECT_THROW(record.guard([&] {
+      record.stop("non-finite loss");
+      throw std::runtime_error("loss is nan");
+    }),
+                 std::runtime_error);
+    EXPECT_EQ(status(), "stopped: non-finite loss");
+  }
+  // Left by an exception outside guard(): "failed", without the message.
+  EXPECT_THROW(
+      {
+        RunRecord record(run, "train", {{"epochs", 1}});
+        throw std::runtime_error("out of memory");
+      },
+      std::runtime_error);
+  EXPECT_EQ(status(), "failed");
+  {
+    RunRecord record(run, "train", {{"epochs", 1}});
+    record.guard([&] { record.finish({{"accuracy", 0.9}}); });
+    const auto j = nlohmann::json::parse(telar::read_file(dir / "run.json"));
+    EXPECT_EQ(j["status"], "finished");
+    EXPECT_EQ(j["result"]["accuracy"], 0.9);
+    EXPECT_EQ(j["config"]["epochs"], 1);
+  }
   std::filesystem::remove_all(dir);
 }
