@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "sim/engine.hpp"
+#include "sim/fabric/link.hpp"
 #include "sim/reduce_tree.hpp"
 #include "sim/ring.hpp"
 
@@ -29,45 +30,7 @@ namespace telar::sim {
 
 namespace {
 
-enum Kind : std::uint8_t { kWeight = 0, kInput = 1, kPsum = 2 };
-
-struct Psum {
-  float value;
-  int vn;
-};
-
-// A link carrying partial sums: one pending batch (almost always a single value).
-struct Link {
-  bool pending = false;
-  std::uint32_t n = 0;
-  Psum one{0, 0};
-  std::vector<Psum> many;
-  [[gnu::always_inline]] void send_one(Psum p) {
-    pending = true;
-    n = 1;
-    one = p;
-  }
-  [[gnu::always_inline]] void send(const Psum* batch, std::uint32_t count) {
-    if (count == 1) {
-      send_one(batch[0]);
-      return;
-    }
-    many.assign(batch, batch + count);
-    n = count;
-    pending = true;
-  }
-  template <typename F>
-  void take(F&& f) {
-    pending = false;
-    if (n == 1) {
-      f(one);
-    } else {
-      for (std::uint32_t i = 0; i < n; ++i) f(many[i]);
-    }
-  }
-  std::size_t size() const { return n; }
-  Psum item(std::size_t i) const { return n == 1 ? one : many[i]; }
-};
+using namespace fabric;
 
 // A node's outputs of one cycle (a handful of values; reused, never shrunk).
 struct OutBuf {
@@ -79,12 +42,6 @@ struct OutBuf {
     v[n++] = p;
   }
   bool empty() const { return n == 0; }
-};
-
-struct MsInput {
-  bool pending = false;
-  Kind kind = kWeight;
-  float value = 0;
 };
 
 struct ValueLink {
@@ -105,17 +62,6 @@ struct PsumPacket {
   float value;
   int dest;
 };
-
-struct Act {
-  float value;
-  bool psum;
-};
-
-int log2_of(int v) {
-  int l = 0;
-  while ((1 << l) < v) ++l;
-  return l;
-}
 
 // A fingerprint of a state vector: only a hint (equal states are confirmed word by word).
 std::uint64_t fingerprint(std::uint64_t seed, const std::vector<std::uint64_t>& words) {

@@ -13,16 +13,15 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "sim/engine.hpp"
+#include "sim/fabric/link.hpp"
 #include "sim/ring.hpp"
 
 namespace telar::sim {
 
 namespace {
 
-struct Psum {
-  float value;
-  int vn;
-};
+using fabric::log2_of;
+using fabric::Psum;
 
 struct OneLink {
   bool pending = false;
@@ -35,12 +34,6 @@ struct EdgePacket {
 };
 
 enum class State { Configuring, Distributing, Waiting, AllSent };
-
-int log2_of(int v) {
-  int l = 0;
-  while ((1 << l) < v) ++l;
-  return l;
-}
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return telar::mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
