@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
+  ccache                 # compiler cache (scripts/build.sh): rebuilds and fresh clones reuse objects
   libdnnl-dev            # oneDNN 2.6, CPU kernels (OpenMP runtime)
   ocl-icd-opencl-dev     # dnnl-config.cmake requires OpenCL (its GPU runtime); a Recommends, so named
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev zlib1g-dev
