@@ -1,6 +1,6 @@
 // telar sim: the accelerator simulator (src/sim/). Accepts STONNE's command-line syntax
 // (`-DenseGEMM -M=20 -N=20 -K=256 -num_ms=256 -dn_bw=64 ...`) plus telar options, and
-// `telar sim energy` for STONNE `.counters` files.
+// `telar sim energy` (sim_energy.cpp) for STONNE `.counters` files.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,14 +15,16 @@
 #include "core/parse.hpp"
 #include "sim/accelerator.hpp"
 #include "sim/energy.hpp"
-#include "sim/glibc_random.hpp"
 #include "sim/mapper.hpp"
 #include "sim/report.hpp"
+#include "sim/sparse_operands.hpp"
 #include "sim/stonne_args.hpp"
 
 namespace telar::cli {
 
 namespace fs = std::filesystem;
+
+int run_sim_energy(const Args& args);  // sim_energy.cpp
 
 namespace {
 
@@ -69,170 +71,11 @@ constexpr const char* kUsage =
     "  --help              this text\n\n"
     "See docs/sim.md.\n";
 
-constexpr const char* kEnergyUsage =
-    "usage: telar sim energy --table FILE [--json] COUNTERS...\n\n"
-    "Energy and area from STONNE .counters files, as STONNE's calculate_energy.py computes them:\n"
-    "dynamic = sum of count x energy per operation, static = STATIC x CYCLES per component\n"
-    "instance, area = sum of AREA. configs/energy_model.txt holds the seed's table.\n";
-
-int run_energy(const Args& args) {
-  std::string table_path;
-  bool json = false;
-  std::vector<std::string> files;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      std::cout << kEnergyUsage;
-      return 0;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--table" || a.rfind("--table=", 0) == 0) {
-      if (a == "--table") {
-        require(i + 1 < args.size(), "--table needs a file; see `telar sim energy --help`");
-        table_path = args[++i];
-      } else {
-        table_path = a.substr(8);
-      }
-    } else if (a.rfind("-table_file=", 0) == 0) {  // calculate_energy.py's spelling
-      table_path = a.substr(12);
-    } else if (a.rfind("-counter_file=", 0) == 0) {
-      files.push_back(a.substr(14));
-    } else if (!a.empty() && a[0] == '-') {
-      fail("unknown option '{}'; see `telar sim energy --help`", a);
-    } else {
-      files.push_back(a);
-    }
-  }
-  require(!files.empty(), "give one or more .counters files; see `telar sim energy --help`");
-  const sim::EnergyTable table =
-      table_path.empty() ? sim::default_energy_table() : sim::load_energy_table(table_path);
-  nlohmann::json out = nlohmann::json::array();
-  double total = 0;
-  for (const std::string& f : files) {
-    const sim::CountersFile counters = sim::parse_counters(read_file(f), f);
-    const sim::EnergyBreakdown e = sim::compute_energy(table, counters);
-    total += e.total();
-    std::cout << fmt::format(
-        "{}: cycles {}, static {:.6g}, dynamic {:.6g}, total {:.6g}, area {:.6g}\n", f,
-        counters.cycles, e.static_energy, e.dynamic_energy, e.total(), e.area);
-    for (const auto& part : e.sections)
-      std::cout << fmt::format("  [{}] static {:.6g}, dynamic {:.6g}, area {:.6g}\n", part.section,
-                               part.static_energy, part.dynamic_energy, part.area);
-    out.push_back({{"file", f},
-                   {"cycles", counters.cycles},
-                   {"static", e.static_energy},
-                   {"dynamic", e.dynamic_energy},
-                   {"total", e.total()},
-                   {"area", e.area}});
-  }
-  if (json) print_json({{"files", out}, {"total_energy", total}});
-  return 0;
-}
-
 struct SparseCli {
-  std::string config_path, tile_arg, out_dir, energy_path, mk_path, kn_path;
+  std::string config_path, tile_arg, out_dir, energy_path;
+  sim::SparseOperandSources operands;
   bool json = false, exact = false;
-  std::uint64_t seed = 1;
 };
-
-// The operands of a sparse command: Matrix Market files where given, otherwise STONNE's random
-// matrices drawn as its command line draws them (MK first, then KN).
-void check_dims(const sim::SparseArgs& a, const char* flag, int from_file, const char* what) {
-  if (a.dims_given.count(flag))
-    require((flag[1] == 'M'   ? a.M
-             : flag[1] == 'N' ? a.N
-                              : a.K) == from_file,
-            "{}={} disagrees with {}, which has {} {}", flag,
-            flag[1] == 'M'   ? a.M
-            : flag[1] == 'N' ? a.N
-                             : a.K,
-            what, from_file, flag[1] == 'K' ? "columns/rows (K)" : "rows/columns");
-}
-
-std::uint32_t rand_seed(std::uint64_t seed) {
-  require(seed <= 0xffffffffULL, "--seed={} is out of range for rand() (0 to 4294967295)", seed);
-  return static_cast<std::uint32_t>(seed);
-}
-
-// MK from --mk (its shape checked against -M/-K), or drawn from `rng` at -MK_sparsity.
-sim::CsrMatrix mk_operand(const sim::SparseArgs& a, const SparseCli& o, sim::GlibcRandom& rng,
-                          std::string& source) {
-  if (!o.mk_path.empty()) {
-    sim::CsrMatrix mk = sim::load_matrix_market(o.mk_path);
-    check_dims(a, "-M", mk.rows, o.mk_path.c_str());
-    check_dims(a, "-K", mk.cols, o.mk_path.c_str());
-    source = "MK from " + o.mk_path;
-    return mk;
-  }
-  source = fmt::format("MK random (seed {})", o.seed);
-  return sim::CsrMatrix::from_dense(sim::stonne_random_matrix(rng, a.M, a.K, a.mk_sparsity), a.M,
-                                    a.K);
-}
-
-// KN from --kn (K rows, its columns checked against -N); nothing without --kn.
-std::optional<sim::CsrMatrix> kn_from_file(const sim::SparseArgs& a, const SparseCli& o,
-                                           int K, std::string& source) {
-  if (o.kn_path.empty()) return std::nullopt;
-  sim::CsrMatrix kn = sim::load_matrix_market(o.kn_path);
-  require(kn.rows == K, "{} has {} rows, but MK has K={} columns", o.kn_path, kn.rows, K);
-  check_dims(a, "-N", kn.cols, o.kn_path.c_str());
-  source += ", KN from " + o.kn_path;
-  return kn;
-}
-
-sim::SparseDenseOp sparse_dense_operands(const sim::SparseArgs& a, const SparseCli& o,
-                                         std::string& source) {
-  if (o.mk_path.empty() && o.kn_path.empty()) {
-    source = fmt::format("random (STONNE's generator, seed {})", o.seed);
-    sim::SparseDenseOp op =
-        sim::stonne_sparse_dense(a.M, a.N, a.K, a.mk_sparsity, rand_seed(o.seed));
-    op.layer_name = a.layer_name;
-    return op;
-  }
-  sim::GlibcRandom rng(rand_seed(o.seed));
-  sim::SparseDenseOp op;
-  op.layer_name = a.layer_name;
-  op.mk = mk_operand(a, o, rng, source);
-  op.M = op.mk.rows;
-  op.K = op.mk.cols;
-  if (auto kn = kn_from_file(a, o, op.K, source)) {
-    op.N = kn->cols;
-    op.kn = kn->to_dense();
-  } else {
-    op.N = a.N;
-    op.kn = sim::stonne_random_matrix(rng, op.K, op.N, 0);
-    source += ", KN random";
-  }
-  return op;
-}
-
-sim::SparseGemmOp sparse_gemm_operands(const sim::SparseArgs& a, const SparseCli& o,
-                                       std::string& source) {
-  if (o.mk_path.empty() && o.kn_path.empty()) {
-    source = fmt::format("random (STONNE's generator, seed {})", o.seed);
-    sim::SparseGemmOp op = sim::stonne_sparse_gemm(a.M, a.N, a.K, a.mk_sparsity, a.kn_sparsity,
-                                                   a.dataflow, rand_seed(o.seed));
-    op.layer_name = a.layer_name;
-    return op;
-  }
-  sim::GlibcRandom rng(rand_seed(o.seed));
-  sim::SparseGemmOp op;
-  op.layer_name = a.layer_name;
-  op.dataflow = a.dataflow;
-  op.mk = mk_operand(a, o, rng, source);
-  op.M = op.mk.rows;
-  op.K = op.mk.cols;
-  if (auto kn = kn_from_file(a, o, op.K, source)) {
-    op.kn_t = kn->transposed();
-  } else {
-    op.kn_t = sim::CsrMatrix::from_dense(sim::stonne_random_matrix(rng, op.K, a.N, a.kn_sparsity),
-                                         op.K, a.N)
-                  .transposed();
-    source += ", KN random";
-  }
-  op.N = op.kn_t.rows;
-  return op;
-}
 
 fs::path output_dir(const std::string& out_dir) {
   if (!out_dir.empty()) return out_dir;
@@ -266,7 +109,7 @@ int run_sparse(const sim::StonneCommand& cmd, const SparseCli& o) {
   record.exact_cycle_loop = o.exact;
   std::string source, tile_text;
   if (magma) {
-    const sim::SparseDenseOp op = sparse_dense_operands(cmd.sparse, o, source);
+    const sim::SparseDenseOp op = sim::sparse_dense_operands(cmd.sparse, o.operands, source);
     sim::SparseDenseTile tile = cmd.sparse.tile;
     record.tile_source = cmd.tile_given ? "command line" : "STONNE defaults";
     if (auto_objective) {
@@ -280,7 +123,7 @@ int run_sparse(const sim::StonneCommand& cmd, const SparseCli& o) {
     record.sparse = sim::describe_operation(op, tile, source);
     tile_text = " [" + sim::describe(tile) + "]";
   } else {
-    const sim::SparseGemmOp op = sparse_gemm_operands(cmd.sparse, o, source);
+    const sim::SparseGemmOp op = sim::sparse_gemm_operands(cmd.sparse, o.operands, source);
     record.result = accelerator.run(op, options);
     record.sparse = sim::describe_operation(op, source);
   }
@@ -335,7 +178,8 @@ int run_sparse(const sim::StonneCommand& cmd, const SparseCli& o) {
 }  // namespace
 
 int run_sim(const Args& args) {
-  if (!args.empty() && args[0] == "energy") return run_energy(Args(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "energy")
+    return run_sim_energy(Args(args.begin() + 1, args.end()));
   std::string config_path, tile_arg, out_dir, energy_path, mk_path, kn_path;
   bool json = false, exact = false;
   std::uint64_t seed = 1;
@@ -395,8 +239,8 @@ int run_sim(const Args& args) {
     }
   const sim::StonneCommand cmd = sim::parse_stonne_args(stonne);
   if (cmd.kind != sim::CommandKind::Dense)
-    return run_sparse(cmd, SparseCli{config_path, tile_arg, out_dir, energy_path, mk_path, kn_path,
-                                     json, exact, seed});
+    return run_sparse(cmd, SparseCli{config_path, tile_arg, out_dir, energy_path,
+                                     {mk_path, kn_path, seed}, json, exact});
   require(mk_path.empty() && kn_path.empty(),
           "--mk and --kn give the operands of -SparseGEMM and -SparseDense");
   sim::HardwareConfig hw = cmd.hw;

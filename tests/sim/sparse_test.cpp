@@ -2,12 +2,17 @@
 // reference cases exactly (its random matrices reproduced with glibc's rand()), hand-derived
 // traffic, packing and timing, fast mode against the exact loop, and Matrix Market files.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "core/rng.hpp"
 #include "sim/accelerator.hpp"
 #include "sim/glibc_random.hpp"
+#include "sim/sparse_operands.hpp"
 #include "sim/stonne_args.hpp"
 
 namespace telar::sim {
@@ -373,4 +378,54 @@ TEST(MatrixMarket, RejectsBadFilesWithTheLine) {
 }
 
 }  // namespace
+}  // namespace telar::sim
+
+namespace telar::sim {
+
+// The operands of a sparse command from files: shapes from the file, a given dimension must
+// agree with it, KN's rows must match MK's columns; without files, STONNE's draw for the seed.
+TEST(SparseOperands, FilesGiveTheShapesAndMustAgreeWithTheFlags) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("telar_operands_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const CsrMatrix& m) {
+    const auto path = dir / name;
+    std::ofstream(path) << format_matrix_market(m);
+    return path.string();
+  };
+  // MK 2x3 with 2 non-zeros, KN 3x4 dense.
+  const std::string mk = write("mk.mtx", CsrMatrix::from_dense({1, 0, 0, 0, 0, 2}, 2, 3));
+  std::vector<float> kn_dense(12);
+  for (int i = 0; i < 12; ++i) kn_dense[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+  const std::string kn = write("kn.mtx", CsrMatrix::from_dense(kn_dense, 3, 4));
+  SparseArgs args;
+  std::string source;
+  const SparseDenseOp op = sparse_dense_operands(args, {mk, kn, 1}, source);
+  EXPECT_EQ(op.M, 2);
+  EXPECT_EQ(op.K, 3);
+  EXPECT_EQ(op.N, 4);
+  EXPECT_EQ(op.mk.nnz(), 2);
+  EXPECT_EQ(op.kn, kn_dense);
+  EXPECT_NE(source.find("mk.mtx"), std::string::npos);
+
+  args.M = 5;
+  args.dims_given = {"-M"};
+  EXPECT_THROW(sparse_dense_operands(args, {mk, kn, 1}, source), telar::Error);
+  args.dims_given.clear();
+  const std::string short_kn = write("short.mtx", CsrMatrix::from_dense({1, 2}, 2, 1));
+  EXPECT_THROW(sparse_gemm_operands(args, {mk, short_kn, 1}, source), telar::Error);
+  EXPECT_THROW(sparse_gemm_operands(args, {"", "", 1ULL << 33}, source), telar::Error);
+
+  SparseArgs random_args;
+  random_args.M = 4;
+  random_args.N = 5;
+  random_args.K = 6;
+  random_args.mk_sparsity = 50;
+  const SparseDenseOp drawn = sparse_dense_operands(random_args, {"", "", 7}, source);
+  const SparseDenseOp stonne = stonne_sparse_dense(4, 5, 6, 50, 7);
+  EXPECT_EQ(drawn.mk.nnz(), stonne.mk.nnz());
+  EXPECT_EQ(drawn.kn, stonne.kn);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace telar::sim
