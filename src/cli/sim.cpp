@@ -15,9 +15,8 @@
 #include "core/parse.hpp"
 #include "sim/accelerator.hpp"
 #include "sim/energy.hpp"
-#include "sim/mapper.hpp"
 #include "sim/report.hpp"
-#include "sim/sparse_operands.hpp"
+#include "sim/stonne_command.hpp"
 #include "sim/stonne_args.hpp"
 
 namespace telar::cli {
@@ -77,18 +76,41 @@ struct SparseCli {
   bool json = false, exact = false;
 };
 
+// The command's hardware, over a .cfg file's where --config is given.
+sim::HardwareConfig hardware_of(const sim::StonneCommand& cmd, const std::string& config_path) {
+  return config_path.empty() ? cmd.hw : sim::merge_hardware(sim::load_config(config_path), cmd);
+}
+
+sim::EnergyTable energy_table(const std::string& path) {
+  return path.empty() ? sim::default_energy_table() : sim::load_energy_table(path);
+}
+
 fs::path output_dir(const std::string& out_dir) {
   if (!out_dir.empty()) return out_dir;
   const char* env = std::getenv("OUTPUT_DIR");
   return env && *env ? fs::path(env) : fs::path(".");
 }
 
+// What --json prints of every operation (and the files written, if any).
+nlohmann::json result_json(const sim::OperationRecord& record, const sim::OperationFiles* files) {
+  const sim::Stats& st = record.result.stats;
+  nlohmann::json j = {{"cycles", st.cycles},
+                      {"gb_reads", st.gb.reads()},
+                      {"gb_writes", st.gb.writes()},
+                      {"utilization", st.utilization()},
+                      {"energy", record.energy.total()},
+                      {"output_correct", record.result.output_correct}};
+  if (files) {
+    j["stats_file"] = files->stats.string();
+    j["counters_file"] = files->counters.string();
+  }
+  return j;
+}
+
 int run_sparse(const sim::StonneCommand& cmd, const SparseCli& o) {
-  sim::HardwareConfig hw = cmd.hw;
-  if (!o.config_path.empty()) hw = sim::merge_hardware(sim::load_config(o.config_path), cmd);
+  const sim::HardwareConfig hw = hardware_of(cmd, o.config_path);
   const sim::Accelerator accelerator(hw);
-  const sim::EnergyTable table =
-      o.energy_path.empty() ? sim::default_energy_table() : sim::load_energy_table(o.energy_path);
+  const sim::EnergyTable table = energy_table(o.energy_path);
   const bool magma = cmd.kind == sim::CommandKind::SparseDense;
   std::optional<std::string> auto_objective = cmd.generate_tile;
   if (!o.tile_arg.empty()) {
@@ -102,34 +124,10 @@ int run_sparse(const sim::StonneCommand& cmd, const SparseCli& o) {
   if (cmd.print_stats)
     ensure_writable_dir(dir, o.out_dir.empty() ? "OUTPUT_DIR or --out" : "--out");
 
-  sim::RunOptions options;
-  options.exact_cycle_loop = o.exact;
-  sim::OperationRecord record;
-  record.hw = hw;
-  record.exact_cycle_loop = o.exact;
-  std::string source, tile_text;
-  if (magma) {
-    const sim::SparseDenseOp op = sim::sparse_dense_operands(cmd.sparse, o.operands, source);
-    sim::SparseDenseTile tile = cmd.sparse.tile;
-    record.tile_source = cmd.tile_given ? "command line" : "STONNE defaults";
-    if (auto_objective) {
-      const sim::MapObjective objective = sim::parse_objective(*auto_objective, "--tile auto");
-      const sim::SparseDenseChoice choice = sim::map_sparse_dense_tile(accelerator, op, objective);
-      tile = choice.tile;
-      record.tile_source = fmt::format("mapper ({}, {} candidates simulated)", sim::name(objective),
-                                       choice.evaluated);
-    }
-    record.result = accelerator.run(op, tile, options);
-    record.sparse = sim::describe_operation(op, tile, source);
-    tile_text = " [" + sim::describe(tile) + "]";
-  } else {
-    const sim::SparseGemmOp op = sim::sparse_gemm_operands(cmd.sparse, o.operands, source);
-    record.result = accelerator.run(op, options);
-    record.sparse = sim::describe_operation(op, source);
-  }
-  record.sparse->mk_sparsity = cmd.sparse.mk_sparsity;
-  record.sparse->kn_sparsity = cmd.sparse.kn_sparsity;
-  record.energy = sim::compute_energy(table, record.result.stats.counters);
+  const sim::OperationRecord record = sim::simulate_sparse_command(
+      accelerator, cmd, o.operands, auto_objective, o.exact, table);
+  const std::string tile_text =
+      magma ? " [" + sim::describe(record.sparse->tile) + "]" : std::string();
 
   const sim::Stats& st = record.result.stats;
   const sim::OpResult& res = record.result;
@@ -153,23 +151,14 @@ int run_sparse(const sim::StonneCommand& cmd, const SparseCli& o) {
     return 1;
   }
   if (o.json) {
-    nlohmann::json j = {{"cycles", st.cycles},
-                        {"gb_reads", st.gb.reads()},
-                        {"gb_writes", st.gb.writes()},
-                        {"weight_reads", st.gb.weight_reads},
-                        {"input_reads", st.gb.input_reads},
-                        {"psum_reads", st.gb.psum_reads},
-                        {"utilization", st.utilization()},
-                        {"energy", record.energy.total()},
-                        {"configurations", res.reconfigurations},
-                        {"mk_nnz", record.sparse->mk_nnz},
-                        {"kn_nnz", record.sparse->kn_nnz},
-                        {"output_correct", res.output_correct}};
+    nlohmann::json j = result_json(record, cmd.print_stats ? &files : nullptr);
+    j.update({{"weight_reads", st.gb.weight_reads},
+              {"input_reads", st.gb.input_reads},
+              {"psum_reads", st.gb.psum_reads},
+              {"configurations", res.reconfigurations},
+              {"mk_nnz", record.sparse->mk_nnz},
+              {"kn_nnz", record.sparse->kn_nnz}});
     if (magma) j["tile"] = sim::describe(record.sparse->tile);
-    if (cmd.print_stats) {
-      j["stats_file"] = files.stats.string();
-      j["counters_file"] = files.counters.string();
-    }
     print_json(j);
   }
   return 0;
@@ -243,52 +232,19 @@ int run_sim(const Args& args) {
                                      {mk_path, kn_path, seed}, json, exact});
   require(mk_path.empty() && kn_path.empty(),
           "--mk and --kn give the operands of -SparseGEMM and -SparseDense");
-  sim::HardwareConfig hw = cmd.hw;
-  if (!config_path.empty()) hw = sim::merge_hardware(sim::load_config(config_path), cmd);
+  const sim::HardwareConfig hw = hardware_of(cmd, config_path);
   const sim::Accelerator accelerator(hw);
-  const sim::EnergyTable table =
-      energy_path.empty() ? sim::default_energy_table() : sim::load_energy_table(energy_path);
+  const sim::EnergyTable table = energy_table(energy_path);
 
-  sim::Tile tile = cmd.tile;
-  std::string tile_source = cmd.tile_given ? "command line" : "STONNE defaults";
-  std::optional<std::string> auto_objective = cmd.generate_tile;
-  if (!tile_arg.empty()) {
-    require(!cmd.tile_given, "give the tile either as -T_* flags or with --tile, not both");
-    if (tile_arg == "auto" || tile_arg.rfind("auto:", 0) == 0)
-      auto_objective = tile_arg == "auto" ? "performance" : tile_arg.substr(5);
-    else {
-      tile = sim::load_tile(tile_arg, cmd.op.kind);
-      tile_source = "tile file " + tile_arg;
-    }
-  }
-  if (auto_objective) {
-    const sim::MapObjective objective = sim::parse_objective(*auto_objective, "--tile auto");
-    const sim::MapChoice choice = sim::map_tile(accelerator, cmd.op, objective);
-    tile = choice.tile;
-    tile_source =
-        fmt::format("mapper ({}, {} candidates simulated)", sim::name(objective), choice.evaluated);
-  }
-  sim::validate_tile(hw, cmd.op, tile);
+  const sim::DenseTileChoice choice = sim::choose_dense_tile(accelerator, cmd, tile_arg);
+  const sim::Tile& tile = choice.tile;
 
   // Where the files go: checked before simulating, so a bad path costs nothing.
-  fs::path dir = out_dir;
-  if (dir.empty()) {
-    const char* env = std::getenv("OUTPUT_DIR");
-    dir = env && *env ? fs::path(env) : fs::path(".");
-  }
+  const fs::path dir = output_dir(out_dir);
   if (cmd.print_stats) ensure_writable_dir(dir, out_dir.empty() ? "OUTPUT_DIR or --out" : "--out");
 
-  sim::RunOptions options;
-  options.exact_cycle_loop = exact;
-  options.seed = seed;
-  sim::OperationRecord record;
-  record.hw = hw;
-  record.op = cmd.op;
-  record.tile = tile;
-  record.tile_source = tile_source;
-  record.exact_cycle_loop = exact;
-  record.result = accelerator.run(cmd.op, tile, options);
-  record.energy = sim::compute_energy(table, record.result.stats.counters);
+  const sim::OperationRecord record =
+      sim::simulate_dense_command(accelerator, cmd, choice, exact, seed, table);
 
   const sim::Stats& st = record.result.stats;
   const sim::OpResult& res = record.result;
@@ -318,17 +274,8 @@ int run_sim(const Args& args) {
     return 1;
   }
   if (json) {
-    nlohmann::json j = {{"cycles", st.cycles},
-                        {"gb_reads", st.gb.reads()},
-                        {"gb_writes", st.gb.writes()},
-                        {"utilization", st.utilization()},
-                        {"energy", record.energy.total()},
-                        {"tile", sim::describe(tile, cmd.op.kind)},
-                        {"output_correct", res.output_correct}};
-    if (cmd.print_stats) {
-      j["stats_file"] = files.stats.string();
-      j["counters_file"] = files.counters.string();
-    }
+    nlohmann::json j = result_json(record, cmd.print_stats ? &files : nullptr);
+    j["tile"] = sim::describe(tile, cmd.op.kind);
     print_json(j);
   }
   return 0;

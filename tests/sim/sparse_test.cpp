@@ -12,7 +12,7 @@
 #include "core/rng.hpp"
 #include "sim/accelerator.hpp"
 #include "sim/glibc_random.hpp"
-#include "sim/sparse_operands.hpp"
+#include "sim/stonne_command.hpp"
 #include "sim/stonne_args.hpp"
 
 namespace telar::sim {

@@ -1,4 +1,4 @@
-#include "sim/sparse_operands.hpp"
+#include "sim/stonne_command.hpp"
 
 #include <fmt/format.h>
 
@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "sim/glibc_random.hpp"
+#include "sim/mapper.hpp"
 
 namespace telar::sim {
 
@@ -106,6 +107,81 @@ SparseGemmOp sparse_gemm_operands(const SparseArgs& a, const SparseOperandSource
   }
   op.N = op.kn_t.rows;
   return op;
+}
+
+OperationRecord simulate_sparse_command(const Accelerator& accelerator, const StonneCommand& cmd,
+                                        const SparseOperandSources& sources,
+                                        const std::optional<std::string>& auto_objective,
+                                        bool exact_cycle_loop, const EnergyTable& table) {
+  RunOptions options;
+  options.exact_cycle_loop = exact_cycle_loop;
+  OperationRecord record;
+  record.hw = accelerator.config();
+  record.exact_cycle_loop = exact_cycle_loop;
+  std::string source;
+  if (cmd.kind == CommandKind::SparseDense) {
+    const SparseDenseOp op = sparse_dense_operands(cmd.sparse, sources, source);
+    SparseDenseTile tile = cmd.sparse.tile;
+    record.tile_source = cmd.tile_given ? "command line" : "STONNE defaults";
+    if (auto_objective) {
+      const MapObjective objective = parse_objective(*auto_objective, "--tile auto");
+      const SparseDenseChoice choice = map_sparse_dense_tile(accelerator, op, objective);
+      tile = choice.tile;
+      record.tile_source =
+          fmt::format("mapper ({}, {} candidates simulated)", name(objective), choice.evaluated);
+    }
+    record.result = accelerator.run(op, tile, options);
+    record.sparse = describe_operation(op, tile, source);
+  } else {
+    const SparseGemmOp op = sparse_gemm_operands(cmd.sparse, sources, source);
+    record.result = accelerator.run(op, options);
+    record.sparse = describe_operation(op, source);
+  }
+  record.sparse->mk_sparsity = cmd.sparse.mk_sparsity;
+  record.sparse->kn_sparsity = cmd.sparse.kn_sparsity;
+  record.energy = compute_energy(table, record.result.stats.counters);
+  return record;
+}
+
+DenseTileChoice choose_dense_tile(const Accelerator& accelerator, const StonneCommand& cmd,
+                                  const std::string& tile_arg) {
+  DenseTileChoice choice{cmd.tile, cmd.tile_given ? "command line" : "STONNE defaults"};
+  std::optional<std::string> auto_objective = cmd.generate_tile;
+  if (!tile_arg.empty()) {
+    require(!cmd.tile_given, "give the tile either as -T_* flags or with --tile, not both");
+    if (tile_arg == "auto" || tile_arg.rfind("auto:", 0) == 0) {
+      auto_objective = tile_arg == "auto" ? "performance" : tile_arg.substr(5);
+    } else {
+      choice.tile = load_tile(tile_arg, cmd.op.kind);
+      choice.source = "tile file " + tile_arg;
+    }
+  }
+  if (auto_objective) {
+    const MapObjective objective = parse_objective(*auto_objective, "--tile auto");
+    const MapChoice mapped = map_tile(accelerator, cmd.op, objective);
+    choice.tile = mapped.tile;
+    choice.source =
+        fmt::format("mapper ({}, {} candidates simulated)", name(objective), mapped.evaluated);
+  }
+  validate_tile(accelerator.config(), cmd.op, choice.tile);
+  return choice;
+}
+
+OperationRecord simulate_dense_command(const Accelerator& accelerator, const StonneCommand& cmd,
+                                       const DenseTileChoice& tile, bool exact_cycle_loop,
+                                       std::uint64_t seed, const EnergyTable& table) {
+  RunOptions options;
+  options.exact_cycle_loop = exact_cycle_loop;
+  options.seed = seed;
+  OperationRecord record;
+  record.hw = accelerator.config();
+  record.op = cmd.op;
+  record.tile = tile.tile;
+  record.tile_source = tile.source;
+  record.exact_cycle_loop = exact_cycle_loop;
+  record.result = accelerator.run(cmd.op, tile.tile, options);
+  record.energy = compute_energy(table, record.result.stats.counters);
+  return record;
 }
 
 }  // namespace telar::sim
