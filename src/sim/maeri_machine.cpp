@@ -1,0 +1,475 @@
+// The MAERI machine built (fabric, templates of the controller's packets, counter layout), its
+// state captured and restored for the steady-state skips of fast mode, and its counters file.
+// The cycle-by-cycle stepping and the run loop are in maeri.cpp, one translation unit, so that
+// the per-cycle calls inline.
+#include "sim/maeri_machine.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace telar::sim::maeri {
+
+MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
+                           const EngineOptions& options)
+    : hw_(hw), op_(op), t_(tile), data_(options.data), fast_(options.fast) {
+  g_ = tile_geometry(hw, op, tile);
+  R_ = op.R, S_ = op.S, Cg_ = op.c_per_group(), Kg_ = op.k_per_group(), G_ = op.G, N_ = op.N;
+  Xo_ = op.out_x(), Yo_ = op.out_y(), stride_ = op.stride;
+  ms_ = hw.ms_size;
+  ports_ = hw.dn_bw;
+  per_port_ = ms_ / ports_;
+  dn_levels_ = log2_of(per_port_);
+  dn_tree_ = per_port_ > 1;
+  shift_ = g_.folding ? 1 : 0;
+  window_ = t_.T_R * t_.T_S * t_.T_C + shift_;
+  const int vnat_iters = g_.folding ? g_.n_folding : 1;
+  vnat_psums_ = vnat_iters;
+  per_channel_ = 1LL * Xo_ * Yo_ * vnat_iters;
+  total_outputs_ =
+      1LL * g_.iter_N * g_.iter_G * g_.iter_K * g_.iter_X * g_.iter_Y * vnat_iters * g_.num_vns;
+  acc_ = hw.accumulation_buffer && hw.rn == ReduceNetwork::Art;
+  lines_ = hw.rn_bw;
+  values_valid_ = data_ != nullptr;
+  if (data_) {
+    output_.assign(static_cast<std::size_t>(op.output_elements()), 0.0f);
+    from_fabric_.assign(output_.size(), 0);
+  }
+
+  cursor_.resize(ports_);
+  port_psum_.resize(ports_);
+  latch_full_.assign(ports_, false);
+  latch_.resize(ports_);
+  latch_psum_dest_.assign(ports_, 0);
+  dest_scratch_.resize(std::max(1, t_.T_N * t_.T_G * t_.T_C));
+
+  vnat_count_.assign(g_.num_vns, 0);
+  vnat_psum_.assign(g_.num_vns, 0);
+
+  // Counter layout.
+  const int dn_switches = per_port_ - 1;
+  std::size_t off = 0;
+  auto take = [&](std::size_t n) {
+    const std::size_t o = off;
+    off += n;
+    return o;
+  };
+  c_dn_top_ = take(ports_);
+  c_dn_wire_ = take(static_cast<std::size_t>(ports_) * 2 * dn_switches);
+  c_dn_uni_ = take(static_cast<std::size_t>(ports_) * dn_switches);
+  c_dn_bc_ = take(static_cast<std::size_t>(ports_) * dn_switches);
+  c_mn_wire_ = take(ms_ - 1);
+  c_mult_ = take(ms_);
+  c_fwd_psum_ = take(ms_);
+  const int nodes = ms_ - 1 + (hw.rn == ReduceNetwork::Fen ? 1 : 0);
+  c_rn_wire_ = take(2 * static_cast<std::size_t>(nodes));
+  c_rn_fw_ = take(nodes);
+  c_rn_up_ = take(nodes);
+  c_add21_ = take(nodes);
+  c_add31_ = take(nodes);
+  c_acc_wire_ = take(acc_ ? ms_ - 1 : 0);
+  c_acc_rd_ = take(acc_ ? ms_ - 1 : 0);
+  c_acc_wr_ = take(acc_ ? ms_ - 1 : 0);
+  c_acc_add_ = take(acc_ ? ms_ - 1 : 0);
+  build_reduction();  // sets bus geometry
+  c_cb_in_ = take(static_cast<std::size_t>(lines_) * bus_ports_);
+  c_cb_out_ = take(lines_);
+  build_templates();
+  // Packets sent per template part and partial sums sent per multiplier: the distribution
+  // network's counters follow from these at the end (each part always takes the same route).
+  part_base_[0] = take(weight_template_.parts.size());
+  part_base_[1] = take(input_template_[0].parts.size());
+  part_base_[2] = take(input_template_[1].parts.size());
+  c_psum_to_ = take(ms_);
+  c_end_ = off;
+  cnt_.assign(c_end_, 0);
+  build_multipliers();
+  port_relevant_.assign(ports_, 0);
+  for (const Template* t : {&weight_template_, &input_template_[0], &input_template_[1]})
+    for (int port = 0; port < ports_; ++port)
+      if (!t->by_port[port].empty()) port_relevant_[port] = 1;
+}
+
+void MaeriMachine::build_reduction() {
+  tree_ = compile_reduce_tree(hw_.rn, ms_, g_.vn_size, g_.num_vns);
+  levels_ = tree_.levels;
+  wiring_ = wire_collection_bus(hw_.rn, ms_, lines_);
+  bus_ports_ = wiring_.ports_per_line;
+  const int nodes = tree_.node_count();
+  nd_.resize(nodes);
+  node_fw_link_.assign(nodes, -1);
+  nd_even_.assign(nodes, 0);
+  for (int l = 0; l < levels_; ++l)
+    for (int j = 0; j < (1 << l); ++j) nd_even_[ReduceTree::index(l, j)] = j % 2 == 0;
+  if (hw_.rn == ReduceNetwork::Fen) nd_even_[tree_.fen_special()] = 0;
+  nd_out_.assign(nodes, Out::Parent);
+  nd_out_index_.assign(nodes, -1);
+  up_link_.resize(nodes);
+  fold_inputs_.resize(nodes);
+
+  // Augmented links join (l, j-1) and (l, j) for even j >= 2.
+  for (int l = 1; l < levels_; ++l)
+    for (int j = 2; j < (1 << l); j += 2) {
+      const int id = static_cast<int>(fw_link_.size());
+      fw_link_.emplace_back();
+      node_fw_link_[ReduceTree::index(l, j - 1)] = id;
+      node_fw_link_[ReduceTree::index(l, j)] = id;
+    }
+
+  bus_in_.resize(static_cast<std::size_t>(lines_) * bus_ports_);
+  bus_fifo_.resize(bus_in_.size());
+  bus_rr_.assign(lines_, 0);
+  bus_queued_.assign(lines_, 0);
+  bus_out_.resize(lines_);
+
+  if (acc_) {
+    acc_in_.resize(ms_ - 1);
+    acc_fifo_.resize(ms_ - 1);
+    acc_reg_.assign(ms_ - 1, Psum{0, 0});
+    acc_count_.assign(ms_ - 1, 0);
+    acc_bus_.assign(ms_ - 1, 0);
+  }
+  std::vector<int> acc_of_node(nodes, -1);
+  for (int k = 0; k < static_cast<int>(wiring_.order.size()); ++k)
+    acc_of_node[wiring_.order[k]] = k;
+
+  for (int id = 0; id < nodes; ++id) {
+    const AdderConfig& c = tree_.nodes[id];
+    const int bus_link = wiring_.line[id] * bus_ports_ + wiring_.port[id];
+    if (c.to_memory) {
+      nd_out_[id] = Out::Memory;
+      if (acc_) {
+        const int k = acc_of_node[id];
+        nd_out_index_[id] = k;
+      } else {
+        nd_out_index_[id] = bus_link;
+      }
+    } else if (c.to_fold_node) {
+      nd_out_[id] = Out::Fold;
+      nd_out_index_[id] = id;
+    } else if (id == 0) {
+      nd_out_[id] = Out::Lookup;
+    } else if (hw_.rn == ReduceNetwork::Fen && id == tree_.fen_special()) {
+      nd_out_[id] = Out::Lookup;  // never used: the folding node always writes to memory
+    } else {
+      // parent of (l, j) is (l-1, j/2), side j%2
+      int l = 0;
+      while (ReduceTree::index(l + 1, 0) <= id) ++l;
+      const int j = id - ReduceTree::index(l, 0);
+      nd_out_[id] = Out::Parent;
+      nd_out_index_[id] = ReduceTree::index(l - 1, j / 2) * 2 + (j % 2);
+    }
+  }
+  if (acc_)
+    for (int k = 0; k < ms_ - 1; ++k) {
+      const int node = wiring_.order[k];
+      acc_bus_[k] = wiring_.line[node] * bus_ports_ + wiring_.port[node];
+    }
+  bus_line_sources_.assign(lines_, {});
+  for (int id = 0; id < nodes; ++id)
+    if (tree_.nodes[id].to_memory) bus_line_sources_[wiring_.line[id]].push_back(wiring_.port[id]);
+  for (auto& v : bus_line_sources_) std::sort(v.begin(), v.end());
+  if (hw_.rn == ReduceNetwork::Fen) {
+    const std::vector<int> target = fen_up_targets(ms_);
+    for (int l = 0; l < levels_; ++l)
+      for (int j = 0; j < (1 << l); ++j) {
+        const int id = ReduceTree::index(l, j);
+        if (target[id] >= 0) fold_inputs_[target[id]].push_back(id);
+      }
+  }
+
+  // Order of the adder cycles: root (and the FEN folding node), then each level from the top;
+  // a pair joined by an active augmented link runs receiver first.
+  node_order_.push_back(0);
+  if (hw_.rn == ReduceNetwork::Fen) node_order_.push_back(tree_.fen_special());
+  for (int l = 1; l < levels_; ++l) {
+    int j = 0;
+    while (j < (1 << l)) {
+      const int id = ReduceTree::index(l, j);
+      const AdderConfig& c = tree_.nodes[id];
+      if (c.link != LinkDir::None && j + 1 < (1 << l)) {
+        const int next = ReduceTree::index(l, j + 1);
+        if (c.link == LinkDir::Send) {
+          node_order_.push_back(next);
+          node_order_.push_back(id);
+        } else {
+          node_order_.push_back(id);
+          node_order_.push_back(next);
+        }
+        j += 2;
+      } else {
+        node_order_.push_back(id);
+        ++j;
+      }
+    }
+  }
+}
+
+void MaeriMachine::build_multipliers() {
+  ms_vn_.assign(ms_, -1);
+  ms_nf_.assign(ms_, 0);
+  ms_fwd_psum_.assign(ms_, 0);
+  ms_fw_send_.assign(ms_, 0);
+  ms_fw_recv_.assign(ms_, 0);
+  ms_fold_.assign(ms_, 0);
+  ms_win_.assign(ms_, 0);
+  ms_act_.resize(ms_);
+  ms_fwin_.resize(ms_);
+  ms_w_.resize(ms_);
+  ms_in_.resize(ms_);
+  ms_fw_link_.resize(ms_);
+  n_windows_ = Yo_;
+  for (int v = 0; v < g_.num_vns; ++v)
+    for (int j = 0; j < g_.vn_size; ++j) {
+      const int ms = v * g_.vn_size + j;
+      ms_vn_[ms] = v;
+      ms_nf_[ms] = g_.n_folding;
+      ms_fwd_psum_[ms] = g_.folding && j == 0;
+    }
+  const bool links = t_.T_Y == 1 && stride_ == 1 && S_ % t_.T_S == 0;
+  if (links)
+    for (int v = 0; v < g_.num_vns; ++v)
+      for (int c = 0; c < t_.T_C; ++c)
+        for (int r = 0; r < t_.T_R; ++r)
+          for (int s = 0; s < t_.T_S; ++s) {
+            const int ms = v * g_.vn_size + c * t_.T_R * t_.T_S + r * t_.T_S + s + shift_;
+            ms_fw_send_[ms] = s > 0;
+            ms_fw_recv_[ms] = s < t_.T_S - 1;
+          }
+}
+
+void MaeriMachine::build_templates() {
+  std::vector<int> dests;
+  auto add = [&](Template& t, int a, int b, int c, int d, int e) {
+    t.packets.push_back(
+        TemplatePacket{a, b, c, d, e, static_cast<std::uint32_t>(t.parts.size()), 0});
+    if (!std::is_sorted(dests.begin(), dests.end())) std::sort(dests.begin(), dests.end());
+    dests.erase(std::unique(dests.begin(), dests.end()), dests.end());
+    std::size_t i = 0;
+    while (i < dests.size()) {
+      const int port = dests[i] / per_port_;
+      std::size_t j = i;
+      while (j < dests.size() && dests[j] / per_port_ == port) ++j;
+      t.parts.push_back(TemplatePart{port, static_cast<std::uint32_t>(j - i),
+                                     static_cast<std::uint32_t>(t.dests.size())});
+      t.dests.insert(t.dests.end(), dests.begin() + static_cast<std::ptrdiff_t>(i),
+                     dests.begin() + static_cast<std::ptrdiff_t>(j));
+      i = j;
+    }
+    t.packets.back().part_count =
+        static_cast<std::uint32_t>(t.parts.size()) - t.packets.back().first_part;
+  };
+  const bool multicast = t_.T_N * t_.T_X * t_.T_Y > 1;
+  for (int g = 0; g < t_.T_G; ++g)
+    for (int k = 0; k < t_.T_K; ++k)
+      for (int c = 0; c < t_.T_C; ++c)
+        for (int r = 0; r < t_.T_R; ++r)
+          for (int s = 0; s < t_.T_S; ++s) {
+            const int base = c * t_.T_S * t_.T_R + r * t_.T_S + s + shift_;
+            dests.clear();
+            if (multicast) {
+              for (int n = 0; n < t_.T_N; ++n)
+                for (int x = 0; x < t_.T_X; ++x)
+                  for (int y = 0; y < t_.T_Y; ++y)
+                    dests.push_back(n * t_.T_G * t_.T_K * t_.T_X * t_.T_Y * window_ +
+                                    g * t_.T_K * t_.T_X * t_.T_Y * window_ +
+                                    k * t_.T_X * t_.T_Y * window_ + x * t_.T_Y * window_ +
+                                    y * window_ + base);
+            } else {
+              dests.push_back(g * t_.T_K * window_ + k * window_ + base);
+            }
+            add(weight_template_, g, k, c, r, s);
+          }
+  const int T_R = t_.T_R, T_S = t_.T_S, T_X = t_.T_X, T_Y = t_.T_Y;
+  const int y_inputs = T_S + (T_Y - 1) * stride_;
+  const int x_inputs = T_R + (T_X - 1) * stride_;
+  const int lanes = t_.T_N * t_.T_G * t_.T_C;
+  for (int variant = 0; variant < 2; ++variant) {
+    // Variant 1: a later window of a row with the multipliers' forwarding links on: only the
+    // newest column is read; the others move between neighbouring multipliers.
+    const int y_init = variant == 0 ? 0 : y_inputs - 1;
+    Template& tmpl = input_template_[variant];
+    for (int x = 0; x < x_inputs; ++x)
+      for (int y = y_init; y < y_inputs; ++y) {
+        for (int l = 0; l < lanes; ++l) dest_scratch_[l].clear();
+        // Virtual neurons (output pixels of the tile) whose window contains input (x, y).
+        const int first_i = x - (T_R - 1) < 0 ? 0 : (x - (T_R - 1)) / stride_;
+        const int last_i = x / stride_;
+        for (int i = first_i; i <= last_i; ++i) {
+          const int fx = stride_ * i;
+          if (!(fx + (T_R - 1) < x_inputs && x <= fx + T_R - 1 && x >= fx)) continue;
+          const int first_j = y - (T_S - 1) < 0 ? 0 : (y - (T_S - 1)) / stride_;
+          const int last_j = y / stride_;
+          for (int j = first_j; j <= last_j; ++j) {
+            const int fy = stride_ * j;
+            if (!(fy + (T_S - 1) < y_inputs && y <= fy + T_S - 1 && y >= fy)) continue;
+            const int vn = i * T_Y + j;
+            const int receiver = vn * g_.vn_size + (x - fx) * T_S + (y - fy) + shift_;
+            for (int n = 0; n < t_.T_N; ++n)
+              for (int g = 0; g < t_.T_G; ++g)
+                for (int k = 0; k < t_.T_K; ++k)
+                  for (int c = 0; c < t_.T_C; ++c)
+                    dest_scratch_[(n * t_.T_G + g) * t_.T_C + c].push_back(
+                        n * t_.T_K * T_X * T_Y * window_ + g * t_.T_K * T_X * T_Y * window_ +
+                        k * T_X * T_Y * window_ + c * T_R * T_S + receiver);
+          }
+        }
+        for (int n = 0; n < t_.T_N; ++n)
+          for (int g = 0; g < t_.T_G; ++g)
+            for (int c = 0; c < t_.T_C; ++c) {
+              dests = dest_scratch_[(n * t_.T_G + g) * t_.T_C + c];
+              add(tmpl, x, y, n, g, c);
+            }
+      }
+  }
+  for (Template* t : {&weight_template_, &input_template_[0], &input_template_[1]}) {
+    t->by_port.assign(ports_, {});
+    for (std::uint32_t k = 0; k < t->packets.size(); ++k)
+      for (std::uint32_t q = 0; q < t->packets[k].part_count; ++q)
+        t->by_port[t->parts[t->packets[k].first_part + q].port].emplace_back(k, q);
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Steady-state capture and restore
+
+void MaeriMachine::jump(long long to_point, long long periods, std::uint64_t d_cycles,
+                        const std::vector<std::uint64_t>& d_counters, long long d_opix,
+                        const std::vector<long long>& d_vnat) {
+  cycle_ += periods * d_cycles;
+  for (std::size_t i = 0; i < cnt_.size(); ++i) cnt_[i] += periods * d_counters[i];
+  opix_ += periods * d_opix;
+  for (std::size_t v = 0; v < vnat_count_.size(); ++v) vnat_count_[v] += periods * d_vnat[v];
+  const long long iteration = to_point / g_.iter_X;
+  cX_ = static_cast<int>(to_point % g_.iter_X);
+  cK_ = static_cast<int>(iteration % g_.iter_K);
+  cG_ = static_cast<int>((iteration / g_.iter_K) % g_.iter_G);
+  cN_ = static_cast<int>(iteration / (1LL * g_.iter_K * g_.iter_G));
+  cY_ = cR_ = cS_ = cC_ = 0;
+  weights_done_ = cX_ > 0;
+  values_valid_ = false;
+}
+
+MaeriMachine::ControllerState MaeriMachine::controller_state() const {
+  return ControllerState{cN_, cG_,          cK_,          cX_,           cY_,
+                         cR_, cS_,          cC_,          weights_done_, input_finished_,
+                         gb_, gate_stalls_, steps_.size()};
+}
+
+void MaeriMachine::restore_controller(const ControllerState& c) {
+  cN_ = c.n, cG_ = c.g, cK_ = c.k, cX_ = c.x, cY_ = c.y, cR_ = c.r, cS_ = c.s, cC_ = c.c;
+  weights_done_ = c.weights_done;
+  input_finished_ = c.input_finished;
+  gb_ = c.gb;
+  gate_stalls_ = c.stalls;
+  steps_.resize(c.steps);
+}
+
+bool MaeriMachine::replay_controller(long long cycles, long long opix_lo, long long opix_hi) {
+  // memory_cycle()'s emission: the gate is open when opix_ >= iter * per_channel_.
+  for (long long t = 0; t < cycles; ++t) {
+    if (input_finished_) return true;
+    const long long iter = 1LL * cG_ * t_.T_G * Kg_ + 1LL * cK_ * t_.T_K * t_.T_G;
+    if (iter <= opix_lo / per_channel_) {
+      if (!weights_done_)
+        generate_weights();
+      else
+        generate_inputs();
+    } else if (iter * per_channel_ > opix_hi) {
+      gate_stalls_ += static_cast<std::uint64_t>(cycles - t);  // closed all along
+      return true;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
+  CountersFile f;
+  f.cycles = cycle_;
+  auto line = [](std::string comp, OpList ops) {
+    return CounterLine{std::move(comp), std::move(ops)};
+  };
+  const int dn_switches = per_port_ - 1;
+  std::vector<std::uint64_t> dnc(c_end_, 0);  // distribution counters, indexed like cnt_
+  if (dn_tree_) {
+    const Template* templates[3] = {&weight_template_, &input_template_[0], &input_template_[1]};
+    for (int t = 0; t < 3; ++t)
+      for (std::size_t q = 0; q < templates[t]->parts.size(); ++q) {
+        const std::uint64_t times = cnt_[part_base_[t] + q];
+        if (!times) continue;
+        const auto& part = templates[t]->parts[q];
+        count_dn_route(part.port, templates[t]->dests.data() + part.begin, part.count, times, dnc);
+      }
+    for (int ms = 0; ms < ms_; ++ms)
+      if (cnt_[c_psum_to_ + ms]) count_dn_route(ms / per_port_, &ms, 1, cnt_[c_psum_to_ + ms], dnc);
+  }
+  CounterSection dn{"DSNetwork", {}};
+  dn.lines.reserve(static_cast<std::size_t>(ports_) * (1 + 3 * (per_port_ - 1)));
+  for (int p = 0; p < ports_; ++p)
+    dn.lines.push_back(line("DN_WIRE", {{"WRITE", cnt_[c_dn_top_ + p]}, {"READ", 0}}));
+  for (int p = 0; p < ports_; ++p) {
+    for (int w = 0; w < 2 * dn_switches; ++w)
+      dn.lines.push_back(
+          line("DN_WIRE",
+               {{"WRITE", dnc[c_dn_wire_ + static_cast<std::size_t>(p) * 2 * dn_switches + w]},
+                {"READ", 0}}));
+    for (int s = 0; s < dn_switches; ++s)
+      dn.lines.push_back(line(
+          "SWITCH",
+          {{"ROUTE_UNICAST", dnc[c_dn_uni_ + static_cast<std::size_t>(p) * dn_switches + s]},
+           {"ROUTE_BROADCAST", dnc[c_dn_bc_ + static_cast<std::size_t>(p) * dn_switches + s]}}));
+  }
+  CounterSection mn{"MSNetwork", {}};
+  mn.lines.reserve(4096);
+  for (int i = 0; i < ms_ - 1; ++i)
+    mn.lines.push_back(line("MN_WIRE", {{"WRITE", cnt_[c_mn_wire_ + i]}, {"READ", 0}}));
+  for (int i = 0; i < ms_; ++i)
+    mn.lines.push_back(line("MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + i]},
+                                           {"FORWARD_PSUM", cnt_[c_fwd_psum_ + i]},
+                                           {"CONFIGURATION", ms_vn_[i] >= 0 ? 1u : 0u}}));
+  CounterSection rn{"ReduceNetwork", {}};
+  rn.lines.reserve(8192);
+  const int nodes = tree_.node_count();
+  for (int w = 0; w < 2 * nodes; ++w)
+    rn.lines.push_back(line("RN_WIRE", {{"WRITE", cnt_[c_rn_wire_ + w]}, {"READ", 0}}));
+  for (std::size_t link = 0; link < fw_link_.size(); ++link) {
+    std::uint64_t writes = 0;
+    for (int id = 0; id < nodes; ++id)
+      if (node_fw_link_[id] == static_cast<int>(link)) writes += cnt_[c_rn_fw_ + id];
+    rn.lines.push_back(line("RN_WIRE", {{"WRITE", writes}, {"READ", 0}}));
+  }
+  if (hw_.rn == ReduceNetwork::Fen)
+    for (int id = 0; id < nodes; ++id)
+      if (id != tree_.fen_special())
+        rn.lines.push_back(line("RN_WIRE", {{"WRITE", cnt_[c_rn_up_ + id]}, {"READ", 0}}));
+  for (int id = 0; id < nodes; ++id)
+    rn.lines.push_back(line("ADDER", {{"ADD_2_1", cnt_[c_add21_ + id]},
+                                      {"ADD_3_1", cnt_[c_add31_ + id]},
+                                      {"CONFIGURATION", tree_.nodes[id].configured ? 1u : 0u}}));
+  if (acc_) {
+    for (int k = 0; k < ms_ - 1; ++k)
+      rn.lines.push_back(line("RN_WIRE", {{"WRITE", cnt_[c_acc_wire_ + k]}, {"READ", 0}}));
+    for (int k = 0; k < ms_ - 1; ++k)
+      rn.lines.push_back(line("ACCUMULATOR", {{"READ", cnt_[c_acc_rd_ + k]},
+                                              {"WRITE", cnt_[c_acc_wr_ + k]},
+                                              {"ADD", cnt_[c_acc_add_ + k]}}));
+  }
+  CounterSection buffer{"GlobalBuffer",
+                        {line("GLOBALBUFFER", {{"READ", gb.reads()}, {"WRITE", gb.writes()}})}};
+  CounterSection cb{"CollectionBus", {}};
+  cb.lines.reserve(static_cast<std::size_t>(lines_) * (bus_ports_ + 1));
+  for (int l = 0; l < lines_; ++l) {
+    for (int p = 0; p < bus_ports_; ++p)
+      cb.lines.push_back(line(
+          "CB_WIRE",
+          {{"WRITE", cnt_[c_cb_in_ + static_cast<std::size_t>(l) * bus_ports_ + p]}, {"READ", 0}}));
+    cb.lines.push_back(line("CB_WIRE", {{"WRITE", cnt_[c_cb_out_ + l]}, {"READ", 0}}));
+  }
+  f.sections.reserve(5);
+  for (CounterSection* s : {&dn, &mn, &rn, &buffer, &cb}) f.sections.push_back(std::move(*s));
+  return f;
+}
+
+}  // namespace telar::sim::maeri
