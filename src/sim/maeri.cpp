@@ -141,7 +141,7 @@ void MaeriMachine::memory_cycle() {
   // Results from the lookup table and from every bus line, in that order.
   if (mem_in_.pending) mem_in_.take([&](const Psum& p) { write_fifo_.push(p); });
   for (int l = 0; l < lines_; ++l)
-    if (bus_out_[l].pending) bus_out_[l].take([&](const Psum& p) { write_fifo_.push(p); });
+    if (bus_.out[l].pending) bus_.out[l].take([&](const Psum& p) { write_fifo_.push(p); });
   process_writes();
   send_ports();
 }
@@ -311,34 +311,7 @@ void MaeriMachine::count_dn_route(int port, const int* dests, std::uint32_t coun
 // ------------------------------------------------------------------------------------------
 // Collection bus, reduction network, multipliers, distribution
 
-void MaeriMachine::bus_cycle() {
-  for (int l = 0; l < lines_; ++l) {
-    const std::size_t base = static_cast<std::size_t>(l) * bus_ports_;
-    for (int p = 0; p < bus_ports_; ++p) {
-      Link& in = bus_in_[base + p];
-      if (in.pending) {
-        bus_queued_[l] += static_cast<long long>(in.size());
-        in.take([&](const Psum& v) { bus_fifo_[base + p].push(v); });
-      }
-    }
-    // An empty line scans all its inputs and ends where it started.
-    if (bus_queued_[l] == 0) continue;
-    --bus_queued_[l];
-    int& rr = bus_rr_[l];
-    for (int tries = 0; tries < bus_ports_; ++tries) {
-      Ring<Psum>& f = bus_fifo_[base + rr];
-      const bool take = !f.empty();
-      Psum v{0, 0};
-      if (take) v = f.pop();
-      rr = (rr + 1) % bus_ports_;
-      if (take) {
-        bus_out_[l].send_one(v);
-        ++cnt_[c_cb_out_ + l];
-        break;
-      }
-    }
-  }
-}
+void MaeriMachine::bus_cycle() { bus_.cycle(cnt_.data() + c_cb_out_); }
 
 void MaeriMachine::accumulator_cycle(int k) {
   Link& in = acc_in_[k];
@@ -358,7 +331,7 @@ void MaeriMachine::accumulator_cycle(int k) {
   }
   if (acc_count_[k] == g_.n_folding - 1) {
     acc_count_[k] = 0;
-    bus_in_[acc_bus_[k]].send_one(acc_reg_[k]);
+    bus_.in[acc_bus_[k]].send_one(acc_reg_[k]);
     ++cnt_[c_cb_in_ + acc_bus_[k]];
   } else {
     ++acc_count_[k];
@@ -462,7 +435,7 @@ void MaeriMachine::node_cycle(int id) {
           acc_in_[nd_out_index_[id]].send(out_ps_.v.data(), out_ps_.n);
           ++cnt_[c_acc_wire_ + nd_out_index_[id]];
         } else {
-          bus_in_[nd_out_index_[id]].send(out_ps_.v.data(), out_ps_.n);
+          bus_.in[nd_out_index_[id]].send(out_ps_.v.data(), out_ps_.n);
           ++cnt_[c_cb_in_ + nd_out_index_[id]];
         }
         break;
@@ -673,9 +646,9 @@ void MaeriMachine::fabric_state(std::vector<std::uint64_t>& s) const {
     put_ring(acc_fifo_[k]);
     put(static_cast<std::uint64_t>(acc_count_[k]));
   }
-  for (std::size_t k = 0; k < bus_in_.size(); ++k) {
-    put_link(bus_in_[k]);
-    put_ring(bus_fifo_[k]);
+  for (std::size_t k = 0; k < bus_.in.size(); ++k) {
+    put_link(bus_.in[k]);
+    put_ring(bus_.fifo[k]);
   }
   for (int l = 0; l < lines_; ++l) {
     // The arbiter scans from its position to the first non-empty input; only inputs that some
@@ -684,12 +657,12 @@ void MaeriMachine::fabric_state(std::vector<std::uint64_t>& s) const {
     const std::vector<int>& src = bus_line_sources_[l];
     int next = src.empty() ? 0 : src.front();
     for (int p : src)
-      if (p >= bus_rr_[l]) {
+      if (p >= bus_.rr[l]) {
         next = p;
         break;
       }
     put(static_cast<std::uint64_t>(next));
-    put_link(bus_out_[l]);
+    put_link(bus_.out[l]);
   }
   put_link(lookup_in_);
   put_link(mem_in_);

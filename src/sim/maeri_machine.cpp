@@ -116,11 +116,7 @@ void MaeriMachine::build_reduction() {
       node_fw_link_[ReduceTree::index(l, j)] = id;
     }
 
-  bus_in_.resize(static_cast<std::size_t>(lines_) * bus_ports_);
-  bus_fifo_.resize(bus_in_.size());
-  bus_rr_.assign(lines_, 0);
-  bus_queued_.assign(lines_, 0);
-  bus_out_.resize(lines_);
+  bus_.resize(lines_, bus_ports_);
 
   if (acc_) {
     acc_in_.resize(ms_ - 1);

@@ -22,6 +22,7 @@
 
 #include "core/error.hpp"
 #include "sim/engine.hpp"
+#include "sim/fabric/collection_bus.hpp"
 #include "sim/fabric/link.hpp"
 #include "sim/reduce_tree.hpp"
 #include "sim/ring.hpp"
@@ -155,12 +156,8 @@ class MaeriMachine {
 
   // Collection bus.
   int lines_, bus_ports_;
-  std::vector<Link> bus_in_;
-  std::vector<Ring<Psum>> bus_fifo_;
-  std::vector<int> bus_rr_;
-  std::vector<long long> bus_queued_;               // items waiting in each line's FIFOs
+  CollectionBus bus_;
   std::vector<std::vector<int>> bus_line_sources_;  // per line, inputs some result may use
-  std::vector<Link> bus_out_;
   Link lookup_in_, mem_in_;
 
   // --- memory controller ---

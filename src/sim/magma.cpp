@@ -88,19 +88,19 @@ EngineRun SparseMachine::run_magma(const SparseDenseOp& op, const SparseDenseTil
         e.d_counters.resize(cnt_.size());
         for (std::size_t i = 0; i < cnt_.size(); ++i)
           e.d_counters[i] = cnt_[i] - recording->second.counters[i];
-        e.bus_rr_after = bus_rr_;
+        e.bus_rr_after = bus_.rr;
         seen.emplace(recording->first, std::move(e));
         recording.reset();
       }
     }
     if (state_ == State::Configuring && fast_ && cur_m != last_row && idle()) {
-      auto key = std::make_pair(mk.row_nnz(cur_m), bus_rr_);
+      auto key = std::make_pair(mk.row_nnz(cur_m), bus_.rr);
       auto it = seen.find(key);
       if (it != seen.end()) {
         const RowEffect& e = it->second;
         cycle_ += e.cycles;
         for (std::size_t i = 0; i < cnt_.size(); ++i) cnt_[i] += e.d_counters[i];
-        bus_rr_ = e.bus_rr_after;
+        bus_.rr = e.bus_rr_after;
         ++reconfigurations_;
         row_output_from_reference(cur_m);
         current_output += n_and_pad;
@@ -109,7 +109,7 @@ EngineRun SparseMachine::run_magma(const SparseDenseOp& op, const SparseDenseTil
         out_row = cur_m;
         continue;
       }
-      recording.emplace(std::move(key), RowMark{cycle_, cnt_, bus_rr_});
+      recording.emplace(std::move(key), RowMark{cycle_, cnt_, bus_.rr});
     }
     ++cycle_;
     ++stepped;

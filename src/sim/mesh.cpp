@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "sim/engine.hpp"
+#include "sim/fabric/collection_bus.hpp"
 #include "sim/fabric/link.hpp"
 #include "sim/ring.hpp"
 
@@ -20,6 +21,7 @@ namespace telar::sim {
 
 namespace {
 
+using fabric::CollectionBus;
 using fabric::log2_of;
 using fabric::Psum;
 
@@ -71,10 +73,7 @@ class MeshMachine {
   std::vector<int> acc_count_;
   int acc_psums_ = 0;
   int lines_, bus_ports_;
-  std::vector<OneLink> bus_in_;
-  std::vector<Ring<Psum>> bus_fifo_;
-  std::vector<int> bus_rr_;
-  std::vector<OneLink> bus_out_;
+  CollectionBus bus_;
 
   // Controller.
   State state_ = State::Configuring;
@@ -139,10 +138,7 @@ MeshMachine::MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile
   acc_fifo_.resize(pes);
   acc_reg_.assign(pes, Psum{0, 0});
   acc_count_.assign(pes, 0);
-  bus_in_.resize(static_cast<std::size_t>(lines_) * bus_ports_);
-  bus_fifo_.resize(bus_in_.size());
-  bus_rr_.assign(lines_, 0);
-  bus_out_.resize(lines_);
+  bus_.resize(lines_, bus_ports_);
 
   const int dn_switches = per_port_ - 1;
   std::size_t off = 0;
@@ -163,7 +159,7 @@ MeshMachine::MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile
   c_acc_rd_ = take(pes);
   c_acc_wr_ = take(pes);
   c_acc_add_ = take(pes);
-  c_cb_in_ = take(bus_in_.size());
+  c_cb_in_ = take(bus_.in.size());
   c_cb_out_ = take(lines_);
   c_end_ = off;
   cnt_.assign(c_end_, 0);
@@ -214,10 +210,7 @@ void MeshMachine::memory_cycle() {
     }
   }
   for (int l = 0; l < lines_; ++l)
-    if (bus_out_[l].pending) {
-      write_fifo_.push(bus_out_[l].item);
-      bus_out_[l].pending = false;
-    }
+    if (bus_.out[l].pending) bus_.out[l].take([&](const Psum& p) { write_fifo_.push(p); });
   process_writes();
   switch (state_) {
     case State::Configuring:
@@ -342,36 +335,14 @@ void MeshMachine::accumulator_cycle(int k) {
   if (acc_count_[k] == acc_psums_ - 1) {
     acc_count_[k] = 0;
     const int link = (k % lines_) * bus_ports_ + k / lines_;
-    bus_in_[link] = OneLink{true, acc_reg_[k]};
+    bus_.in[link].send_one(acc_reg_[k]);
     ++cnt_[c_cb_in_ + link];
   } else {
     ++acc_count_[k];
   }
 }
 
-void MeshMachine::bus_cycle() {
-  for (int l = 0; l < lines_; ++l) {
-    const std::size_t base = static_cast<std::size_t>(l) * bus_ports_;
-    for (int p = 0; p < bus_ports_; ++p)
-      if (bus_in_[base + p].pending) {
-        bus_fifo_[base + p].push(bus_in_[base + p].item);
-        bus_in_[base + p].pending = false;
-      }
-    int& rr = bus_rr_[l];
-    for (int tries = 0; tries < bus_ports_; ++tries) {
-      Ring<Psum>& f = bus_fifo_[base + rr];
-      const bool take = !f.empty();
-      Psum v{0, 0};
-      if (take) v = f.pop();
-      rr = (rr + 1) % bus_ports_;
-      if (take) {
-        bus_out_[l] = OneLink{true, v};
-        ++cnt_[c_cb_out_ + l];
-        break;
-      }
-    }
-  }
-}
+void MeshMachine::bus_cycle() { bus_.cycle(cnt_.data() + c_cb_out_); }
 
 void MeshMachine::step() {
   ++cycle_;
@@ -402,13 +373,13 @@ void MeshMachine::canonical_state(std::vector<std::uint64_t>& s) const {
     put(acc_fifo_[e].size());
     put(static_cast<std::uint64_t>(acc_count_[e]));
   }
-  for (std::size_t k = 0; k < bus_in_.size(); ++k) {
-    put(bus_in_[k].pending);
-    put(bus_fifo_[k].size());
+  for (std::size_t k = 0; k < bus_.in.size(); ++k) {
+    put(bus_.in[k].pending);
+    put(bus_.fifo[k].size());
   }
   for (int l = 0; l < lines_; ++l) {
-    put(static_cast<std::uint64_t>(bus_rr_[l]));
-    put(bus_out_[l].pending);
+    put(static_cast<std::uint64_t>(bus_.rr[l]));
+    put(bus_.out[l].pending);
   }
   put(write_fifo_.size());
 }

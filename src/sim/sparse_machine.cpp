@@ -55,11 +55,7 @@ SparseMachine::SparseMachine(const HardwareConfig& hw, const SparseEngineOptions
 
   wiring_ = wire_collection_bus(ReduceNetwork::Art, ms_, lines_);
   bus_ports_ = wiring_.ports_per_line;
-  bus_in_.resize(static_cast<std::size_t>(lines_) * bus_ports_);
-  bus_fifo_.resize(bus_in_.size());
-  bus_rr_.assign(lines_, 0);
-  bus_queued_.assign(lines_, 0);
-  bus_out_.resize(lines_);
+  bus_.resize(lines_, bus_ports_);
   acc_of_node_.assign(nodes, -1);
   for (int k = 0; k < static_cast<int>(wiring_.order.size()); ++k)
     acc_of_node_[wiring_.order[k]] = k;
@@ -199,7 +195,7 @@ void SparseMachine::push_to_ports(Kind kind, float value, const int* dests, std:
 void SparseMachine::receive_results() {
   if (mem_in_.pending) mem_in_.take([&](const Psum& p) { write_fifo_.push(p); });
   for (int l = 0; l < lines_; ++l)
-    if (bus_out_[l].pending) bus_out_[l].take([&](const Psum& p) { write_fifo_.push(p); });
+    if (bus_.out[l].pending) bus_.out[l].take([&](const Psum& p) { write_fifo_.push(p); });
 }
 
 void SparseMachine::send_ports() {
@@ -266,33 +262,7 @@ void SparseMachine::count_dn_route(int port, const int* dests, std::uint32_t cou
   }
 }
 
-void SparseMachine::bus_cycle() {
-  for (int l = 0; l < lines_; ++l) {
-    const std::size_t base = static_cast<std::size_t>(l) * bus_ports_;
-    for (int p = 0; p < bus_ports_; ++p) {
-      Link& in = bus_in_[base + p];
-      if (in.pending) {
-        bus_queued_[l] += static_cast<long long>(in.size());
-        in.take([&](const Psum& v) { bus_fifo_[base + p].push(v); });
-      }
-    }
-    if (bus_queued_[l] == 0) continue;  // an empty line scans all inputs and ends where it began
-    --bus_queued_[l];
-    int& rr = bus_rr_[l];
-    for (int tries = 0; tries < bus_ports_; ++tries) {
-      Ring<Psum>& f = bus_fifo_[base + rr];
-      const bool take = !f.empty();
-      Psum v{0, 0};
-      if (take) v = f.pop();
-      rr = (rr + 1) % bus_ports_;
-      if (take) {
-        bus_out_[l].send_one(v);
-        ++cnt_[c_cb_out_ + l];
-        break;
-      }
-    }
-  }
-}
+void SparseMachine::bus_cycle() { bus_.cycle(cnt_.data() + c_cb_out_); }
 
 void SparseMachine::accumulator_cycle(int k) {
   Link& in = acc_in_[k];
@@ -311,7 +281,7 @@ void SparseMachine::accumulator_cycle(int k) {
   }
   if (acc_count_[k] == acc_folds_ - 1) {
     acc_count_[k] = 0;
-    bus_in_[acc_bus_[k]].send_one(acc_reg_[k]);
+    bus_.in[acc_bus_[k]].send_one(acc_reg_[k]);
     ++cnt_[c_cb_in_ + acc_bus_[k]];
   } else {
     ++acc_count_[k];
@@ -384,7 +354,7 @@ void SparseMachine::node_cycle(int id) {
         acc_in_[nd_out_index_[id]].send(out_ps_.data(), out_ps_.size());
         ++cnt_[c_acc_wire_ + nd_out_index_[id]];
       } else {
-        bus_in_[nd_out_index_[id]].send(out_ps_.data(), out_ps_.size());
+        bus_.in[nd_out_index_[id]].send(out_ps_.data(), out_ps_.size());
         ++cnt_[c_cb_in_ + nd_out_index_[id]];
       }
       break;
@@ -462,11 +432,7 @@ bool SparseMachine::idle() const {
     if (l.pending) return false;
   for (std::size_t k = 0; k < acc_in_.size(); ++k)
     if (acc_in_[k].pending || !acc_fifo_[k].empty()) return false;
-  for (std::size_t k = 0; k < bus_in_.size(); ++k)
-    if (bus_in_[k].pending || !bus_fifo_[k].empty()) return false;
-  for (int l = 0; l < lines_; ++l)
-    if (bus_out_[l].pending || bus_queued_[l] != 0) return false;
-  return true;
+  return bus_.idle();
 }
 
 EngineRun SparseMachine::finish(std::uint64_t stepped, int skips) {

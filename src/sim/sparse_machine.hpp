@@ -21,6 +21,7 @@
 
 #include "core/error.hpp"
 #include "sim/engine.hpp"
+#include "sim/fabric/collection_bus.hpp"
 #include "sim/fabric/link.hpp"
 #include "sim/reduce_tree.hpp"
 #include "sim/ring.hpp"
@@ -96,11 +97,7 @@ class SparseMachine {
   int acc_folds_ = 1;
 
   // Collection bus.
-  std::vector<Link> bus_in_;
-  std::vector<Ring<Psum>> bus_fifo_;
-  std::vector<int> bus_rr_;
-  std::vector<long long> bus_queued_;
-  std::vector<Link> bus_out_;
+  CollectionBus bus_;
   Link lookup_in_, mem_in_;
 
   // --- controller (shared parts) ---
