@@ -1,7 +1,9 @@
 #pragma once
 // The accelerator's hardware configuration, in STONNE's taxonomy and STONNE's `.cfg` format
 // (TOML sections [MSNetwork], [ReduceNetwork], [SDMemory]). Defaults are STONNE's.
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,7 +45,13 @@ std::string format_config(const HardwareConfig& config);
 
 // Checks the structural constraints (powers of two, bandwidths within the array, network
 // combinations the simulator models); throws telar::Error naming the constraint.
-void validate(const HardwareConfig& config);
+void validate(const HardwareConfig& config);  // also check_fits_memory(config, MemAvailable)
+
+// The simulated fabric's resident memory, estimated from measurements per multiplier.
+std::int64_t fabric_memory_bytes(const HardwareConfig& config);
+// Refuses (telar::Error, one line) an array larger than the engines index or whose fabric
+// would need more than `available` bytes.
+void check_fits_memory(const HardwareConfig& config, std::optional<std::int64_t> available);
 
 bool is_power_of_two(long long v);
 

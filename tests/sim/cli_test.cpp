@@ -161,6 +161,12 @@ TEST(SimCli, BadInputIsOneLineAndExitTwo) {
   check({"--tile", "auto:fastest", "-FC", "-M=2"}, "performance, energy or edp");
   check(words("-DenseGEMM -M=8 -N=8 -K=8 -mn_type=OS_MESH -ms_rows=4 -ms_cols=4 -dn_bw=8"),
         "TEMPORALRN");
+  // An array larger than the engines index (65536 x 65536 overflowed an int and crashed), and
+  // one larger than any machine of ours holds (2^25 multipliers at ~3 KB: ~100 GB).
+  check(words("-DenseGEMM -M=16 -N=16 -K=8 -mn_type=OS_MESH -rn_type=TEMPORALRN "
+              "-mem_ctrl=TPU_OS_DENSE -ms_rows=65536 -ms_cols=65536 -dn_bw=16 -rn_bw=16"),
+        "more than telar simulates");
+  check(words("-FC -M=4 -N=4 -K=8 -num_ms=33554432 -dn_bw=16 -rn_bw=16"), "GB this machine");
   EXPECT_EQ(count_files(dir), 0) << "no partial output files";
   // --out that is a regular file.
   const std::string file = dir + "/not_a_dir";

@@ -96,6 +96,30 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_THROW(validate(c), Error);
 }
 
+// The fabric's memory estimate against what is available: an array the engines cannot index
+// is refused whatever the memory; a large one only where it would not fit.
+TEST(Config, ArraysMustFitTheMachine) {
+  HardwareConfig mesh;
+  mesh.mn = MultiplierNetwork::OsMesh;
+  mesh.ms_rows = mesh.ms_cols = 1024;  // 1,048,576 elements, ~1.9 GB
+  EXPECT_NO_THROW(check_fits_memory(mesh, std::nullopt));
+  EXPECT_NO_THROW(check_fits_memory(mesh, std::int64_t{4} << 30));
+  try {
+    check_fits_memory(mesh, std::int64_t{1} << 30);
+    FAIL() << "a 1024x1024 mesh fits in 1 GiB";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("1048576 multipliers"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1.1 GB this machine"), std::string::npos) << e.what();
+  }
+  mesh.ms_rows = mesh.ms_cols = 65536;  // 2^32: beyond 32-bit indices
+  EXPECT_THROW(check_fits_memory(mesh, std::nullopt), Error);
+  HardwareConfig linear;
+  linear.ms_size = 1 << 27;
+  EXPECT_THROW(check_fits_memory(linear, std::nullopt), Error);
+  linear.ms_size = 256;
+  EXPECT_NO_THROW(check_fits_memory(linear, std::int64_t{1} << 30));
+}
+
 TEST(Tile, ReadsStonneTileFiles) {
   // STONNE's own example file: keys with an apostrophe, no tile_type (CONV assumed).
   const Tile conv = parse_tile("T_R=3\nT_S=3\nT_C=1\nT_G=1\nT_K=2\nT_N=1\nT_X'=1\nT_Y'=1\n",
