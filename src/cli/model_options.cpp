@@ -11,13 +11,13 @@ void ModelOptions::add_to(CLI::App& app, const std::string& default_model) {
                                                 "mnist_cnn, mobilenet_v1:0.5 (telar models)");
   if (default_model.empty()) opt->required();
   app.add_option("--input", input, "input shape CxHxW (default: the model's, or the data's)");
-  app.add_option("--classes", classes, "number of classes (default: the model's, or the data's)");
+  app.add_option("--classes", classes, "number of classes (default: the model's, or the data's)")
+      ->check(at_least(1));
 }
 
 graph::zoo::ModelOptions ModelOptions::zoo_options() const {
   graph::zoo::ModelOptions o;
   if (!input.empty()) o.input = parse_dims(input, "--input");
-  if (classes < 0) fail("--classes must be positive, got {}", classes);
   if (classes > 0) o.classes = classes;
   return o;
 }

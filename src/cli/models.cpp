@@ -21,7 +21,8 @@ int run_models(const Args& args) {
   show->add_option("model", spec, "model as NAME[:ARGS], e.g. mlp:784-256-10")->required();
   for (auto* a : {&app, show}) {
     a->add_option("--input", input, "input shape CxHxW (default: the model's own)");
-    a->add_option("--classes", classes, "number of classes (default: the model's own)");
+    a->add_option("--classes", classes, "number of classes (default: the model's own)")
+        ->check(at_least(1));
     a->add_flag("--json", json, "print the result as one JSON object on the last line");
   }
   int code = 0;

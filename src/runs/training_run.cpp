@@ -120,6 +120,8 @@ void resolve_workers(const TrainingSetup& s, Plan& p) {
 Plan make_plan(const TrainingSetup& s) {
   Plan p(s);
   require(s.batch_size > 0, "--batch-size must be positive, got {}", s.batch_size);
+  require(s.train_set.size() > 0, "the training data ({}) holds no samples", s.data_description);
+  require(s.test_set.size() > 0, "the test data ({}) holds no samples", s.data_description);
   require(s.lr > 0.0 && std::isfinite(s.lr), "--lr must be a positive number, got {}", s.lr);
   if (!s.workers.empty())
     resolve_workers(s, p);

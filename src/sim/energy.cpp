@@ -1,5 +1,7 @@
 #include "sim/energy.hpp"
 
+#include <cmath>
+
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/parse.hpp"
@@ -36,9 +38,12 @@ EnergyTable parse_energy_table(std::string_view text, std::string_view origin) {
       const std::size_t eq = words[i].find('=');
       require(eq != std::string::npos && eq > 0, "{}:{}: '{}' is not OPERATION=value", origin,
               line_number, words[i]);
-      ops[words[i].substr(0, eq)] =
-          parse_double(std::string_view(words[i]).substr(eq + 1),
-                       fmt::format("{}:{}: {}", origin, line_number, words[i]));
+      const double value = parse_double(std::string_view(words[i]).substr(eq + 1),
+                                        fmt::format("{}:{}: {}", origin, line_number, words[i]));
+      require(std::isfinite(value) && value >= 0,
+              "{}:{}: '{}': energies and areas are finite and not negative", origin, line_number,
+              words[i]);
+      ops[words[i].substr(0, eq)] = value;
     }
   }
   require(!t.entries.empty(), "{}: the energy table has no components", origin);

@@ -25,15 +25,18 @@ std::string format_counters(const CountersFile& c) {
 
 CountersFile parse_counters(std::string_view text, std::string_view origin) {
   CountersFile c;
-  bool first = true;
+  bool first = true, saw_cycles = false;
   int line_number = 0;
   for (const std::string& raw : split(text, '\n')) {
     ++line_number;
     const std::string_view line = trim(raw);
     if (line.empty()) continue;
     if (first && line.substr(0, 7) == "CYCLES=") {
-      c.cycles = static_cast<std::uint64_t>(
-          parse_int(line.substr(7), fmt::format("{}:{}: CYCLES", origin, line_number)));
+      const auto cycles =
+          parse_int(line.substr(7), fmt::format("{}:{}: CYCLES", origin, line_number));
+      require(cycles >= 0, "{}:{}: CYCLES={} is negative", origin, line_number, cycles);
+      c.cycles = static_cast<std::uint64_t>(cycles);
+      saw_cycles = true;
       first = false;
       continue;
     }
@@ -58,6 +61,7 @@ CountersFile parse_counters(std::string_view text, std::string_view origin) {
     }
     c.sections.back().lines.push_back(std::move(l));
   }
+  require(saw_cycles, "{}: not a STONNE .counters file (it must start with CYCLES=N)", origin);
   return c;
 }
 

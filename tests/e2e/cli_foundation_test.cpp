@@ -166,6 +166,7 @@ TEST(CliFoundation, BadOptionsAndModelsAreOneLineErrors) {
   expect_bad_input(with({"--model", "resnet50"}), "unknown model");
   expect_bad_input(with({"--frobnicate"}), "frobnicate");
   expect_bad_input(with({"--batch-size", "0"}), "--batch-size");
+  expect_bad_input(with({"--classes", "0"}), "--classes");  // was silently ignored
   expect_bad_input(with({"--optimizer", "adamw"}), "adamw");
   // A Linear whose input width does not match: 28x28 images into an MLP declared for 100 inputs.
   expect_bad_input(with({"--model", "mlp:100-10"}), "100");

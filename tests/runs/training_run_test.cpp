@@ -64,6 +64,9 @@ TEST(TrainingRun, BadInputIsRefusedBeforeAnythingIsWritten) {
   s.bn_buffers = "sometimes";
   train::testing::expect_error([&] { runs::run_training(s); }, {"--bn-buffers", "average"});
   s = small_setup(dir / "run");
+  s.train_set = train::subset(s.train_set, {}, "empty");  // an IDX file of 0 images reads so
+  train::testing::expect_error([&] { runs::run_training(s); }, {"training data", "no samples"});
+  s = small_setup(dir / "run");
   s.resume = dir / "nothing-here";
   s.out = "";
   train::testing::expect_error([&] { runs::run_training(s); }, {"no checkpoint"});

@@ -152,6 +152,15 @@ TEST(Counters, RoundTripAndGlobalBufferLine) {
   EXPECT_EQ(global_buffer_counts(back), std::make_pair(std::uint64_t{108720}, std::uint64_t{1600}));
   EXPECT_THROW(parse_counters("CYCLES=1\nADDER ADD_2_1=1\n", "no section"), Error);
   EXPECT_THROW(parse_counters("CYCLES=1\n[X]\nADDER ADD_2_1\n", "bad op"), Error);
+  // Read as 1.8e19 cycles, and as 0 cycles, before.
+  EXPECT_THROW(parse_counters("CYCLES=-1\n[X]\nADDER ADD_2_1=1\n", "negative"), Error);
+  EXPECT_THROW(parse_counters("", "empty"), Error);
+  EXPECT_THROW(parse_counters("[X]\nADDER ADD_2_1=1\n", "no cycles"), Error);
+  // Energies and areas: finite, not negative.
+  EXPECT_THROW(parse_energy_table("ADDER ADD_2_1=-0.5\n", "negative"), Error);
+  EXPECT_THROW(parse_energy_table("ADDER ADD_2_1=inf\n", "infinite"), Error);
+  EXPECT_EQ(parse_energy_table("ADDER ADD_2_1=0.5 AREA=0\n", "ok").entries.at("ADDER").at("AREA"),
+            0.0);
 }
 
 TEST(Energy, FollowsStonnesTable) {
