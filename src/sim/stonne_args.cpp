@@ -9,6 +9,19 @@ namespace telar::sim {
 
 namespace {
 
+// The layer name goes into the stats and counters file names (output_stats_layer_NAME_
+// architecture_..., about 100 characters besides it), which the file system caps at 255 bytes.
+constexpr std::size_t kMaxLayerName = 128;
+
+std::string checked_layer_name(const std::string& value) {
+  require(!value.empty() && value.find('/') == std::string::npos,
+          "-layer_name='{}' must be a non-empty name without '/'", value);
+  require(value.size() <= kMaxLayerName,
+          "-layer_name='{}...' has {} characters; it names the stats files, so give at most {}",
+          value.substr(0, 20), value.size(), kMaxLayerName);
+  return value;
+}
+
 int flag_int(const std::string& name, const std::string& value) {
   const long long v = parse_int(value, name);
   require(v >= 0 && v <= (1LL << 30), "{}={} is out of range", name, value);
@@ -128,9 +141,7 @@ StonneCommand parse_sparse_args(const std::vector<std::string>& args) {
     if (name == "-print_stats") {
       cmd.print_stats = parse_bool(value, name);
     } else if (name == "-layer_name") {
-      require(!value.empty() && value.find('/') == std::string::npos,
-              "-layer_name='{}' must be a non-empty name without '/'", value);
-      a.layer_name = value;
+      a.layer_name = checked_layer_name(value);
     } else if (name == "-M" || name == "-N" || name == "-K") {
       const int v = positive(name, value);
       (name == "-M" ? a.M : name == "-N" ? a.N : a.K) = v;
@@ -228,9 +239,7 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
       continue;
     }
     if (name == "-layer_name") {
-      require(!value.empty() && value.find('/') == std::string::npos,
-              "-layer_name='{}' must be a non-empty name without '/'", value);
-      layer_name = value;
+      layer_name = checked_layer_name(value);
       continue;
     }
     if (name == "-generate_tile") {

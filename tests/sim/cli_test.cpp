@@ -167,6 +167,9 @@ TEST(SimCli, BadInputIsOneLineAndExitTwo) {
               "-mem_ctrl=TPU_OS_DENSE -ms_rows=65536 -ms_cols=65536 -dn_bw=16 -rn_bw=16"),
         "more than telar simulates");
   check(words("-FC -M=4 -N=4 -K=8 -num_ms=33554432 -dn_bw=16 -rn_bw=16"), "GB this machine");
+  // A layer name too long for the stats file names (was exit 1, "internal error: filesystem").
+  check({"-DenseGEMM", "-M=4", "-N=4", "-K=8", "-layer_name=" + std::string(300, 'a')},
+        "300 characters");
   EXPECT_EQ(count_files(dir), 0) << "no partial output files";
   // --out that is a regular file.
   const std::string file = dir + "/not_a_dir";
