@@ -120,9 +120,9 @@ int run_sparse(const sim::StonneCommand& cmd, const SparseCli& o) {
     require(!cmd.tile_given, "give the tile either as -T_N/-T_K or with --tile auto, not both");
     auto_objective = o.tile_arg == "auto" ? "performance" : o.tile_arg.substr(5);
   }
-  const fs::path dir = output_dir(o.out_dir);
-  if (cmd.print_stats)
-    ensure_writable_dir(dir, o.out_dir.empty() ? "OUTPUT_DIR or --out" : "--out");
+  const OutputDirectory out(output_dir(o.out_dir), cmd.print_stats,
+                            o.out_dir.empty() ? "OUTPUT_DIR or --out" : "--out");
+  const fs::path& dir = out.path();
 
   const sim::OperationRecord record = sim::simulate_sparse_command(
       accelerator, cmd, o.operands, auto_objective, o.exact, table);
@@ -240,8 +240,9 @@ int run_sim(const Args& args) {
   const sim::Tile& tile = choice.tile;
 
   // Where the files go: checked before simulating, so a bad path costs nothing.
-  const fs::path dir = output_dir(out_dir);
-  if (cmd.print_stats) ensure_writable_dir(dir, out_dir.empty() ? "OUTPUT_DIR or --out" : "--out");
+  const OutputDirectory out(output_dir(out_dir), cmd.print_stats,
+                            out_dir.empty() ? "OUTPUT_DIR or --out" : "--out");
+  const fs::path& dir = out.path();
 
   const sim::OperationRecord record =
       sim::simulate_dense_command(accelerator, cmd, choice, exact, seed, table);

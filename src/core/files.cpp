@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <sstream>
 
@@ -35,6 +36,19 @@ void ensure_writable_dir(const fs::path& dir, std::string_view option_hint) {
   if (::access(dir.c_str(), W_OK) != 0)
     fail("output directory '{}' is not writable ({}); choose a writable path with {}",
          dir.string(), std::strerror(errno), option_hint);
+}
+
+OutputDirectory::OutputDirectory(fs::path dir, bool make, std::string_view option_hint)
+    : dir_(std::move(dir)), exceptions_at_start_(std::uncaught_exceptions()) {
+  if (!make) return;
+  made_ = !fs::exists(dir_);
+  ensure_writable_dir(dir_, option_hint);
+}
+
+OutputDirectory::~OutputDirectory() {
+  std::error_code ec;
+  if (made_ && std::uncaught_exceptions() > exceptions_at_start_)
+    fs::remove(dir_, ec);  // removes a directory only when it is empty
 }
 
 AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)), temp_(temp_name_for(path_)) {

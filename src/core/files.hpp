@@ -11,6 +11,23 @@ namespace telar {
 // Throws telar::Error naming the directory and what to do.
 void ensure_writable_dir(const std::filesystem::path& dir, std::string_view option_hint = "--out");
 
+// An output directory made up front (when `make`; ensure_writable_dir's checks), so that a bad
+// path fails before any work. If the command then fails (leaves the scope by an exception) and
+// this made the directory, it is removed again while still empty: bad input leaves nothing.
+class OutputDirectory {
+ public:
+  OutputDirectory(std::filesystem::path dir, bool make, std::string_view option_hint = "--out");
+  ~OutputDirectory();
+  OutputDirectory(const OutputDirectory&) = delete;
+  OutputDirectory& operator=(const OutputDirectory&) = delete;
+  const std::filesystem::path& path() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  bool made_ = false;
+  int exceptions_at_start_;
+};
+
 // Writes content to path atomically (temporary file in the same directory, then rename).
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 

@@ -49,3 +49,28 @@ TEST(Files, UnwritableDirectoryIsAnError) {
     EXPECT_THROW(telar::ensure_writable_dir("/proc/telar_cannot_exist"), telar::Error);
   }
 }
+
+TEST(Files, OutputDirectoryMadeByAFailedCommandIsRemovedWhileEmpty) {
+  const fs::path root = fresh_dir("outdir");
+  fs::create_directories(root);
+  const auto fail_inside = [](const fs::path& dir, bool write_a_file) {
+    try {
+      telar::OutputDirectory out(dir, true);
+      if (write_a_file) telar::write_file_atomic(dir / "stats.txt", "x");
+      throw telar::Error("bad input");
+    } catch (const telar::Error&) {
+    }
+  };
+  fail_inside(root / "empty", false);
+  EXPECT_FALSE(fs::exists(root / "empty"));  // made here, left empty: removed
+  fail_inside(root / "written", true);
+  EXPECT_TRUE(fs::exists(root / "written" / "stats.txt"));  // never removes what was written
+  fs::create_directories(root / "existing");
+  fail_inside(root / "existing", false);
+  EXPECT_TRUE(fs::exists(root / "existing"));  // not made here: kept
+  { telar::OutputDirectory kept(root / "ok", true); }
+  EXPECT_TRUE(fs::is_directory(root / "ok"));  // success keeps it
+  { telar::OutputDirectory not_made(root / "lazy", false); }
+  EXPECT_FALSE(fs::exists(root / "lazy"));  // make=false: nothing made
+  fs::remove_all(root);
+}

@@ -306,6 +306,7 @@ TEST(SimCli, BadSparseInputIsOneLineAndExitTwo) {
   check(words("-SparseGEMM -mem_ctrl=SPARSE_MAGIC"), "unknown memory controller");
   check(words("-SparseGEMM -rn_type=RING"), "unknown reduce network");
   EXPECT_EQ(count_files(out), 0) << "no partial output files";
+  EXPECT_FALSE(fs::exists(out)) << "a bad .mtx left the --out directory it made";
   fs::remove_all(dir);
 }
 
