@@ -24,6 +24,9 @@ struct CostOptions {
 
 NodeCost node_cost(const Graph& graph, const Node& node, const CostOptions& options);
 NodeCost graph_cost(const Graph& graph, const CostOptions& options);  // sum over nodes
+// Elements of a value with the batch dimension bound (dynamic dimensions count as 0); the ops'
+// cost functions (graph/op_defs/) count their MACs with it.
+std::int64_t numel_at(const Graph& graph, ValueId id, std::int64_t batch);
 
 // Where a node runs on an accelerator (the sim backend lowers by this).
 Lowering node_lowering(const Node& node);

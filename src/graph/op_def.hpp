@@ -61,7 +61,4 @@ struct OpDef {
 
 const OpDef& op_def(OpKind kind);
 
-// Elements of a value with the batch dimension bound (dynamic dimensions count as 0).
-std::int64_t numel_at(const Graph& graph, ValueId id, std::int64_t batch);
-
 }  // namespace telar::graph
