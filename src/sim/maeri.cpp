@@ -242,8 +242,8 @@ void MaeriMachine::send_ports() {
       newest_rel = std::max(newest_rel, cursor_[port].step);
     }
     if (!have) continue;
-    ++cnt_[c_dn_top_ + port];
-    if (dn_tree_) {
+    ++cnt_[dn_.c_top + port];
+    if (dn_.has_switches()) {
       latch_full_[port] = true;
       latch_[port] = out;
     } else {
@@ -270,194 +270,19 @@ void MaeriMachine::deliver(const Outgoing& p) {
   }
 }
 
-void MaeriMachine::count_dn_route(int port, const int* dests, std::uint32_t count,
-                                  std::uint64_t times, std::vector<std::uint64_t>& dn) const {
-  // Walk the port's binary tree: a switch sends left and/or right where a destination lies.
-  const int base = port * per_port_;
-  const int switches = per_port_ - 1;
-  struct Frame {
-    int level, j;
-    std::uint32_t lo, hi;  // destination index range
-  };
-  Frame stack[64];
-  int top = 0;
-  stack[top++] = {0, 0, 0, count};
-  while (top) {
-    const Frame f = stack[--top];
-    const int span = per_port_ >> f.level;
-    const int first = base + f.j * span;
-    const int mid = first + span / 2;
-    std::uint32_t split = f.lo;
-    while (split < f.hi && dests[split] < mid) ++split;
-    const bool left = split > f.lo, right = f.hi > split;
-    const int sw = (1 << f.level) - 1 + f.j;
-    if (left && right)
-      dn[c_dn_bc_ + static_cast<std::size_t>(port) * switches + sw] += times;
-    else
-      dn[c_dn_uni_ + static_cast<std::size_t>(port) * switches + sw] += times;
-    const std::size_t wire = c_dn_wire_ + static_cast<std::size_t>(port) * 2 * switches +
-                             static_cast<std::size_t>(2 * sw);
-    if (left) {
-      dn[wire] += times;
-      if (f.level + 1 < dn_levels_) stack[top++] = {f.level + 1, 2 * f.j, f.lo, split};
-    }
-    if (right) {
-      dn[wire + 1] += times;
-      if (f.level + 1 < dn_levels_) stack[top++] = {f.level + 1, 2 * f.j + 1, split, f.hi};
-    }
-  }
-}
-
 // ------------------------------------------------------------------------------------------
 // Collection bus, reduction network, multipliers, distribution
 
 void MaeriMachine::bus_cycle() { bus_.cycle(cnt_.data() + c_cb_out_); }
 
-void MaeriMachine::accumulator_cycle(int k) {
-  Link& in = acc_in_[k];
-  if (in.pending) in.take([&](const Psum& v) { acc_fifo_[k].push(v); });
-  if (acc_fifo_[k].empty()) return;
-  const Psum v = acc_fifo_[k].pop();
-  if (acc_count_[k] == 0) {
-    acc_reg_[k] = v;
-    ++cnt_[c_acc_wr_ + k];
-  } else {
-    if (acc_reg_[k].vn != v.vn) [[unlikely]]
-      mixed_neurons();
-    acc_reg_[k].value += v.value;
-    ++cnt_[c_acc_add_ + k];
-    ++cnt_[c_acc_rd_ + k];
-    ++cnt_[c_acc_wr_ + k];
-  }
-  if (acc_count_[k] == g_.n_folding - 1) {
-    acc_count_[k] = 0;
-    bus_.in[acc_bus_[k]].send_one(acc_reg_[k]);
-    ++cnt_[c_cb_in_ + acc_bus_[k]];
-  } else {
-    ++acc_count_[k];
-  }
-}
-
-void MaeriMachine::node_cycle(int id) {
-  const AdderConfig& c = tree_.nodes[id];
-  Node& nd = nd_[id];
-  Link& lin = nd.in[0];
-  Link& rin = nd.in[1];
-  const int fw_id = node_fw_link_[id];
-  if (!lin.pending && !rin.pending && nd.left.empty() && nd.right.empty() && nd.fold.empty() &&
-      fold_inputs_[id].empty() &&
-      !(c.link == LinkDir::Receive && fw_id >= 0 && fw_link_[fw_id].pending))
-    return;  // idle: nothing to receive, nothing queued
-  if (lin.pending) lin.take([&](const Psum& v) { nd.left.push(v); });
-  if (rin.pending) rin.take([&](const Psum& v) { nd.right.push(v); });
-  const int fw = fw_id;
-  if (c.link == LinkDir::Receive && fw >= 0 && fw_link_[fw].pending)
-    fw_link_[fw].take([&](const Psum& v) { nd.fw.push(v); });
-  for (int src : fold_inputs_[id]) {
-    Link& up = up_link_[src];
-    if (up.pending) up.take([&](const Psum& v) { nd.fold.push(v); });
-  }
-  out_fw_.n = 0;
-  out_ps_.n = 0;
-  Ring<Psum>& L = nd.left;
-  Ring<Psum>& Rt = nd.right;
-  const bool fw_enabled = c.link != LinkDir::None;
-  switch (c.mode) {
-    case AdderMode::Add21:
-      if (!L.empty() && Rt.empty() && !c.right_enabled)
-        (fw_enabled ? out_fw_ : out_ps_).push(L.pop());
-      if (!Rt.empty() && L.empty() && !c.left_enabled)
-        (fw_enabled ? out_fw_ : out_ps_).push(Rt.pop());
-      if (!L.empty() && !Rt.empty()) {
-        Psum a = L.pop();
-        const Psum b = Rt.pop();
-        if (a.vn != b.vn) [[unlikely]]
-          mixed_neurons();
-        a.value += b.value;
-        ++cnt_[c_add21_ + id];
-        (fw_enabled ? out_fw_ : out_ps_).push(a);
-      }
-      break;
-    case AdderMode::Add31:
-      if (!L.empty() && !Rt.empty() && !nd.fw.empty()) {
-        Psum a = L.pop();
-        const Psum b = Rt.pop(), f = nd.fw.pop();
-        if (a.vn != b.vn || a.vn != f.vn) [[unlikely]]
-          mixed_neurons();
-        a.value += b.value;
-        a.value += f.value;
-        ++cnt_[c_add31_ + id];
-        out_ps_.push(a);
-      }
-      break;
-    case AdderMode::Add11Fw11: {
-      if (nd_even_[id]) {
-        if (!L.empty()) out_fw_.push(L.pop());
-        if (!Rt.empty()) out_ps_.push(Rt.pop());
-      } else {
-        if (!L.empty()) out_ps_.push(L.pop());
-        if (!Rt.empty()) out_fw_.push(Rt.pop());
-      }
-      break;
-    }
-    case AdderMode::Fw22:
-      while (!L.empty()) out_ps_.push(L.pop());
-      while (!Rt.empty()) out_ps_.push(Rt.pop());
-      break;
-    case AdderMode::Fold:
-      if (!nd.fold.empty()) {
-        const Psum v = nd.fold.pop();
-        if (nd.fold_count == 0) {
-          nd.fold_reg = v;
-        } else {
-          if (nd.fold_reg.vn != v.vn) [[unlikely]]
-            mixed_neurons();
-          nd.fold_reg.value += v.value;
-          ++cnt_[c_add21_ + id];
-        }
-        if (nd.fold_count == g_.n_folding - 1) {
-          out_ps_.push(nd.fold_reg);
-          nd.fold_count = 0;
-        } else {
-          ++nd.fold_count;
-        }
-      }
-      break;
-  }
-  if (!out_fw_.empty() && fw >= 0) {
-    fw_link_[fw].send(out_fw_.v.data(), out_fw_.n);
-    ++cnt_[c_rn_fw_ + id];
-  }
-  if (!out_ps_.empty()) {
-    switch (nd_out_[id]) {
-      case Out::Memory:
-        if (acc_) {
-          acc_in_[nd_out_index_[id]].send(out_ps_.v.data(), out_ps_.n);
-          ++cnt_[c_acc_wire_ + nd_out_index_[id]];
-        } else {
-          bus_.in[nd_out_index_[id]].send(out_ps_.v.data(), out_ps_.n);
-          ++cnt_[c_cb_in_ + nd_out_index_[id]];
-        }
-        break;
-      case Out::Fold:
-        up_link_[id].send(out_ps_.v.data(), out_ps_.n);
-        ++cnt_[c_rn_up_ + id];
-        break;
-      case Out::Lookup:
-        lookup_in_.send(out_ps_.v.data(), out_ps_.n);
-        break;
-      case Out::Parent:
-        child_link(nd_out_index_[id]).send(out_ps_.v.data(), out_ps_.n);
-        ++cnt_[c_rn_wire_ + nd_out_index_[id]];
-        break;
-    }
-  }
-}
-
 void MaeriMachine::reduction_cycle() {
+  auto mixed = [this]() { mixed_neurons(); };
   if (acc_)
-    for (int k = 0; k < ms_ - 1; ++k) accumulator_cycle(k);
-  for (int id : node_order_) node_cycle(id);
+    for (int k = 0; k < ms_ - 1; ++k)
+      acc_buf_.cycle(k, g_.n_folding, cnt_.data(), bus_, c_cb_in_, mixed);
+  Link* memory = acc_ ? acc_buf_.in.data() : bus_.in.data();
+  const std::size_t c_memory = acc_ ? acc_buf_.c_wire : c_cb_in_;
+  for (int id : rn_.order) rn_.node_cycle(id, g_.n_folding, cnt_.data(), memory, c_memory, mixed);
 }
 
 void MaeriMachine::multiplier_cycle(int i) {
@@ -476,21 +301,21 @@ void MaeriMachine::multiplier_cycle(int i) {
       ++cnt_[c_fwd_psum_ + i];
     }
   };
-  const int leaf = ReduceTree::index(levels_ - 1, i / 2) * 2 + (i % 2);
+  const int leaf = rn_.leaf_link(i);
   if (ms_fwd_psum_[i]) {
     const int nf = ms_nf_[i];
     if (ms_fold_[i] > 0) {
       receive();
       if (!ms_act_[i].empty()) {
         const Act a = ms_act_[i].pop();
-        child_link(leaf).send_one(Psum{a.value, ms_vn_[i]});
-        ++cnt_[c_rn_wire_ + leaf];
+        rn_.child_link(leaf).send_one(Psum{a.value, ms_vn_[i]});
+        ++cnt_[rn_.c_wire + leaf];
         if (++ms_fold_[i] == nf) ms_fold_[i] = 0;
       }
     } else {
       // First fold of a window: the accumulating multiplier contributes a zero.
-      child_link(leaf).send_one(Psum{0.0f, ms_vn_[i]});
-      ++cnt_[c_rn_wire_ + leaf];
+      rn_.child_link(leaf).send_one(Psum{0.0f, ms_vn_[i]});
+      ++cnt_[rn_.c_wire + leaf];
       if (++ms_fold_[i] == nf) ms_fold_[i] = 0;
     }
     return;
@@ -516,8 +341,8 @@ void MaeriMachine::multiplier_cycle(int i) {
   }
   const float weight = ms_w_[i].front();
   ms_w_[i].rotate();
-  child_link(leaf).send_one(Psum{activation * weight, ms_vn_[i]});
-  ++cnt_[c_rn_wire_ + leaf];
+  rn_.child_link(leaf).send_one(Psum{activation * weight, ms_vn_[i]});
+  ++cnt_[rn_.c_wire + leaf];
   ++cnt_[c_mult_ + i];
   if (ms_win_[i] < n_windows_ - 1 && ms_fw_send_[i] && i > 0) {
     ms_fw_link_[i - 1].pending = true;
@@ -531,7 +356,7 @@ void MaeriMachine::multiplier_cycle(int i) {
 }
 
 void MaeriMachine::distribution_cycle() {
-  if (!dn_tree_) return;
+  if (!dn_.has_switches()) return;
   for (int port = 0; port < ports_; ++port) {
     if (!latch_full_[port]) continue;
     latch_full_[port] = false;
@@ -546,9 +371,9 @@ void MaeriMachine::distribution_cycle() {
   memory_cycle();
   bus_cycle();
   reduction_cycle();
-  if (lookup_in_.pending) {  // the lookup table passes the root's results to the controller
-    std::swap(mem_in_, lookup_in_);
-    lookup_in_.pending = false;
+  if (rn_.lookup_in.pending) {  // the lookup table passes the root's results to the controller
+    std::swap(mem_in_, rn_.lookup_in);
+    rn_.lookup_in.pending = false;
   }
   for (int i = 0; i < ms_; ++i) multiplier_cycle(i);
   distribution_cycle();
@@ -619,37 +444,9 @@ void MaeriMachine::fabric_state(std::vector<std::uint64_t>& s) const {
     put(idle && static_cast<int>(weights) == ms_nf_[i] ? 0 : weights);
     put(static_cast<std::uint64_t>(ms_fold_[i]) << 32 | static_cast<std::uint32_t>(ms_win_[i]));
   }
-  auto put_link = [&](const Link& l) {
-    put(l.pending ? l.size() + 1 : 0);
-    if (l.pending)
-      for (std::size_t i = 0; i < l.size(); ++i) put(static_cast<std::uint64_t>(l.item(i).vn));
-  };
-  auto put_ring = [&](const Ring<Psum>& r) {
-    put(r.size());
-    for (std::size_t k = 0; k < r.size(); ++k) put(static_cast<std::uint64_t>(r.at(k).vn));
-  };
-  for (const Node& n : nd_) {
-    put_link(n.in[0]);
-    put_link(n.in[1]);
-  }
-  for (const Link& l : fw_link_) put_link(l);
-  for (const Link& l : up_link_) put_link(l);
-  for (const Node& n : nd_) {
-    put_ring(n.left);
-    put_ring(n.right);
-    put_ring(n.fw);
-    put_ring(n.fold);
-    put(static_cast<std::uint64_t>(n.fold_count));
-  }
-  for (std::size_t k = 0; k < acc_in_.size(); ++k) {
-    put_link(acc_in_[k]);
-    put_ring(acc_fifo_[k]);
-    put(static_cast<std::uint64_t>(acc_count_[k]));
-  }
-  for (std::size_t k = 0; k < bus_.in.size(); ++k) {
-    put_link(bus_.in[k]);
-    put_ring(bus_.fifo[k]);
-  }
+  rn_.state(s);
+  acc_buf_.put_state(s);
+  bus_.put_inputs(s);
   for (int l = 0; l < lines_; ++l) {
     // The arbiter scans from its position to the first non-empty input; only inputs that some
     // result can use are ever non-empty, so positions with the same next such input behave
@@ -662,11 +459,10 @@ void MaeriMachine::fabric_state(std::vector<std::uint64_t>& s) const {
         break;
       }
     put(static_cast<std::uint64_t>(next));
-    put_link(bus_.out[l]);
+    put_link(s, bus_.out[l]);
   }
-  put_link(lookup_in_);
-  put_link(mem_in_);
-  put_ring(write_fifo_);
+  put_link(s, mem_in_);
+  put_ring(s, write_fifo_);
   for (int v : vnat_psum_) put(static_cast<std::uint64_t>(v));
 }
 

@@ -19,8 +19,6 @@ MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Ti
   ms_ = hw.ms_size;
   ports_ = hw.dn_bw;
   per_port_ = ms_ / ports_;
-  dn_levels_ = log2_of(per_port_);
-  dn_tree_ = per_port_ > 1;
   shift_ = g_.folding ? 1 : 0;
   window_ = t_.T_R * t_.T_S * t_.T_C + shift_;
   const int vnat_iters = g_.folding ? g_.n_folding : 1;
@@ -47,42 +45,24 @@ MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Ti
   vnat_psum_.assign(g_.num_vns, 0);
 
   // Counter layout.
-  const int dn_switches = per_port_ - 1;
-  std::size_t off = 0;
-  auto take = [&](std::size_t n) {
-    const std::size_t o = off;
-    off += n;
-    return o;
-  };
-  c_dn_top_ = take(ports_);
-  c_dn_wire_ = take(static_cast<std::size_t>(ports_) * 2 * dn_switches);
-  c_dn_uni_ = take(static_cast<std::size_t>(ports_) * dn_switches);
-  c_dn_bc_ = take(static_cast<std::size_t>(ports_) * dn_switches);
-  c_mn_wire_ = take(ms_ - 1);
-  c_mult_ = take(ms_);
-  c_fwd_psum_ = take(ms_);
-  const int nodes = ms_ - 1 + (hw.rn == ReduceNetwork::Fen ? 1 : 0);
-  c_rn_wire_ = take(2 * static_cast<std::size_t>(nodes));
-  c_rn_fw_ = take(nodes);
-  c_rn_up_ = take(nodes);
-  c_add21_ = take(nodes);
-  c_add31_ = take(nodes);
-  c_acc_wire_ = take(acc_ ? ms_ - 1 : 0);
-  c_acc_rd_ = take(acc_ ? ms_ - 1 : 0);
-  c_acc_wr_ = take(acc_ ? ms_ - 1 : 0);
-  c_acc_add_ = take(acc_ ? ms_ - 1 : 0);
-  build_reduction();  // sets bus geometry
-  c_cb_in_ = take(static_cast<std::size_t>(lines_) * bus_ports_);
-  c_cb_out_ = take(lines_);
+  CounterLayout layout;
+  dn_.build(ports_, ms_, layout);
+  c_mn_wire_ = layout.take(ms_ - 1);
+  c_mult_ = layout.take(ms_);
+  c_fwd_psum_ = layout.take(ms_);
+  build_reduction(layout);  // sets bus geometry
+  c_cb_in_ = layout.take(static_cast<std::size_t>(lines_) * bus_ports_);
+  c_cb_out_ = layout.take(lines_);
   build_templates();
   // Packets sent per template part and partial sums sent per multiplier: the distribution
   // network's counters follow from these at the end (each part always takes the same route).
-  part_base_[0] = take(weight_template_.parts.size());
-  part_base_[1] = take(input_template_[0].parts.size());
-  part_base_[2] = take(input_template_[1].parts.size());
-  c_psum_to_ = take(ms_);
-  c_end_ = off;
+  part_base_[0] = layout.take(weight_template_.parts.size());
+  part_base_[1] = layout.take(input_template_[0].parts.size());
+  part_base_[2] = layout.take(input_template_[1].parts.size());
+  c_psum_to_ = layout.take(ms_);
+  c_end_ = layout.size();
   cnt_.assign(c_end_, 0);
+  rn_.count_configuration(cnt_.data());
   build_multipliers();
   port_relevant_.assign(ports_, 0);
   for (const Template* t : {&weight_template_, &input_template_[0], &input_template_[1]})
@@ -90,115 +70,24 @@ MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Ti
       if (!t->by_port[port].empty()) port_relevant_[port] = 1;
 }
 
-void MaeriMachine::build_reduction() {
-  tree_ = compile_reduce_tree(hw_.rn, ms_, g_.vn_size, g_.num_vns);
-  levels_ = tree_.levels;
+void MaeriMachine::build_reduction(CounterLayout& layout) {
   wiring_ = wire_collection_bus(hw_.rn, ms_, lines_);
   bus_ports_ = wiring_.ports_per_line;
-  const int nodes = tree_.node_count();
-  nd_.resize(nodes);
-  node_fw_link_.assign(nodes, -1);
-  nd_even_.assign(nodes, 0);
-  for (int l = 0; l < levels_; ++l)
-    for (int j = 0; j < (1 << l); ++j) nd_even_[ReduceTree::index(l, j)] = j % 2 == 0;
-  if (hw_.rn == ReduceNetwork::Fen) nd_even_[tree_.fen_special()] = 0;
-  nd_out_.assign(nodes, Out::Parent);
-  nd_out_index_.assign(nodes, -1);
-  up_link_.resize(nodes);
-  fold_inputs_.resize(nodes);
-
-  // Augmented links join (l, j-1) and (l, j) for even j >= 2.
-  for (int l = 1; l < levels_; ++l)
-    for (int j = 2; j < (1 << l); j += 2) {
-      const int id = static_cast<int>(fw_link_.size());
-      fw_link_.emplace_back();
-      node_fw_link_[ReduceTree::index(l, j - 1)] = id;
-      node_fw_link_[ReduceTree::index(l, j)] = id;
-    }
-
   bus_.resize(lines_, bus_ports_);
-
+  rn_.build(hw_.rn, ms_, wiring_, acc_, layout);
+  rn_.configure(compile_reduce_tree(hw_.rn, ms_, g_.vn_size, g_.num_vns));
   if (acc_) {
-    acc_in_.resize(ms_ - 1);
-    acc_fifo_.resize(ms_ - 1);
-    acc_reg_.assign(ms_ - 1, Psum{0, 0});
-    acc_count_.assign(ms_ - 1, 0);
-    acc_bus_.assign(ms_ - 1, 0);
-  }
-  std::vector<int> acc_of_node(nodes, -1);
-  for (int k = 0; k < static_cast<int>(wiring_.order.size()); ++k)
-    acc_of_node[wiring_.order[k]] = k;
-
-  for (int id = 0; id < nodes; ++id) {
-    const AdderConfig& c = tree_.nodes[id];
-    const int bus_link = wiring_.line[id] * bus_ports_ + wiring_.port[id];
-    if (c.to_memory) {
-      nd_out_[id] = Out::Memory;
-      if (acc_) {
-        const int k = acc_of_node[id];
-        nd_out_index_[id] = k;
-      } else {
-        nd_out_index_[id] = bus_link;
-      }
-    } else if (c.to_fold_node) {
-      nd_out_[id] = Out::Fold;
-      nd_out_index_[id] = id;
-    } else if (id == 0) {
-      nd_out_[id] = Out::Lookup;
-    } else if (hw_.rn == ReduceNetwork::Fen && id == tree_.fen_special()) {
-      nd_out_[id] = Out::Lookup;  // never used: the folding node always writes to memory
-    } else {
-      // parent of (l, j) is (l-1, j/2), side j%2
-      int l = 0;
-      while (ReduceTree::index(l + 1, 0) <= id) ++l;
-      const int j = id - ReduceTree::index(l, 0);
-      nd_out_[id] = Out::Parent;
-      nd_out_index_[id] = ReduceTree::index(l - 1, j / 2) * 2 + (j % 2);
-    }
-  }
-  if (acc_)
+    acc_buf_.build(ms_ - 1, layout);
     for (int k = 0; k < ms_ - 1; ++k) {
       const int node = wiring_.order[k];
-      acc_bus_[k] = wiring_.line[node] * bus_ports_ + wiring_.port[node];
+      acc_buf_.bus_input[k] = wiring_.line[node] * bus_ports_ + wiring_.port[node];
     }
+  }
   bus_line_sources_.assign(lines_, {});
-  for (int id = 0; id < nodes; ++id)
-    if (tree_.nodes[id].to_memory) bus_line_sources_[wiring_.line[id]].push_back(wiring_.port[id]);
+  for (int id = 0; id < rn_.tree.node_count(); ++id)
+    if (rn_.tree.nodes[id].to_memory)
+      bus_line_sources_[wiring_.line[id]].push_back(wiring_.port[id]);
   for (auto& v : bus_line_sources_) std::sort(v.begin(), v.end());
-  if (hw_.rn == ReduceNetwork::Fen) {
-    const std::vector<int> target = fen_up_targets(ms_);
-    for (int l = 0; l < levels_; ++l)
-      for (int j = 0; j < (1 << l); ++j) {
-        const int id = ReduceTree::index(l, j);
-        if (target[id] >= 0) fold_inputs_[target[id]].push_back(id);
-      }
-  }
-
-  // Order of the adder cycles: root (and the FEN folding node), then each level from the top;
-  // a pair joined by an active augmented link runs receiver first.
-  node_order_.push_back(0);
-  if (hw_.rn == ReduceNetwork::Fen) node_order_.push_back(tree_.fen_special());
-  for (int l = 1; l < levels_; ++l) {
-    int j = 0;
-    while (j < (1 << l)) {
-      const int id = ReduceTree::index(l, j);
-      const AdderConfig& c = tree_.nodes[id];
-      if (c.link != LinkDir::None && j + 1 < (1 << l)) {
-        const int next = ReduceTree::index(l, j + 1);
-        if (c.link == LinkDir::Send) {
-          node_order_.push_back(next);
-          node_order_.push_back(id);
-        } else {
-          node_order_.push_back(id);
-          node_order_.push_back(next);
-        }
-        j += 2;
-      } else {
-        node_order_.push_back(id);
-        ++j;
-      }
-    }
-  }
 }
 
 void MaeriMachine::build_multipliers() {
@@ -382,90 +271,36 @@ bool MaeriMachine::replay_controller(long long cycles, long long opix_lo, long l
 }
 
 CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
-  CountersFile f;
-  f.cycles = cycle_;
-  auto line = [](std::string comp, OpList ops) {
-    return CounterLine{std::move(comp), std::move(ops)};
-  };
-  const int dn_switches = per_port_ - 1;
-  std::vector<std::uint64_t> dnc(c_end_, 0);  // distribution counters, indexed like cnt_
-  if (dn_tree_) {
+  // Each template part and each partial sum always takes the same route: the distribution
+  // network's counters follow from how often each was sent.
+  std::vector<std::uint64_t> routes(c_end_, 0);
+  if (dn_.has_switches()) {
     const Template* templates[3] = {&weight_template_, &input_template_[0], &input_template_[1]};
     for (int t = 0; t < 3; ++t)
       for (std::size_t q = 0; q < templates[t]->parts.size(); ++q) {
         const std::uint64_t times = cnt_[part_base_[t] + q];
         if (!times) continue;
         const auto& part = templates[t]->parts[q];
-        count_dn_route(part.port, templates[t]->dests.data() + part.begin, part.count, times, dnc);
+        dn_.count_route(part.port, templates[t]->dests.data() + part.begin, part.count, times,
+                        routes.data());
       }
     for (int ms = 0; ms < ms_; ++ms)
-      if (cnt_[c_psum_to_ + ms]) count_dn_route(ms / per_port_, &ms, 1, cnt_[c_psum_to_ + ms], dnc);
-  }
-  CounterSection dn{"DSNetwork", {}};
-  dn.lines.reserve(static_cast<std::size_t>(ports_) * (1 + 3 * (per_port_ - 1)));
-  for (int p = 0; p < ports_; ++p)
-    dn.lines.push_back(line("DN_WIRE", {{"WRITE", cnt_[c_dn_top_ + p]}, {"READ", 0}}));
-  for (int p = 0; p < ports_; ++p) {
-    for (int w = 0; w < 2 * dn_switches; ++w)
-      dn.lines.push_back(
-          line("DN_WIRE",
-               {{"WRITE", dnc[c_dn_wire_ + static_cast<std::size_t>(p) * 2 * dn_switches + w]},
-                {"READ", 0}}));
-    for (int s = 0; s < dn_switches; ++s)
-      dn.lines.push_back(line(
-          "SWITCH",
-          {{"ROUTE_UNICAST", dnc[c_dn_uni_ + static_cast<std::size_t>(p) * dn_switches + s]},
-           {"ROUTE_BROADCAST", dnc[c_dn_bc_ + static_cast<std::size_t>(p) * dn_switches + s]}}));
+      if (cnt_[c_psum_to_ + ms])
+        dn_.count_route(ms / per_port_, &ms, 1, cnt_[c_psum_to_ + ms], routes.data());
   }
   CounterSection mn{"MSNetwork", {}};
-  mn.lines.reserve(4096);
-  for (int i = 0; i < ms_ - 1; ++i)
-    mn.lines.push_back(line("MN_WIRE", {{"WRITE", cnt_[c_mn_wire_ + i]}, {"READ", 0}}));
+  reserve_lines(mn, 2 * static_cast<std::size_t>(ms_));
+  add_wires(mn, "MN_WIRE", cnt_.data() + c_mn_wire_, static_cast<std::size_t>(ms_ - 1));
   for (int i = 0; i < ms_; ++i)
-    mn.lines.push_back(line("MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + i]},
-                                           {"FORWARD_PSUM", cnt_[c_fwd_psum_ + i]},
-                                           {"CONFIGURATION", ms_vn_[i] >= 0 ? 1u : 0u}}));
+    mn.lines.push_back(CounterLine{"MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + i]},
+                                                  {"FORWARD_PSUM", cnt_[c_fwd_psum_ + i]},
+                                                  {"CONFIGURATION", ms_vn_[i] >= 0 ? 1u : 0u}}});
   CounterSection rn{"ReduceNetwork", {}};
-  rn.lines.reserve(8192);
-  const int nodes = tree_.node_count();
-  for (int w = 0; w < 2 * nodes; ++w)
-    rn.lines.push_back(line("RN_WIRE", {{"WRITE", cnt_[c_rn_wire_ + w]}, {"READ", 0}}));
-  for (std::size_t link = 0; link < fw_link_.size(); ++link) {
-    std::uint64_t writes = 0;
-    for (int id = 0; id < nodes; ++id)
-      if (node_fw_link_[id] == static_cast<int>(link)) writes += cnt_[c_rn_fw_ + id];
-    rn.lines.push_back(line("RN_WIRE", {{"WRITE", writes}, {"READ", 0}}));
-  }
-  if (hw_.rn == ReduceNetwork::Fen)
-    for (int id = 0; id < nodes; ++id)
-      if (id != tree_.fen_special())
-        rn.lines.push_back(line("RN_WIRE", {{"WRITE", cnt_[c_rn_up_ + id]}, {"READ", 0}}));
-  for (int id = 0; id < nodes; ++id)
-    rn.lines.push_back(line("ADDER", {{"ADD_2_1", cnt_[c_add21_ + id]},
-                                      {"ADD_3_1", cnt_[c_add31_ + id]},
-                                      {"CONFIGURATION", tree_.nodes[id].configured ? 1u : 0u}}));
-  if (acc_) {
-    for (int k = 0; k < ms_ - 1; ++k)
-      rn.lines.push_back(line("RN_WIRE", {{"WRITE", cnt_[c_acc_wire_ + k]}, {"READ", 0}}));
-    for (int k = 0; k < ms_ - 1; ++k)
-      rn.lines.push_back(line("ACCUMULATOR", {{"READ", cnt_[c_acc_rd_ + k]},
-                                              {"WRITE", cnt_[c_acc_wr_ + k]},
-                                              {"ADD", cnt_[c_acc_add_ + k]}}));
-  }
-  CounterSection buffer{"GlobalBuffer",
-                        {line("GLOBALBUFFER", {{"READ", gb.reads()}, {"WRITE", gb.writes()}})}};
-  CounterSection cb{"CollectionBus", {}};
-  cb.lines.reserve(static_cast<std::size_t>(lines_) * (bus_ports_ + 1));
-  for (int l = 0; l < lines_; ++l) {
-    for (int p = 0; p < bus_ports_; ++p)
-      cb.lines.push_back(line(
-          "CB_WIRE",
-          {{"WRITE", cnt_[c_cb_in_ + static_cast<std::size_t>(l) * bus_ports_ + p]}, {"READ", 0}}));
-    cb.lines.push_back(line("CB_WIRE", {{"WRITE", cnt_[c_cb_out_ + l]}, {"READ", 0}}));
-  }
-  f.sections.reserve(5);
-  for (CounterSection* s : {&dn, &mn, &rn, &buffer, &cb}) f.sections.push_back(std::move(*s));
-  return f;
+  rn_.add_lines(rn, cnt_.data());
+  if (acc_) acc_buf_.add_lines(rn, cnt_.data());
+  return assemble_counters(cycle_, dn_.section(cnt_.data(), routes.data()), std::move(mn), std::move(rn), gb,
+                           collection_bus_section(lines_, bus_ports_, cnt_.data() + c_cb_in_,
+                                                  cnt_.data() + c_cb_out_));
 }
 
 }  // namespace telar::sim::maeri

@@ -22,26 +22,18 @@
 
 #include "core/error.hpp"
 #include "sim/engine.hpp"
+#include "sim/fabric/accumulation_buffer.hpp"
 #include "sim/fabric/collection_bus.hpp"
+#include "sim/fabric/counters.hpp"
+#include "sim/fabric/distribution_tree.hpp"
 #include "sim/fabric/link.hpp"
+#include "sim/fabric/reduction_network.hpp"
 #include "sim/reduce_tree.hpp"
 #include "sim/ring.hpp"
 
 namespace telar::sim::maeri {
 
 using namespace fabric;
-
-// A node's outputs of one cycle (a handful of values; reused, never shrunk).
-struct OutBuf {
-  std::vector<Psum> v = std::vector<Psum>(8);
-  std::uint32_t n = 0;
-  [[gnu::always_inline]] void push(Psum p) {
-    if (n == v.size()) [[unlikely]]
-      v.resize(2 * v.size());
-    v[n++] = p;
-  }
-  bool empty() const { return n == 0; }
-};
 
 struct ValueLink {
   bool pending = false;
@@ -77,8 +69,8 @@ class MaeriMachine {
   const DenseData* data_;
   bool fast_;
   int R_, S_, Cg_, Kg_, G_, N_, Xo_, Yo_, stride_;
-  int ms_, per_port_, ports_, dn_levels_;
-  bool dn_tree_;
+  int ms_, per_port_, ports_;
+  DistributionTree dn_;
   int window_, shift_;
   long long per_channel_, total_outputs_;
   int vnat_psums_;  // psums per output the controller sends back (folding), else 1
@@ -121,44 +113,17 @@ class MaeriMachine {
   std::vector<ValueLink> ms_fw_link_;  // link i: multiplier i+1 -> multiplier i
   int n_windows_;
 
-  // --- reduction network ---
-  ReduceTree tree_;
+  // --- reduction network, accumulation buffer (ART only) ---
   BusWiring wiring_;
-  int levels_;
-  std::vector<int> node_order_;
-  // Per adder switch, everything its cycle touches, together: the links from its children and
-  // its FIFOs.
-  struct Node {
-    Link in[2];  // from the left and right child (switch or multiplier)
-    Ring<Psum> left, right, fw, fold;
-    Psum fold_reg{0, 0};
-    int fold_count = 0;
-  };
-  std::vector<Node> nd_;
-  Link& child_link(int index) { return nd_[index >> 1].in[index & 1]; }
-  std::vector<int> node_fw_link_;      // index into fw_link_ or -1
-  std::vector<std::uint8_t> nd_even_;  // even position within its level
-  std::vector<Link> fw_link_;
-  std::vector<std::vector<int>> fold_inputs_;  // FEN: up-links read by each node
-  std::vector<Link> up_link_;                  // FEN: one per node
-  enum class Out : std::uint8_t { Parent, Lookup, Memory, Fold };
-  std::vector<Out> nd_out_;
-  std::vector<int> nd_out_index_;  // parent child-link index, or memory link, or up-link
-  OutBuf out_fw_, out_ps_;
-
-  // Accumulation buffer (ART only).
+  ReductionNetwork rn_;
   bool acc_;
-  std::vector<Link> acc_in_;
-  std::vector<Ring<Psum>> acc_fifo_;
-  std::vector<Psum> acc_reg_;
-  std::vector<int> acc_count_;
-  std::vector<int> acc_bus_;  // bus input link fed by accumulator k
+  AccumulationBuffer acc_buf_;
 
   // Collection bus.
   int lines_, bus_ports_;
   CollectionBus bus_;
   std::vector<std::vector<int>> bus_line_sources_;  // per line, inputs some result may use
-  Link lookup_in_, mem_in_;
+  Link mem_in_;
 
   // --- memory controller ---
   int cN_ = 0, cG_ = 0, cK_ = 0, cX_ = 0, cY_ = 0, cR_ = 0, cS_ = 0, cC_ = 0;
@@ -178,9 +143,7 @@ class MaeriMachine {
   // --- counters ---
   GlobalBufferTraffic gb_;
   std::vector<std::uint64_t> cnt_;  // flat; offsets below
-  std::size_t c_dn_top_, c_dn_wire_, c_dn_uni_, c_dn_bc_, c_mn_wire_, c_mult_, c_fwd_psum_,
-      c_rn_wire_, c_rn_fw_, c_rn_up_, c_add21_, c_add31_, c_acc_wire_, c_acc_rd_, c_acc_wr_,
-      c_acc_add_, c_cb_in_, c_cb_out_, c_psum_to_, c_end_;
+  std::size_t c_mn_wire_, c_mult_, c_fwd_psum_, c_cb_in_, c_cb_out_, c_psum_to_, c_end_;
 
   // --- packet templates ---
   struct TemplatePart {
@@ -210,7 +173,7 @@ class MaeriMachine {
   // --- scratch ---
   std::vector<std::vector<int>> dest_scratch_;
 
-  void build_reduction();
+  void build_reduction(CounterLayout& layout);
   void build_multipliers();
 
   void step();
@@ -221,14 +184,9 @@ class MaeriMachine {
   void process_writes();
   void send_ports();
   void deliver(const Outgoing& p);
-  // Adds `times` routings of a packet to `dests` through port's tree to the DN counters.
-  void count_dn_route(int port, const int* dests, std::uint32_t count, std::uint64_t times,
-                      std::vector<std::uint64_t>& dn) const;
   std::size_t part_base_[3] = {0, 0, 0};  // counter index of each template's first part
   void bus_cycle();
   void reduction_cycle();
-  void accumulator_cycle(int k);
-  void node_cycle(int id);
   void multiplier_cycle(int i);
   void distribution_cycle();
 

@@ -13,7 +13,10 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "sim/engine.hpp"
+#include "sim/fabric/accumulation_buffer.hpp"
 #include "sim/fabric/collection_bus.hpp"
+#include "sim/fabric/counters.hpp"
+#include "sim/fabric/distribution_tree.hpp"
 #include "sim/fabric/link.hpp"
 #include "sim/ring.hpp"
 
@@ -21,9 +24,7 @@ namespace telar::sim {
 
 namespace {
 
-using fabric::CollectionBus;
-using fabric::log2_of;
-using fabric::Psum;
+using namespace fabric;
 
 struct OneLink {
   bool pending = false;
@@ -54,8 +55,8 @@ class MeshMachine {
   const DenseData* data_;
   bool fast_;
   int rows_, cols_, M_, N_, K_, T_M_, T_N_, iter_M_, iter_N_;
-  int ports_, per_port_, dn_levels_;
-  bool dn_tree_;
+  int ports_, per_port_;
+  DistributionTree dn_;
 
   // Distribution.
   std::vector<Ring<EdgePacket>> port_q_;
@@ -67,10 +68,7 @@ class MeshMachine {
   std::vector<std::uint8_t> fwd_right_, fwd_bottom_;
   std::vector<int> vn_;
   // Accumulators and bus.
-  std::vector<OneLink> acc_in_;
-  std::vector<Ring<Psum>> acc_fifo_;
-  std::vector<Psum> acc_reg_;
-  std::vector<int> acc_count_;
+  AccumulationBuffer acc_;
   int acc_psums_ = 0;
   int lines_, bus_ports_;
   CollectionBus bus_;
@@ -91,8 +89,7 @@ class MeshMachine {
 
   GlobalBufferTraffic gb_;
   std::vector<std::uint64_t> cnt_;
-  std::size_t c_dn_top_, c_dn_wire_, c_dn_uni_, c_dn_bc_, c_v_wire_, c_h_wire_, c_mult_, c_cfg_,
-      c_acc_wire_, c_acc_rd_, c_acc_wr_, c_acc_add_, c_cb_in_, c_cb_out_, c_end_;
+  std::size_t c_v_wire_, c_h_wire_, c_mult_, c_cfg_, c_cb_in_, c_cb_out_;
 
   void step();
   void memory_cycle();
@@ -100,8 +97,6 @@ class MeshMachine {
   void process_writes();
   void deliver(int port, const EdgePacket& p);
   void mesh_cycle();
-  void accumulator_cycle(int k);
-  void bus_cycle();
   void canonical_state(std::vector<std::uint64_t>& s) const;
   CountersFile counters_file(const GlobalBufferTraffic& gb) const;
 };
@@ -116,8 +111,6 @@ MeshMachine::MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile
   iter_N_ = (N_ + T_N_ - 1) / T_N_;
   ports_ = hw.dn_bw;
   per_port_ = (rows_ + cols_) / ports_;
-  dn_levels_ = log2_of(per_port_);
-  dn_tree_ = per_port_ > 1;
   lines_ = hw.rn_bw;
   const int pes = rows_ * cols_;
   bus_ports_ = std::max(hw.ms_size / lines_ + 1, (pes - 1) / lines_ + 1);
@@ -134,35 +127,19 @@ MeshMachine::MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile
   top_fifo_.resize(pes), left_fifo_.resize(pes);
   fwd_right_.assign(pes, 0), fwd_bottom_.assign(pes, 0);
   vn_.assign(pes, 0);
-  acc_in_.resize(pes);
-  acc_fifo_.resize(pes);
-  acc_reg_.assign(pes, Psum{0, 0});
-  acc_count_.assign(pes, 0);
   bus_.resize(lines_, bus_ports_);
 
-  const int dn_switches = per_port_ - 1;
-  std::size_t off = 0;
-  auto take = [&](std::size_t n) {
-    const std::size_t o = off;
-    off += n;
-    return o;
-  };
-  c_dn_top_ = take(ports_);
-  c_dn_wire_ = take(static_cast<std::size_t>(ports_) * 2 * dn_switches);
-  c_dn_uni_ = take(static_cast<std::size_t>(ports_) * dn_switches);
-  c_dn_bc_ = take(static_cast<std::size_t>(ports_) * dn_switches);
-  c_v_wire_ = take(pes);
-  c_h_wire_ = take(pes);
-  c_mult_ = take(pes);
-  c_cfg_ = take(1);
-  c_acc_wire_ = take(pes);
-  c_acc_rd_ = take(pes);
-  c_acc_wr_ = take(pes);
-  c_acc_add_ = take(pes);
-  c_cb_in_ = take(bus_.in.size());
-  c_cb_out_ = take(lines_);
-  c_end_ = off;
-  cnt_.assign(c_end_, 0);
+  CounterLayout layout;
+  dn_.build(ports_, rows_ + cols_, layout);
+  c_v_wire_ = layout.take(pes);
+  c_h_wire_ = layout.take(pes);
+  c_mult_ = layout.take(pes);
+  c_cfg_ = layout.take(1);
+  acc_.build(pes, layout);
+  for (int k = 0; k < pes; ++k) acc_.bus_input[k] = (k % lines_) * bus_ports_ + k / lines_;
+  c_cb_in_ = layout.take(bus_.in.size());
+  c_cb_out_ = layout.take(lines_);
+  cnt_.assign(layout.size(), 0);
 }
 
 void MeshMachine::configure() {
@@ -180,7 +157,7 @@ void MeshMachine::configure() {
       fwd_right_[e] = j < cols_used_ - 1 && i < rows_used_;
     }
   ++cnt_[c_cfg_];
-  std::fill(acc_count_.begin(), acc_count_.end(), 0);
+  std::fill(acc_.count.begin(), acc_.count.end(), 0);
   acc_psums_ = K_;
   iteration_completed_ = false;
 }
@@ -235,8 +212,8 @@ void MeshMachine::memory_cycle() {
   for (int port = 0; port < ports_; ++port) {
     if (port_q_[port].empty()) continue;
     const EdgePacket p = port_q_[port].pop();
-    ++cnt_[c_dn_top_ + port];
-    if (dn_tree_) {
+    ++cnt_[dn_.c_top + port];
+    if (dn_.has_switches()) {
       latch_full_[port] = true;
       latch_[port] = p;
     } else {
@@ -268,20 +245,7 @@ void MeshMachine::process_writes() {
 }
 
 void MeshMachine::deliver(int port, const EdgePacket& p) {
-  if (dn_tree_) {
-    // One path from the port to the edge element: one wire per level.
-    const int local = p.dest - port * per_port_;
-    const int switches = per_port_ - 1;
-    int j = 0;
-    for (int level = 0; level < dn_levels_; ++level) {
-      const int span = per_port_ >> level;
-      const bool right = (local - j * span) >= span / 2;
-      const int sw = (1 << level) - 1 + j;
-      ++cnt_[c_dn_uni_ + static_cast<std::size_t>(port) * switches + sw];
-      ++cnt_[c_dn_wire_ + static_cast<std::size_t>(port) * 2 * switches + 2 * sw + (right ? 1 : 0)];
-      j = 2 * j + (right ? 1 : 0);
-    }
-  }
+  if (dn_.has_switches()) dn_.count_route(port, &p.dest, 1, 1, cnt_.data());  // one path
   OneLink& in = p.dest < cols_ ? top_in_[p.dest] : left_in_[(p.dest - cols_) * cols_];
   in.pending = true;
   in.item = Psum{p.value, 0};
@@ -311,46 +275,20 @@ void MeshMachine::mesh_cycle() {
         left_in_[e + 1] = OneLink{true, a};
         ++cnt_[c_h_wire_ + e];
       }
-      acc_in_[e] = OneLink{true, Psum{a.value * w.value, vn_[e]}};
-      ++cnt_[c_acc_wire_ + e];
+      acc_.in[e].send_one(Psum{a.value * w.value, vn_[e]});
+      ++cnt_[acc_.c_wire + e];
     }
 }
-
-void MeshMachine::accumulator_cycle(int k) {
-  if (acc_in_[k].pending) {
-    acc_fifo_[k].push(acc_in_[k].item);
-    acc_in_[k].pending = false;
-  }
-  if (acc_fifo_[k].empty()) return;
-  const Psum v = acc_fifo_[k].pop();
-  if (acc_count_[k] == 0) {
-    acc_reg_[k] = v;
-    ++cnt_[c_acc_wr_ + k];
-  } else {
-    acc_reg_[k].value += v.value;
-    ++cnt_[c_acc_add_ + k];
-    ++cnt_[c_acc_rd_ + k];
-    ++cnt_[c_acc_wr_ + k];
-  }
-  if (acc_count_[k] == acc_psums_ - 1) {
-    acc_count_[k] = 0;
-    const int link = (k % lines_) * bus_ports_ + k / lines_;
-    bus_.in[link].send_one(acc_reg_[k]);
-    ++cnt_[c_cb_in_ + link];
-  } else {
-    ++acc_count_[k];
-  }
-}
-
-void MeshMachine::bus_cycle() { bus_.cycle(cnt_.data() + c_cb_out_); }
 
 void MeshMachine::step() {
   ++cycle_;
   memory_cycle();
-  bus_cycle();
-  for (int k = 0; k < rows_ * cols_; ++k) accumulator_cycle(k);
+  bus_.cycle(cnt_.data() + c_cb_out_);
+  for (int k = 0; k < rows_ * cols_; ++k)
+    acc_.cycle(k, acc_psums_, cnt_.data(), bus_, c_cb_in_,
+               []() { fail("internal error in the mesh: two outputs meet in one accumulator"); });
   mesh_cycle();
-  if (dn_tree_)
+  if (dn_.has_switches())
     for (int port = 0; port < ports_; ++port)
       if (latch_full_[port]) {
         latch_full_[port] = false;
@@ -369,9 +307,9 @@ void MeshMachine::canonical_state(std::vector<std::uint64_t>& s) const {
     for (std::size_t i = 0; i < q.size(); ++i) put(static_cast<std::uint64_t>(q.at(i).dest));
   }
   for (std::size_t e = 0; e < top_in_.size(); ++e) {
-    put(top_in_[e].pending | (left_in_[e].pending << 1) | (acc_in_[e].pending << 2));
-    put(acc_fifo_[e].size());
-    put(static_cast<std::uint64_t>(acc_count_[e]));
+    put(top_in_[e].pending | (left_in_[e].pending << 1) | (acc_.in[e].pending << 2));
+    put(acc_.fifo[e].size());
+    put(static_cast<std::uint64_t>(acc_.count[e]));
   }
   for (std::size_t k = 0; k < bus_.in.size(); ++k) {
     put(bus_.in[k].pending);
@@ -458,62 +396,20 @@ EngineRun MeshMachine::run() {
 }
 
 CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
-  CountersFile f;
-  f.cycles = cycle_;
-  auto line = [](std::string comp, OpList ops) {
-    return CounterLine{std::move(comp), std::move(ops)};
-  };
-  const int switches = per_port_ - 1;
-  CounterSection dn{"DSNetwork", {}};
-  dn.lines.reserve(static_cast<std::size_t>(ports_) * (1 + 3 * (per_port_ - 1)));
-  for (int p = 0; p < ports_; ++p)
-    dn.lines.push_back(line("DN_WIRE", {{"WRITE", cnt_[c_dn_top_ + p]}, {"READ", 0}}));
-  for (int p = 0; p < ports_; ++p) {
-    for (int w = 0; w < 2 * switches; ++w)
-      dn.lines.push_back(line(
-          "DN_WIRE", {{"WRITE", cnt_[c_dn_wire_ + static_cast<std::size_t>(p) * 2 * switches + w]},
-                      {"READ", 0}}));
-    for (int s = 0; s < switches; ++s)
-      dn.lines.push_back(
-          line("SWITCH",
-               {{"ROUTE_UNICAST", cnt_[c_dn_uni_ + static_cast<std::size_t>(p) * switches + s]},
-                {"ROUTE_BROADCAST", 0}}));
-  }
   CounterSection mn{"MSNetwork", {}};
-  mn.lines.reserve(4096);
+  reserve_lines(mn, 3 * static_cast<std::size_t>(rows_) * cols_);
   for (int i = 1; i < rows_; ++i)
-    for (int j = 0; j < cols_; ++j)
-      mn.lines.push_back(
-          line("MN_WIRE", {{"WRITE", cnt_[c_v_wire_ + (i - 1) * cols_ + j]}, {"READ", 0}}));
+    add_wires(mn, "MN_WIRE", cnt_.data() + c_v_wire_ + (i - 1) * cols_, static_cast<std::size_t>(cols_));
   for (int i = 0; i < rows_; ++i)
-    for (int j = 1; j < cols_; ++j)
-      mn.lines.push_back(
-          line("MN_WIRE", {{"WRITE", cnt_[c_h_wire_ + i * cols_ + j - 1]}, {"READ", 0}}));
+    add_wires(mn, "MN_WIRE", cnt_.data() + c_h_wire_ + i * cols_, static_cast<std::size_t>(cols_ - 1));
   for (int e = 0; e < rows_ * cols_; ++e)
-    mn.lines.push_back(line(
-        "MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + e]}, {"CONFIGURATION", cnt_[c_cfg_]}}));
+    mn.lines.push_back(CounterLine{
+        "MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + e]}, {"CONFIGURATION", cnt_[c_cfg_]}}});
   CounterSection rn{"ReduceNetwork", {}};
-  rn.lines.reserve(8192);
-  for (int e = 0; e < rows_ * cols_; ++e)
-    rn.lines.push_back(line("RN_WIRE", {{"WRITE", cnt_[c_acc_wire_ + e]}, {"READ", 0}}));
-  for (int e = 0; e < rows_ * cols_; ++e)
-    rn.lines.push_back(line("ACCUMULATOR", {{"READ", cnt_[c_acc_rd_ + e]},
-                                            {"WRITE", cnt_[c_acc_wr_ + e]},
-                                            {"ADD", cnt_[c_acc_add_ + e]}}));
-  CounterSection buffer{"GlobalBuffer",
-                        {line("GLOBALBUFFER", {{"READ", gb.reads()}, {"WRITE", gb.writes()}})}};
-  CounterSection cb{"CollectionBus", {}};
-  cb.lines.reserve(static_cast<std::size_t>(lines_) * (bus_ports_ + 1));
-  for (int l = 0; l < lines_; ++l) {
-    for (int p = 0; p < bus_ports_; ++p)
-      cb.lines.push_back(line(
-          "CB_WIRE",
-          {{"WRITE", cnt_[c_cb_in_ + static_cast<std::size_t>(l) * bus_ports_ + p]}, {"READ", 0}}));
-    cb.lines.push_back(line("CB_WIRE", {{"WRITE", cnt_[c_cb_out_ + l]}, {"READ", 0}}));
-  }
-  f.sections.reserve(5);
-  for (CounterSection* s : {&dn, &mn, &rn, &buffer, &cb}) f.sections.push_back(std::move(*s));
-  return f;
+  acc_.add_lines(rn, cnt_.data());
+  return assemble_counters(cycle_, dn_.section(cnt_.data(), cnt_.data()), std::move(mn), std::move(rn), gb,
+                           collection_bus_section(lines_, bus_ports_, cnt_.data() + c_cb_in_,
+                                                  cnt_.data() + c_cb_out_));
 }
 
 }  // namespace

@@ -155,7 +155,7 @@ nlohmann::json sparse_stats_json(const OperationRecord& r) {
                          {"multipliers", st.multipliers},
                          {"utilization", st.utilization()}};
   j["Energy"] = energy_json(r.energy);
-  json telar = telar_run_json(r, "rows_skipped");
+  json telar = telar_run_json(r, magma ? "rows_skipped" : "steady_state_skips");
   SparseArgs args;
   args.M = op.M, args.N = op.N, args.K = op.K;
   args.mk_sparsity = op.mk_sparsity, args.kn_sparsity = op.kn_sparsity;

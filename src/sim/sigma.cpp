@@ -2,14 +2,14 @@
 // packed, row after row, into clusters of multipliers; a row longer than the array is folded:
 // its first part uses the whole array, later parts keep multiplier 0 for the partial sum read
 // back from the Global Buffer. Each streamed element is multicast to the multipliers holding a
-// stationary non-zero of its column.
+// stationary non-zero of its column. Fast mode skips streamed rows once the fabric repeats.
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <optional>
 
 #include "core/error.hpp"
 #include "sim/sparse_machine.hpp"
+#include "sim/steady_state.hpp"
 
 namespace telar::sim {
 
@@ -148,13 +148,159 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
     outputs_seen = 0;
   };
 
+  // After a configuration's last output: the next configuration, or the end (false).
+  auto next_configuration = [&]() {
+    str_index = 0;
+    if (next_row == sta_row) {
+      fold_j = end_j;
+    } else {
+      fold_j = 0;
+      sta_row = next_row;
+      while (sta_row < dim_sta && sta.row_nnz(sta_row) == 0) ++sta_row;
+    }
+    if (sta_row >= dim_sta) {
+      execution_finished_ = true;
+      state_ = State::AllSent;
+      return false;
+    }
+    state_ = State::Configuring;
+    return true;
+  };
+  // The streamed non-zeros a configuration reads (they differ from row to row; the fabric's
+  // work does not depend on them).
+  auto streamed_reads = [&](int from, int to) {
+    std::uint64_t n = 0;
+    for (int s = from; s < to; ++s)
+      n += static_cast<std::uint64_t>(str_nnz_in(s, fold_j, end_j));
+    return n;
+  };
+
+  // Fast mode, twice:
+  //  * A configuration that starts on an idle fabric takes the same cycles and counts as an
+  //    earlier one with the same clusters, the same multipliers for each column and the bus
+  //    arbiters in the same positions (folded rows repeat their middle parts): it is skipped.
+  //  * While it streams, the controller pushes the same packets every cycle (one streamed row,
+  //    to the multipliers holding its columns; only the values differ), so when the fabric's
+  //    state at the start of a cycle repeats within a configuration, the cycles between the
+  //    two points repeat until the last row is pushed. States are compared every `stride`
+  //    rows; the stride doubles while none repeats (a growing backlog), to bound their cost.
+  struct ConfigurationEffect {
+    std::uint64_t cycles;
+    std::vector<std::uint64_t> d_counters;  // input reads left out: streamed_reads()
+    std::vector<int> bus_rr_after;
+  };
+  struct Recording {
+    std::vector<std::uint64_t> key;
+    std::uint64_t cycle;
+    std::vector<std::uint64_t> counters;
+  };
+  StateMemory<ConfigurationEffect> configurations(0x5b);
+  int skips = 0;
+  std::optional<Recording> recording;
+  auto configuration_key = [&]() {
+    std::vector<std::uint64_t> key{clusters.size(), fold_j > 0 ? 1u : 0u};
+    for (std::size_t v = 0; v < clusters.size(); ++v)
+      key.push_back(static_cast<std::uint64_t>(sizes[v]) << 1 | psum_first[v]);
+    for (std::size_t c = 0; c + 1 < column_first.size(); ++c) {
+      key.push_back(column_first[c + 1] - column_first[c]);
+      for (std::uint32_t d = column_first[c]; d < column_first[c + 1]; ++d)
+        key.push_back(static_cast<std::uint64_t>(column_dests[d]));
+    }
+    for (int rr : bus_.rr) key.push_back(static_cast<std::uint64_t>(rr));
+    return key;
+  };
+  auto end_recording = [&]() {
+    if (!recording) return;
+    ConfigurationEffect e{cycle_ - recording->cycle, cnt_, bus_.rr};
+    for (std::size_t i = 0; i < cnt_.size(); ++i) e.d_counters[i] -= recording->counters[i];
+    e.d_counters[c_gb_i_] = 0;
+    configurations.remember(recording->key, std::move(e));
+    recording.reset();
+  };
+  auto skip_configuration = [&](const ConfigurationEffect& e) {
+    cycle_ += e.cycles;
+    for (std::size_t i = 0; i < cnt_.size(); ++i) cnt_[i] += e.d_counters[i];
+    cnt_[c_gb_i_] += streamed_reads(0, dim_str);
+    bus_.rr = e.bus_rr_after;
+    ++reconfigurations_;
+    if (values_)  // this configuration's outputs, maybe written by an earlier part of its row
+      for (const Cluster& c : clusters)
+        for (int s = 0; s < dim_str; ++s) from_fabric_[out_index(c.row, s)] = 0;
+    values_valid_ = false;
+    ++skips;
+  };
+
+  struct Mark {
+    int str_index;
+    std::uint64_t cycle;
+    std::vector<std::uint64_t> counters;
+    long long outputs;
+    std::vector<int> vnat;
+  };
+  StateMemory<Mark> marks(0x5a);
+  std::vector<std::uint64_t> state;
+  int stride = 1;
+  // The first rows fill the pipeline (distribution, multipliers, the adder tree): their
+  // states cannot repeat yet.
+  const int warm_up = rn_.levels;
+  auto skip_rows = [&](const Mark& a) {
+    const int p = str_index - a.str_index;
+    const long long periods = (dim_str - 1 - str_index) / p;  // keep the last row to push
+    if (periods <= 0) return false;
+    const int to = str_index + static_cast<int>(periods) * p;
+    const std::uint64_t gb_i = cnt_[c_gb_i_];
+    repeat_change(cycle_, a.cycle, periods);
+    repeat_change(cnt_, a.counters, periods);
+    cnt_[c_gb_i_] = gb_i + streamed_reads(str_index, to);
+    repeat_change(outputs_seen, a.outputs, periods);
+    for (std::size_t vn = 0; vn < vnat.size(); ++vn) {
+      const int from = vnat[vn];
+      repeat_change(vnat[vn], a.vnat[vn], periods);
+      if (values_)  // outputs the skipped cycles would have written
+        for (int i = from; i < vnat[vn]; ++i) from_fabric_[out_index(clusters[vn].row, i)] = 0;
+    }
+    str_index = to;
+    values_valid_ = false;
+    ++skips;
+    return true;
+  };
+
   std::uint64_t stepped = 0;
   while (true) {
+    if (state_ == State::Configuring) {
+      build_configuration();
+      marks.clear();
+      stride = 1;
+      if (fast_) {
+        end_recording();
+        if (idle()) {
+          std::vector<std::uint64_t> key = configuration_key();
+          if (const ConfigurationEffect* e = configurations.find(key)) {
+            skip_configuration(*e);
+            if (!next_configuration()) break;
+            continue;
+          }
+          recording = Recording{std::move(key), cycle_, cnt_};
+        }
+      }
+    }
+    if (fast_ && state_ == State::DistStr && str_index >= warm_up && str_index % stride == 0) {
+      fabric_state(state);
+      const Mark* seen = marks.find(state);
+      if (seen && skip_rows(*seen)) {
+        marks.clear();
+        continue;
+      }
+      if (marks.size() >= 64) {
+        marks.clear();
+        stride = std::min(2 * stride, 1024);
+      }
+      marks.remember(state, Mark{str_index, cycle_, cnt_, outputs_seen, vnat});
+    }
     ++cycle_;
     ++stepped;
     require(stepped < 4'000'000'000ULL, "simulation exceeded 4e9 cycles");
     if (state_ == State::Configuring) {
-      build_configuration();
       configure(sizes, psum_first, 1);
     } else if (state_ == State::DistSta) {
       int ms = 0;
@@ -195,7 +341,7 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
       if (values_) {
         const std::size_t at = out_index(clusters[vn].row, vnat[vn]);
         output_[at] = p.value;
-        from_fabric_[at] = 1;
+        from_fabric_[at] = values_valid_;
       }
       ++vnat[vn];
       if (++outputs_seen == outputs_expected) iteration_complete = true;
@@ -213,20 +359,7 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
       case State::Waiting:
         if (iteration_complete) {
           iteration_complete = false;
-          str_index = 0;
-          if (next_row == sta_row) {
-            fold_j = end_j;
-          } else {
-            fold_j = 0;
-            sta_row = next_row;
-            while (sta_row < dim_sta && sta.row_nnz(sta_row) == 0) ++sta_row;
-          }
-          if (sta_row >= dim_sta) {
-            execution_finished_ = true;
-            state_ = State::AllSent;
-          } else {
-            state_ = State::Configuring;
-          }
+          next_configuration();
         }
         break;
       case State::AllSent:
@@ -236,7 +369,7 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
     fabric_cycle();
     if (execution_finished_) break;
   }
-  return finish(stepped, 0);
+  return finish(stepped, skips);
 }
 
 }  // namespace sparse

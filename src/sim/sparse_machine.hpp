@@ -21,8 +21,12 @@
 
 #include "core/error.hpp"
 #include "sim/engine.hpp"
+#include "sim/fabric/accumulation_buffer.hpp"
 #include "sim/fabric/collection_bus.hpp"
+#include "sim/fabric/counters.hpp"
+#include "sim/fabric/distribution_tree.hpp"
 #include "sim/fabric/link.hpp"
+#include "sim/fabric/reduction_network.hpp"
 #include "sim/reduce_tree.hpp"
 #include "sim/ring.hpp"
 
@@ -48,8 +52,9 @@ class SparseMachine {
   // --- configuration ---
   HardwareConfig hw_;
   bool fast_, values_;
-  int ms_, ports_, per_port_, dn_levels_, lines_, bus_ports_ = 0;
-  bool dn_tree_, acc_;
+  int ms_, ports_, per_port_, lines_, bus_ports_ = 0;
+  bool acc_;
+  DistributionTree dn_;
 
   // --- distribution: port FIFOs, latches ---
   std::vector<Ring<PortPacket>> in_fifo_, psum_fifo_;
@@ -66,39 +71,16 @@ class SparseMachine {
   std::vector<Ring<float>> ms_w_;
   std::vector<MsInput> ms_in_;
 
-  // --- reduction network ---
-  ReduceTree tree_;
+  // --- reduction network, accumulation buffer (MAGMA) ---
   BusWiring wiring_;
-  int levels_ = 0;
-  std::vector<int> node_order_;
-  struct Node {
-    Link in[2];
-    Ring<Psum> left, right, fw;
-  };
-  std::vector<Node> nd_;
-  Link& child_link(int index) { return nd_[index >> 1].in[index & 1]; }
-  std::vector<int> node_fw_link_;
-  std::vector<std::uint8_t> nd_even_;
-  std::vector<Link> fw_link_;
-  enum class Out : std::uint8_t { Parent, Lookup, Memory };
-  std::vector<Out> nd_out_;
-  std::vector<int> nd_out_index_;
-  std::vector<int> parent_link_;  // per node: its parent's child-link index (-1 for the root)
-  std::vector<int> acc_of_node_;
-  std::vector<Psum> out_fw_, out_ps_;
+  ReductionNetwork rn_;
   std::vector<int> configured_sizes_;  // the neuron sizes the tree is compiled for
-
-  // Accumulation buffer.
-  std::vector<Link> acc_in_;
-  std::vector<Ring<Psum>> acc_fifo_;
-  std::vector<Psum> acc_reg_;
-  std::vector<int> acc_count_;
-  std::vector<int> acc_bus_;
+  AccumulationBuffer acc_buf_;
   int acc_folds_ = 1;
 
   // Collection bus.
   CollectionBus bus_;
-  Link lookup_in_, mem_in_;
+  Link mem_in_;
 
   // --- controller (shared parts) ---
   State state_ = State::Configuring;
@@ -109,12 +91,12 @@ class SparseMachine {
   std::uint64_t direct_writes_ = 0;  // zero outputs of empty rows, stored without the fabric
   std::vector<float> output_;
   std::vector<std::uint8_t> from_fabric_;
+  bool values_valid_ = true;  // false once a skip has left the fabric's values behind
 
   // --- counters (flat; offsets below) ---
   std::vector<std::uint64_t> cnt_;
-  std::size_t c_dn_top_, c_dn_wire_, c_dn_uni_, c_dn_bc_, c_mn_wire_, c_mult_, c_fwd_psum_,
-      c_ms_conf_, c_rn_wire_, c_rn_fw_, c_add21_, c_add31_, c_add_conf_, c_acc_wire_, c_acc_rd_,
-      c_acc_wr_, c_acc_add_, c_cb_in_, c_cb_out_, c_gb_w_, c_gb_i_, c_gb_pr_, c_gb_pw_, c_end_;
+  std::size_t c_mn_wire_, c_mult_, c_fwd_psum_, c_ms_conf_, c_cb_in_, c_cb_out_, c_gb_w_, c_gb_i_,
+      c_gb_pr_, c_gb_pw_;
 
   // --- fabric ---
   void configure(const std::vector<int>& sizes, const std::vector<std::uint8_t>& psum_first,
@@ -123,13 +105,12 @@ class SparseMachine {
   void receive_results();
   void send_ports();
   void deliver(Kind kind, float value, const int* dests, std::uint32_t count);
-  void count_dn_route(int port, const int* dests, std::uint32_t count);
-  void bus_cycle();
-  void accumulator_cycle(int k);
-  void node_cycle(int id);
   void multiplier_cycle(int i);
   void fabric_cycle();
   bool idle() const;
+  // Everything in flight on the fabric and in the controller's write FIFO, without data values
+  // (the steady-state skipper's view; the configuration is not included).
+  void fabric_state(std::vector<std::uint64_t>& out) const;
   CountersFile counters_file() const;
   GlobalBufferTraffic traffic() const {
     return GlobalBufferTraffic{cnt_[c_gb_w_], cnt_[c_gb_i_], cnt_[c_gb_pr_],

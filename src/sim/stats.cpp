@@ -1,5 +1,9 @@
 #include "sim/stats.hpp"
 
+#include <iterator>
+
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "core/parse.hpp"
 
@@ -11,16 +15,17 @@ void OpList::push_back(Op op) {
 }
 
 std::string format_counters(const CountersFile& c) {
-  std::string out = fmt::format("CYCLES={}\n", c.cycles);
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "CYCLES={}\n", c.cycles);
   for (const CounterSection& s : c.sections) {
-    out += "[" + s.name + "]\n";
+    fmt::format_to(std::back_inserter(out), "[{}]\n", s.name);
     for (const CounterLine& l : s.lines) {
-      out += l.component;
-      for (const auto& [op, count] : l.ops) out += fmt::format(" {}={}", op, count);
-      out += "\n";
+      out.append(l.component);
+      for (const auto& [op, count] : l.ops) fmt::format_to(std::back_inserter(out), " {}={}", op, count);
+      out.push_back('\n');
     }
   }
-  return out;
+  return fmt::to_string(out);
 }
 
 CountersFile parse_counters(std::string_view text, std::string_view origin) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/fabric/link.hpp"
+#include "sim/fabric/state_words.hpp"
 #include "sim/ring.hpp"
 
 namespace telar::sim::fabric {
@@ -56,6 +57,15 @@ struct CollectionBus {
           break;
         }
       }
+    }
+  }
+
+  // The inputs' links and FIFOs as state words (the arbiters and outputs are the engine's to
+  // describe: an engine may know which arbiter positions behave alike).
+  void put_inputs(std::vector<std::uint64_t>& s) const {
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      put_link(s, in[k]);
+      put_ring(s, fifo[k]);
     }
   }
 
