@@ -10,21 +10,12 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "sim/maeri_machine.hpp"
+#include "sim/steady_state.hpp"
 
 namespace telar::sim {
 
 namespace maeri {
 
-namespace {
-
-// A fingerprint of a state vector: only a hint (equal states are confirmed word by word).
-std::uint64_t fingerprint(std::uint64_t seed, const std::vector<std::uint64_t>& words) {
-  std::uint64_t h = seed ^ 0xcbf29ce484222325ULL;
-  for (std::uint64_t w : words) h = (h ^ w) * 0x100000001b3ULL;
-  return telar::mix64(h);
-}
-
-}  // namespace
 
 // ------------------------------------------------------------------------------------------
 // Memory controller
@@ -480,9 +471,9 @@ EngineRun MaeriMachine::run() {
     long long opix = 0;
     std::vector<long long> vnat;
     std::uint64_t stalls = 0;
-    std::vector<std::uint64_t> state;  // full state (weight points and candidates)
+    std::vector<std::uint64_t> state;  // full state (row-point candidates)
   };
-  std::unordered_map<std::uint64_t, Mark> weight_points;
+  StateMemory<Mark> weight_points(0x57);
   std::unordered_map<std::uint64_t, long long> row_points;  // fingerprint -> index
   std::optional<std::pair<Mark, long long>> candidate;      // (mark, period)
   std::vector<std::uint64_t> state;
@@ -547,9 +538,8 @@ EngineRun MaeriMachine::run() {
     long long opix = 0;
     std::vector<long long> vnat;
     long long oldest = 0, end = 0;  // relevant cursors' oldest; steps emitted so far
-    std::vector<std::uint64_t> state;
   };
-  std::unordered_map<std::uint64_t, BacklogMark> backlog_points;
+  StateMemory<BacklogMark> backlog_points(0x59);
   long long anchor_scan = 0;
   std::uint64_t last_backlog_point = 0;
   const bool backlog = fast_;
@@ -596,8 +586,7 @@ EngineRun MaeriMachine::run() {
     restore_controller(at_period[static_cast<std::size_t>(k)]);
     if (k == 0) return false;
     cycle_ += static_cast<std::uint64_t>(k * p_cycles);
-    for (std::size_t i = 0; i < cnt_.size(); ++i)
-      cnt_[i] += static_cast<std::uint64_t>(k) * (cnt_[i] - a.counters[i]);
+    repeat_change(cnt_, a.counters, k);
     opix_ += k * d_opix;
     for (std::size_t v = 0; v < vnat_count_.size(); ++v)
       vnat_count_[v] += k * (vnat_count_[v] - a.vnat[v]);
@@ -628,11 +617,9 @@ EngineRun MaeriMachine::run() {
       if (port_relevant_[port])
         state.push_back(static_cast<std::uint64_t>(cursor_[port].step - anchor) << 32 |
                         cursor_[port].pos);
-    const std::uint64_t h = fingerprint(0x59, state);
-    auto it = backlog_points.find(h);
-    if (it != backlog_points.end() && it->second.state == state &&
-        try_backlog_skip(it->second, anchor))
-      return true;
+    const std::uint64_t key = backlog_points.key(state);
+    const BacklogMark* seen = backlog_points.find(key, state);
+    if (seen && try_backlog_skip(*seen, anchor)) return true;
     if (backlog_points.size() >= 64) forget_backlog();
     BacklogMark m{anchor,
                   cycle_,
@@ -640,10 +627,9 @@ EngineRun MaeriMachine::run() {
                   opix_,
                   vnat_count_,
                   oldest_relevant_,
-                  steps_base_ + static_cast<long long>(steps_.size()),
-                  state};
+                  steps_base_ + static_cast<long long>(steps_.size())};
     if (keep_from_ < 0 || m.oldest < keep_from_) keep_from_ = m.oldest;
-    backlog_points[h] = std::move(m);
+    backlog_points.remember(key, state, std::move(m));
     return false;
   };
   auto try_skip = [&](const Mark& a, long long here) {
@@ -670,15 +656,13 @@ EngineRun MaeriMachine::run() {
       bool skipped = false;
       if (cX_ == 0) {
         canonical_state(state, true);
-        const std::uint64_t h = fingerprint(0x57, state);
         row_points.clear();
         // Row points help only while an iteration is long and the fabric repeats within it;
         // after a whole iteration without such a repeat, stop fingerprinting them.
         if (here > 0 && skips == 0) rows_useful = false;
-        auto it = weight_points.find(h);
-        if (it != weight_points.end() && it->second.state == state)
-          skipped = try_skip(it->second, here);
-        if (!skipped) weight_points[h] = mark_here(true);
+        const std::uint64_t key = weight_points.key(state);
+        if (const Mark* seen = weight_points.find(key, state)) skipped = try_skip(*seen, here);
+        if (!skipped) weight_points.remember(key, state, mark_here(false));
       } else if (candidate && here == candidate->first.index + candidate->second) {
         canonical_state(state, true);
         if (state == candidate->first.state) skipped = try_skip(candidate->first, here);
@@ -686,7 +670,7 @@ EngineRun MaeriMachine::run() {
       } else if (rows_useful) {
         if (candidate && here > candidate->first.index + candidate->second) candidate.reset();
         canonical_state(state, false);
-        const std::uint64_t h = fingerprint(0x58, state);
+        const std::uint64_t h = state_fingerprint(0x58, state);
         auto it = row_points.find(h);
         if (!candidate && it != row_points.end() && it->second < here &&
             here + 2 * (here - it->second) <= points) {

@@ -8,10 +8,8 @@
 // is taken in the next); every product goes to its element's accumulator, which emits the sum
 // after K products. The next tile starts after every output of this one has been written.
 #include <algorithm>
-#include <unordered_map>
 
 #include "core/error.hpp"
-#include "core/rng.hpp"
 #include "sim/engine.hpp"
 #include "sim/fabric/accumulation_buffer.hpp"
 #include "sim/fabric/collection_bus.hpp"
@@ -19,6 +17,7 @@
 #include "sim/fabric/distribution_tree.hpp"
 #include "sim/fabric/link.hpp"
 #include "sim/ring.hpp"
+#include "sim/steady_state.hpp"
 
 namespace telar::sim {
 
@@ -37,10 +36,6 @@ struct EdgePacket {
 };
 
 enum class State { Configuring, Distributing, Waiting, AllSent };
-
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  return telar::mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
-}
 
 class MeshMachine {
  public:
@@ -327,11 +322,10 @@ EngineRun MeshMachine::run() {
     long long tile;
     std::uint64_t cycle;
     std::vector<std::uint64_t> counters;
-    std::vector<std::uint64_t> state;
     long long outputs;
     GlobalBufferTraffic gb;
   };
-  std::unordered_map<std::uint64_t, Point> seen;
+  StateMemory<Point> seen(0x5eed);
   std::vector<std::uint64_t> state;
   const long long tiles = 1LL * iter_M_ * iter_N_;
   auto shape = [&](long long tile) {
@@ -345,12 +339,10 @@ EngineRun MeshMachine::run() {
   while (!finished_) {
     if (fast_ && state_ == State::Configuring && !skipped) {
       canonical_state(state);
-      std::uint64_t h = 0x5eed;
-      for (std::uint64_t v : state) h = mix(h, v);
       const long long here = 1LL * cur_M_ * iter_N_ + cur_N_;
-      auto it = seen.find(h);
-      if (it != seen.end() && it->second.state == state) {
-        const Point& a = it->second;
+      const std::uint64_t key = seen.key(state);
+      if (const Point* seen_here = seen.find(key, state)) {
+        const Point& a = *seen_here;
         const long long p = here - a.tile;
         long long periods = 0;
         for (long long next = here + p; next < tiles; next += p) {
@@ -361,10 +353,9 @@ EngineRun MeshMachine::run() {
           ++periods;
         }
         if (periods > 0) {
-          cycle_ += periods * (cycle_ - a.cycle);
-          for (std::size_t i = 0; i < cnt_.size(); ++i)
-            cnt_[i] += periods * (cnt_[i] - a.counters[i]);
-          outputs_done_ += periods * (outputs_done_ - a.outputs);
+          repeat_change(cycle_, a.cycle, periods);
+          repeat_change(cnt_, a.counters, periods);
+          repeat_change(outputs_done_, a.outputs, periods);
           tiles_done_ += periods * p;
           const long long target = here + periods * p;
           cur_M_ = static_cast<int>(target / iter_N_);
@@ -374,7 +365,7 @@ EngineRun MeshMachine::run() {
           skipped = true;
         }
       }
-      if (!skipped) seen[h] = Point{here, cycle_, cnt_, state, outputs_done_, gb_};
+      if (!skipped) seen.remember(key, state, Point{here, cycle_, cnt_, outputs_done_, gb_});
     }
     step();
     ++stepped;

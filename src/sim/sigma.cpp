@@ -190,14 +190,15 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
     std::vector<int> bus_rr_after;
   };
   struct Recording {
-    std::vector<std::uint64_t> key;
+    std::uint64_t key;
+    std::vector<std::uint64_t> state;
     std::uint64_t cycle;
     std::vector<std::uint64_t> counters;
   };
   StateMemory<ConfigurationEffect> configurations(0x5b);
   int skips = 0;
   std::optional<Recording> recording;
-  auto configuration_key = [&]() {
+  auto configuration_words = [&]() {
     std::vector<std::uint64_t> key{clusters.size(), fold_j > 0 ? 1u : 0u};
     for (std::size_t v = 0; v < clusters.size(); ++v)
       key.push_back(static_cast<std::uint64_t>(sizes[v]) << 1 | psum_first[v]);
@@ -214,7 +215,7 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
     ConfigurationEffect e{cycle_ - recording->cycle, cnt_, bus_.rr};
     for (std::size_t i = 0; i < cnt_.size(); ++i) e.d_counters[i] -= recording->counters[i];
     e.d_counters[c_gb_i_] = 0;
-    configurations.remember(recording->key, std::move(e));
+    configurations.remember(recording->key, recording->state, std::move(e));
     recording.reset();
   };
   auto skip_configuration = [&](const ConfigurationEffect& e) {
@@ -274,19 +275,21 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
       if (fast_) {
         end_recording();
         if (idle()) {
-          std::vector<std::uint64_t> key = configuration_key();
-          if (const ConfigurationEffect* e = configurations.find(key)) {
+          std::vector<std::uint64_t> configuration = configuration_words();
+          const std::uint64_t key = configurations.key(configuration);
+          if (const ConfigurationEffect* e = configurations.find(key, configuration)) {
             skip_configuration(*e);
             if (!next_configuration()) break;
             continue;
           }
-          recording = Recording{std::move(key), cycle_, cnt_};
+          recording = Recording{key, std::move(configuration), cycle_, cnt_};
         }
       }
     }
     if (fast_ && state_ == State::DistStr && str_index >= warm_up && str_index % stride == 0) {
       fabric_state(state);
-      const Mark* seen = marks.find(state);
+      const std::uint64_t key = marks.key(state);
+      const Mark* seen = marks.find(key, state);
       if (seen && skip_rows(*seen)) {
         marks.clear();
         continue;
@@ -295,7 +298,7 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
         marks.clear();
         stride = std::min(2 * stride, 1024);
       }
-      marks.remember(state, Mark{str_index, cycle_, cnt_, outputs_seen, vnat});
+      marks.remember(key, state, Mark{str_index, cycle_, cnt_, outputs_seen, vnat});
     }
     ++cycle_;
     ++stepped;

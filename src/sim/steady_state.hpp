@@ -9,7 +9,7 @@
 // on: that limit is each engine's own (the iteration gate, the end of a phase, tile shapes).
 //
 // `StateMemory` remembers the states seen with what the engine recorded there; a repeat is
-// found by fingerprint and confirmed word by word. `repeat_change` applies the periods.
+// found by its key (a fingerprint) and confirmed word by word. `repeat_change` applies the periods.
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -25,14 +25,18 @@ class StateMemory {
  public:
   explicit StateMemory(std::uint64_t seed) : seed_(seed) {}
 
+  // A state's key (its fingerprint): computed once per point, for find and remember.
+  std::uint64_t key(const std::vector<std::uint64_t>& state) const {
+    return state_fingerprint(seed_, state);
+  }
   // What was recorded at an earlier point in exactly this state, or nullptr.
-  const Mark* find(const std::vector<std::uint64_t>& state) const {
-    auto it = seen_.find(state_fingerprint(seed_, state));
+  const Mark* find(std::uint64_t key, const std::vector<std::uint64_t>& state) const {
+    auto it = seen_.find(key);
     return it != seen_.end() && it->second.state == state ? &it->second.mark : nullptr;
   }
-  // Records a point (replacing an earlier one with the same fingerprint).
-  void remember(const std::vector<std::uint64_t>& state, Mark mark) {
-    seen_.insert_or_assign(state_fingerprint(seed_, state), Entry{state, std::move(mark)});
+  // Records a point (replacing an earlier one with the same key).
+  void remember(std::uint64_t key, const std::vector<std::uint64_t>& state, Mark mark) {
+    seen_.insert_or_assign(key, Entry{state, std::move(mark)});
   }
   std::size_t size() const { return seen_.size(); }
   void clear() { seen_.clear(); }
