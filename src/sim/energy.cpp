@@ -1,6 +1,8 @@
 #include "sim/energy.hpp"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -60,24 +62,48 @@ const EnergyTable& default_energy_table() {
 }
 
 EnergyBreakdown compute_energy(const EnergyTable& table, const CountersFile& counters) {
+  // A component's energy per operation, looked up once per run of lines of that component
+  // (a fabric's counters come in long runs: every wire, then every switch, ...).
+  struct Costs {
+    const std::string* component = nullptr;
+    double static_per_cycle = 0, area = 0;
+    std::vector<std::pair<const std::string*, double>> per_op;  // in the lines' op order
+  } costs;
+  auto look_up = [&](const CounterLine& l, const std::string& section) {
+    auto it = table.entries.find(l.component);
+    require(it != table.entries.end(),
+            "component {} (section [{}]) is not in the energy table; add a line for it",
+            l.component, section);
+    const auto& ops = it->second;
+    costs.component = &l.component;
+    auto st = ops.find("STATIC");
+    costs.static_per_cycle = st != ops.end() ? st->second : 0.0;
+    auto ar = ops.find("AREA");
+    costs.area = ar != ops.end() ? ar->second : 0.0;
+    costs.per_op.clear();
+    for (const auto& [op, count] : l.ops) {
+      auto e = ops.find(op);
+      require(e != ops.end(), "operation {} of component {} is not in the energy table", op,
+              l.component);
+      costs.per_op.emplace_back(&op, e->second);
+    }
+  };
+  auto same_costs = [&](const CounterLine& l) {
+    if (!costs.component || *costs.component != l.component || costs.per_op.size() != l.ops.size())
+      return false;
+    for (std::size_t i = 0; i < l.ops.size(); ++i)
+      if (*costs.per_op[i].first != l.ops[i].first) return false;
+    return true;
+  };
   EnergyBreakdown b;
   for (const CounterSection& s : counters.sections) {
     EnergyBreakdown::Part part{s.name, 0, 0, 0};
     for (const CounterLine& l : s.lines) {
-      auto it = table.entries.find(l.component);
-      require(it != table.entries.end(),
-              "component {} (section [{}]) is not in the energy table; add a line for it",
-              l.component, s.name);
-      const auto& ops = it->second;
-      if (auto st = ops.find("STATIC"); st != ops.end())
-        part.static_energy += static_cast<double>(counters.cycles) * st->second;
-      if (auto ar = ops.find("AREA"); ar != ops.end()) part.area += ar->second;
-      for (const auto& [op, count] : l.ops) {
-        auto e = ops.find(op);
-        require(e != ops.end(), "operation {} of component {} is not in the energy table", op,
-                l.component);
-        part.dynamic_energy += static_cast<double>(count) * e->second;
-      }
+      if (!same_costs(l)) look_up(l, s.name);
+      part.static_energy += static_cast<double>(counters.cycles) * costs.static_per_cycle;
+      part.area += costs.area;
+      for (std::size_t i = 0; i < l.ops.size(); ++i)
+        part.dynamic_energy += static_cast<double>(l.ops[i].second) * costs.per_op[i].second;
     }
     b.static_energy += part.static_energy;
     b.dynamic_energy += part.dynamic_energy;

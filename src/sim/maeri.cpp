@@ -4,11 +4,11 @@
 // state of the tile loop and skips its repetitions exactly (docs/sim.md, "Exact and fast
 // modes"). Building the machine and capturing its state are in maeri_machine.cpp.
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 
 #include "core/error.hpp"
-#include "core/rng.hpp"
 #include "sim/maeri_machine.hpp"
 #include "sim/steady_state.hpp"
 
@@ -264,33 +264,17 @@ void MaeriMachine::deliver(const Outgoing& p) {
 // ------------------------------------------------------------------------------------------
 // Collection bus, reduction network, multipliers, distribution
 
-void MaeriMachine::bus_cycle() { bus_.cycle(cnt_.data() + c_cb_out_); }
+void MaeriMachine::bus_cycle() { bus_.cycle(cnt_.data()); }
 
 void MaeriMachine::reduction_cycle() {
-  auto mixed = [this]() { mixed_neurons(); };
-  if (acc_)
-    for (int k = 0; k < ms_ - 1; ++k)
-      acc_buf_.cycle(k, g_.n_folding, cnt_.data(), bus_, c_cb_in_, mixed);
-  Link* memory = acc_ ? acc_buf_.in.data() : bus_.in.data();
-  const std::size_t c_memory = acc_ ? acc_buf_.c_wire : c_cb_in_;
-  for (int id : rn_.order) rn_.node_cycle(id, g_.n_folding, cnt_.data(), memory, c_memory, mixed);
+  rn_.cycle(g_.n_folding, cnt_.data(), bus_, acc_ ? &acc_buf_ : nullptr,
+            [this]() { mixed_neurons(); });
 }
 
 void MaeriMachine::multiplier_cycle(int i) {
   if (ms_vn_[i] < 0 && !ms_in_[i].pending) return;  // not mapped: never fed
   auto receive = [&]() __attribute__((always_inline)) {
-    MsInput& in = ms_in_[i];
-    if (!in.pending) return;
-    in.pending = false;
-    if (in.kind == kInput) {
-      ms_act_[i].push(Act{in.value, false});
-    } else if (in.kind == kWeight) {
-      if (static_cast<int>(ms_w_[i].size()) == ms_nf_[i]) ms_w_[i].clear();
-      ms_w_[i].push(in.value);
-    } else {
-      ms_act_[i].push(Act{in.value, true});
-      ++cnt_[c_fwd_psum_ + i];
-    }
+    fabric::receive(ms_in_[i], ms_act_[i], ms_w_[i], ms_nf_[i], cnt_[array_.c_fwd_psum + i]);
   };
   const int leaf = rn_.leaf_link(i);
   if (ms_fwd_psum_[i]) {
@@ -334,11 +318,11 @@ void MaeriMachine::multiplier_cycle(int i) {
   ms_w_[i].rotate();
   rn_.child_link(leaf).send_one(Psum{activation * weight, ms_vn_[i]});
   ++cnt_[rn_.c_wire + leaf];
-  ++cnt_[c_mult_ + i];
+  ++cnt_[array_.c_mult + i];
   if (ms_win_[i] < n_windows_ - 1 && ms_fw_send_[i] && i > 0) {
     ms_fw_link_[i - 1].pending = true;
     ms_fw_link_[i - 1].value = activation;
-    ++cnt_[c_mn_wire_ + i - 1];
+    ++cnt_[array_.c_wire + i - 1];
   }
   if (++ms_fold_[i] == nf) {
     ms_fold_[i] = 0;
@@ -691,19 +675,10 @@ EngineRun MaeriMachine::run() {
     require(stepped < 4'000'000'000ULL,
             "simulation exceeded 4e9 cycles; the tile is too small for this layer");
   }
-  EngineRun out;
-  out.cycles = cycle_;
-  out.simulated_cycles = stepped;
-  out.skips = skips;
-  out.gb = skips ? maeri_traffic(hw_, op_, t_) : gb_;
-  for (int i = 0; i < ms_; ++i) out.multiplications += cnt_[c_mult_ + i];
-  out.counters = counters_file(out.gb);
-  out.output_from_fabric = values_valid_;
-  if (data_) {
-    out.output = std::move(output_);
-    out.from_fabric = std::move(from_fabric_);
-  }
-  return out;
+  const GlobalBufferTraffic gb = skips ? maeri_traffic(hw_, op_, t_) : gb_;
+  const auto mult = cnt_.begin() + static_cast<std::ptrdiff_t>(array_.c_mult);
+  return result(stepped, skips, gb, std::accumulate(mult, mult + ms_, std::uint64_t{0}),
+                counters_file(gb));
 }
 
 }  // namespace maeri

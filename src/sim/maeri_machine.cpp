@@ -12,7 +12,7 @@ namespace telar::sim::maeri {
 
 MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
                            const EngineOptions& options)
-    : hw_(hw), op_(op), t_(tile), data_(options.data), fast_(options.fast) {
+    : DenseMachine(hw, op, tile, options, static_cast<std::size_t>(op.output_elements())) {
   g_ = tile_geometry(hw, op, tile);
   R_ = op.R, S_ = op.S, Cg_ = op.c_per_group(), Kg_ = op.k_per_group(), G_ = op.G, N_ = op.N;
   Xo_ = op.out_x(), Yo_ = op.out_y(), stride_ = op.stride;
@@ -28,11 +28,6 @@ MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Ti
       1LL * g_.iter_N * g_.iter_G * g_.iter_K * g_.iter_X * g_.iter_Y * vnat_iters * g_.num_vns;
   acc_ = hw.accumulation_buffer && hw.rn == ReduceNetwork::Art;
   lines_ = hw.rn_bw;
-  values_valid_ = data_ != nullptr;
-  if (data_) {
-    output_.assign(static_cast<std::size_t>(op.output_elements()), 0.0f);
-    from_fabric_.assign(output_.size(), 0);
-  }
 
   cursor_.resize(ports_);
   port_psum_.resize(ports_);
@@ -47,12 +42,8 @@ MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Ti
   // Counter layout.
   CounterLayout layout;
   dn_.build(ports_, ms_, layout);
-  c_mn_wire_ = layout.take(ms_ - 1);
-  c_mult_ = layout.take(ms_);
-  c_fwd_psum_ = layout.take(ms_);
+  array_.build(ms_, layout);
   build_reduction(layout);  // sets bus geometry
-  c_cb_in_ = layout.take(static_cast<std::size_t>(lines_) * bus_ports_);
-  c_cb_out_ = layout.take(lines_);
   build_templates();
   // Packets sent per template part and partial sums sent per multiplier: the distribution
   // network's counters follow from these at the end (each part always takes the same route).
@@ -73,7 +64,7 @@ MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Ti
 void MaeriMachine::build_reduction(CounterLayout& layout) {
   wiring_ = wire_collection_bus(hw_.rn, ms_, lines_);
   bus_ports_ = wiring_.ports_per_line;
-  bus_.resize(lines_, bus_ports_);
+  bus_.build(lines_, bus_ports_, layout);
   rn_.build(hw_.rn, ms_, wiring_, acc_, layout);
   rn_.configure(compile_reduce_tree(hw_.rn, ms_, g_.vn_size, g_.num_vns));
   if (acc_) {
@@ -110,6 +101,7 @@ void MaeriMachine::build_multipliers() {
       ms_vn_[ms] = v;
       ms_nf_[ms] = g_.n_folding;
       ms_fwd_psum_[ms] = g_.folding && j == 0;
+      cnt_[array_.c_conf + ms] = 1;  // configured once
     }
   const bool links = t_.T_Y == 1 && stride_ == 1 && S_ % t_.T_S == 0;
   if (links)
@@ -288,19 +280,9 @@ CountersFile MaeriMachine::counters_file(const GlobalBufferTraffic& gb) const {
       if (cnt_[c_psum_to_ + ms])
         dn_.count_route(ms / per_port_, &ms, 1, cnt_[c_psum_to_ + ms], routes.data());
   }
-  CounterSection mn{"MSNetwork", {}};
-  reserve_lines(mn, 2 * static_cast<std::size_t>(ms_));
-  add_wires(mn, "MN_WIRE", cnt_.data() + c_mn_wire_, static_cast<std::size_t>(ms_ - 1));
-  for (int i = 0; i < ms_; ++i)
-    mn.lines.push_back(CounterLine{"MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + i]},
-                                                  {"FORWARD_PSUM", cnt_[c_fwd_psum_ + i]},
-                                                  {"CONFIGURATION", ms_vn_[i] >= 0 ? 1u : 0u}}});
-  CounterSection rn{"ReduceNetwork", {}};
-  rn_.add_lines(rn, cnt_.data());
-  if (acc_) acc_buf_.add_lines(rn, cnt_.data());
-  return assemble_counters(cycle_, dn_.section(cnt_.data(), routes.data()), std::move(mn), std::move(rn), gb,
-                           collection_bus_section(lines_, bus_ports_, cnt_.data() + c_cb_in_,
-                                                  cnt_.data() + c_cb_out_));
+  const std::uint64_t* c = cnt_.data();
+  return assemble_counters(cycle_, dn_.section(c, routes.data()), array_.section(c),
+                           rn_.section(c, acc_ ? &acc_buf_ : nullptr), gb, bus_.section(c));
 }
 
 }  // namespace telar::sim::maeri

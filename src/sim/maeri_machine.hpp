@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "sim/dense_machine.hpp"
 #include "sim/engine.hpp"
 #include "sim/fabric/accumulation_buffer.hpp"
 #include "sim/fabric/collection_bus.hpp"
@@ -54,7 +55,7 @@ struct PsumPacket {
   int dest;
 };
 
-class MaeriMachine {
+class MaeriMachine : DenseMachine {
  public:
   MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
                const EngineOptions& options);
@@ -62,12 +63,7 @@ class MaeriMachine {
 
  private:
   // --- configuration ---
-  HardwareConfig hw_;
-  DenseOp op_;
-  Tile t_;
   TileGeometry g_;
-  const DenseData* data_;
-  bool fast_;
   int R_, S_, Cg_, Kg_, G_, N_, Xo_, Yo_, stride_;
   int ms_, per_port_, ports_;
   DistributionTree dn_;
@@ -132,18 +128,11 @@ class MaeriMachine {
   Ring<Psum> write_fifo_;
   std::vector<long long> vnat_count_;
   std::vector<int> vnat_psum_;
-  std::uint64_t cycle_ = 0;
   std::uint64_t gate_stalls_ = 0;  // cycles the controller waited for a previous iteration
 
-  // --- values ---
-  bool values_valid_;
-  std::vector<float> output_;
-  std::vector<std::uint8_t> from_fabric_;
-
-  // --- counters ---
-  GlobalBufferTraffic gb_;
-  std::vector<std::uint64_t> cnt_;  // flat; offsets below
-  std::size_t c_mn_wire_, c_mult_, c_fwd_psum_, c_cb_in_, c_cb_out_, c_psum_to_, c_end_;
+  // --- counters (in cnt_) ---
+  LinearArrayCounters array_;
+  std::size_t c_psum_to_, c_end_;
 
   // --- packet templates ---
   struct TemplatePart {

@@ -4,11 +4,9 @@
 // per step, accumulated over the row's K folds. Fast mode skips rows already simulated from
 // the same fabric state.
 #include <algorithm>
-#include <optional>
 
 #include "core/error.hpp"
 #include "sim/sparse_machine.hpp"
-#include "sim/steady_state.hpp"
 
 namespace telar::sim {
 
@@ -56,19 +54,6 @@ EngineRun SparseMachine::run_magma(const SparseDenseOp& op, const SparseDenseTil
   // Fast mode: a row's timing and counts depend only on its number of non-zeros and on where
   // the bus arbiters stand when it starts (the fabric is otherwise empty), so rows already seen
   // in the same situation are skipped.
-  struct RowEffect {
-    std::uint64_t cycles;
-    std::vector<std::uint64_t> d_counters;
-    std::vector<int> bus_rr_after;
-  };
-  struct Recording {
-    std::uint64_t key;
-    std::vector<std::uint64_t> state;
-    std::uint64_t cycle;
-    std::vector<std::uint64_t> counters;
-  };
-  StateMemory<RowEffect> seen(0x5c);
-  std::optional<Recording> recording;
   std::uint64_t stepped = 0;
   int skips = 0;
 
@@ -81,29 +66,15 @@ EngineRun SparseMachine::run_magma(const SparseDenseOp& op, const SparseDenseTil
   };
 
   while (true) {
-    if (state_ == State::Configuring && fast_ && recording) {  // the recorded row ended here
-      RowEffect e{cycle_ - recording->cycle, cnt_, bus_.rr};
-      for (std::size_t i = 0; i < cnt_.size(); ++i) e.d_counters[i] -= recording->counters[i];
-      seen.remember(recording->key, recording->state, std::move(e));
-      recording.reset();
-    }
-    if (state_ == State::Configuring && fast_ && cur_m != last_row && idle()) {
-      std::vector<std::uint64_t> state{static_cast<std::uint64_t>(mk.row_nnz(cur_m))};
-      for (int rr : bus_.rr) state.push_back(static_cast<std::uint64_t>(rr));
-      const std::uint64_t key = seen.key(state);
-      if (const RowEffect* e = seen.find(key, state)) {
-        cycle_ += e->cycles;
-        for (std::size_t i = 0; i < cnt_.size(); ++i) cnt_[i] += e->d_counters[i];
-        bus_.rr = e->bus_rr_after;
-        ++reconfigurations_;
-        row_output_from_reference(cur_m);
-        current_output += n_and_pad;
-        ++skips;
-        cur_m = retire_empty_rows(cur_m + 1);
-        out_row = cur_m;
-        continue;
-      }
-      recording = Recording{key, std::move(state), cycle_, cnt_};
+    if (state_ == State::Configuring && fast_) end_phase();
+    if (state_ == State::Configuring && fast_ && cur_m != last_row && idle() &&
+        repeat_phase({static_cast<std::uint64_t>(mk.row_nnz(cur_m))})) {
+      row_output_from_reference(cur_m);
+      current_output += n_and_pad;
+      ++skips;
+      cur_m = retire_empty_rows(cur_m + 1);
+      out_row = cur_m;
+      continue;
     }
     ++cycle_;
     ++stepped;
@@ -199,9 +170,7 @@ EngineRun SparseMachine::run_magma(const SparseDenseOp& op, const SparseDenseTil
       case State::AllSent:
         break;
     }
-    send_ports();
-    fabric_cycle();
-    if (execution_finished_) break;
+    if (fabric_cycle()) break;
   }
   if (with_values)
     for (std::size_t i = 0; i < output_.size(); ++i)

@@ -8,8 +8,10 @@
 // is taken in the next); every product goes to its element's accumulator, which emits the sum
 // after K products. The next tile starts after every output of this one has been written.
 #include <algorithm>
+#include <numeric>
 
 #include "core/error.hpp"
+#include "sim/dense_machine.hpp"
 #include "sim/engine.hpp"
 #include "sim/fabric/accumulation_buffer.hpp"
 #include "sim/fabric/collection_bus.hpp"
@@ -37,18 +39,13 @@ struct EdgePacket {
 
 enum class State { Configuring, Distributing, Waiting, AllSent };
 
-class MeshMachine {
+class MeshMachine : DenseMachine {
  public:
   MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
               const EngineOptions& options);
   EngineRun run();
 
  private:
-  HardwareConfig hw_;
-  DenseOp op_;
-  Tile t_;
-  const DenseData* data_;
-  bool fast_;
   int rows_, cols_, M_, N_, K_, T_M_, T_N_, iter_M_, iter_N_;
   int ports_, per_port_;
   DistributionTree dn_;
@@ -76,15 +73,8 @@ class MeshMachine {
   long long outputs_done_ = 0, outputs_in_tile_ = 0, tiles_done_ = 0;
   bool finished_ = false;
   Ring<Psum> write_fifo_;
-  std::uint64_t cycle_ = 0;
 
-  bool values_valid_;
-  std::vector<float> output_;
-  std::vector<std::uint8_t> from_fabric_;
-
-  GlobalBufferTraffic gb_;
-  std::vector<std::uint64_t> cnt_;
-  std::size_t c_v_wire_, c_h_wire_, c_mult_, c_cfg_, c_cb_in_, c_cb_out_;
+  std::size_t c_v_wire_, c_h_wire_, c_mult_, c_cfg_;
 
   void step();
   void memory_cycle();
@@ -98,7 +88,7 @@ class MeshMachine {
 
 MeshMachine::MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
                          const EngineOptions& options)
-    : hw_(hw), op_(op), t_(tile), data_(options.data), fast_(options.fast) {
+    : DenseMachine(hw, op, tile, options, static_cast<std::size_t>(op.X) * op.K) {
   rows_ = hw.ms_rows, cols_ = hw.ms_cols;
   M_ = op.X, N_ = op.K, K_ = op.S;  // DenseGEMM mapped as STONNE's loadDenseGEMM does
   T_M_ = tile.T_X, T_N_ = tile.T_K;
@@ -109,11 +99,6 @@ MeshMachine::MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile
   lines_ = hw.rn_bw;
   const int pes = rows_ * cols_;
   bus_ports_ = std::max(hw.ms_size / lines_ + 1, (pes - 1) / lines_ + 1);
-  values_valid_ = data_ != nullptr;
-  if (data_) {
-    output_.assign(static_cast<std::size_t>(M_) * N_, 0.0f);
-    from_fabric_.assign(output_.size(), 0);
-  }
 
   port_q_.resize(ports_);
   latch_full_.assign(ports_, false);
@@ -122,7 +107,6 @@ MeshMachine::MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile
   top_fifo_.resize(pes), left_fifo_.resize(pes);
   fwd_right_.assign(pes, 0), fwd_bottom_.assign(pes, 0);
   vn_.assign(pes, 0);
-  bus_.resize(lines_, bus_ports_);
 
   CounterLayout layout;
   dn_.build(ports_, rows_ + cols_, layout);
@@ -132,8 +116,7 @@ MeshMachine::MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile
   c_cfg_ = layout.take(1);
   acc_.build(pes, layout);
   for (int k = 0; k < pes; ++k) acc_.bus_input[k] = (k % lines_) * bus_ports_ + k / lines_;
-  c_cb_in_ = layout.take(bus_.in.size());
-  c_cb_out_ = layout.take(lines_);
+  bus_.build(lines_, bus_ports_, layout);
   cnt_.assign(layout.size(), 0);
 }
 
@@ -278,9 +261,9 @@ void MeshMachine::mesh_cycle() {
 void MeshMachine::step() {
   ++cycle_;
   memory_cycle();
-  bus_.cycle(cnt_.data() + c_cb_out_);
+  bus_.cycle(cnt_.data());
   for (int k = 0; k < rows_ * cols_; ++k)
-    acc_.cycle(k, acc_psums_, cnt_.data(), bus_, c_cb_in_,
+    acc_.cycle(k, acc_psums_, cnt_.data(), bus_,
                []() { fail("internal error in the mesh: two outputs meet in one accumulator"); });
   mesh_cycle();
   if (dn_.has_switches())
@@ -371,19 +354,10 @@ EngineRun MeshMachine::run() {
     ++stepped;
     require(stepped < 4'000'000'000ULL, "simulation exceeded 4e9 cycles");
   }
-  EngineRun out;
-  out.cycles = cycle_;
-  out.simulated_cycles = stepped;
-  out.skips = skips;
-  out.gb = skips ? mesh_traffic(hw_, op_, t_) : gb_;
-  for (int e = 0; e < rows_ * cols_; ++e) out.multiplications += cnt_[c_mult_ + e];
-  out.counters = counters_file(out.gb);
-  out.output_from_fabric = values_valid_;
-  if (data_) {
-    out.output = std::move(output_);
-    out.from_fabric = std::move(from_fabric_);
-  }
-  return out;
+  const GlobalBufferTraffic gb = skips ? mesh_traffic(hw_, op_, t_) : gb_;
+  const auto mult = cnt_.begin() + static_cast<std::ptrdiff_t>(c_mult_);
+  return result(stepped, skips, gb, std::accumulate(mult, mult + rows_ * cols_, std::uint64_t{0}),
+                counters_file(gb));
 }
 
 CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
@@ -398,9 +372,8 @@ CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
         "MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + e]}, {"CONFIGURATION", cnt_[c_cfg_]}}});
   CounterSection rn{"ReduceNetwork", {}};
   acc_.add_lines(rn, cnt_.data());
-  return assemble_counters(cycle_, dn_.section(cnt_.data(), cnt_.data()), std::move(mn), std::move(rn), gb,
-                           collection_bus_section(lines_, bus_ports_, cnt_.data() + c_cb_in_,
-                                                  cnt_.data() + c_cb_out_));
+  return assemble_counters(cycle_, dn_.section(cnt_.data(), cnt_.data()), std::move(mn),
+                           std::move(rn), gb, bus_.section(cnt_.data()));
 }
 
 }  // namespace

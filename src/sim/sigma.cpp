@@ -5,11 +5,9 @@
 // stationary non-zero of its column. Fast mode skips streamed rows once the fabric repeats.
 #include <algorithm>
 #include <map>
-#include <optional>
 
 #include "core/error.hpp"
 #include "sim/sparse_machine.hpp"
-#include "sim/steady_state.hpp"
 
 namespace telar::sim {
 
@@ -184,46 +182,21 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
   //    state at the start of a cycle repeats within a configuration, the cycles between the
   //    two points repeat until the last row is pushed. States are compared every `stride`
   //    rows; the stride doubles while none repeats (a growing backlog), to bound their cost.
-  struct ConfigurationEffect {
-    std::uint64_t cycles;
-    std::vector<std::uint64_t> d_counters;  // input reads left out: streamed_reads()
-    std::vector<int> bus_rr_after;
-  };
-  struct Recording {
-    std::uint64_t key;
-    std::vector<std::uint64_t> state;
-    std::uint64_t cycle;
-    std::vector<std::uint64_t> counters;
-  };
-  StateMemory<ConfigurationEffect> configurations(0x5b);
   int skips = 0;
-  std::optional<Recording> recording;
   auto configuration_words = [&]() {
-    std::vector<std::uint64_t> key{clusters.size(), fold_j > 0 ? 1u : 0u};
+    std::vector<std::uint64_t> words{clusters.size(), fold_j > 0 ? 1u : 0u};
     for (std::size_t v = 0; v < clusters.size(); ++v)
-      key.push_back(static_cast<std::uint64_t>(sizes[v]) << 1 | psum_first[v]);
+      words.push_back(static_cast<std::uint64_t>(sizes[v]) << 1 | psum_first[v]);
     for (std::size_t c = 0; c + 1 < column_first.size(); ++c) {
-      key.push_back(column_first[c + 1] - column_first[c]);
+      words.push_back(column_first[c + 1] - column_first[c]);
       for (std::uint32_t d = column_first[c]; d < column_first[c + 1]; ++d)
-        key.push_back(static_cast<std::uint64_t>(column_dests[d]));
+        words.push_back(static_cast<std::uint64_t>(column_dests[d]));
     }
-    for (int rr : bus_.rr) key.push_back(static_cast<std::uint64_t>(rr));
-    return key;
+    return words;
   };
-  auto end_recording = [&]() {
-    if (!recording) return;
-    ConfigurationEffect e{cycle_ - recording->cycle, cnt_, bus_.rr};
-    for (std::size_t i = 0; i < cnt_.size(); ++i) e.d_counters[i] -= recording->counters[i];
-    e.d_counters[c_gb_i_] = 0;
-    configurations.remember(recording->key, recording->state, std::move(e));
-    recording.reset();
-  };
-  auto skip_configuration = [&](const ConfigurationEffect& e) {
-    cycle_ += e.cycles;
-    for (std::size_t i = 0; i < cnt_.size(); ++i) cnt_[i] += e.d_counters[i];
-    cnt_[c_gb_i_] += streamed_reads(0, dim_str);
-    bus_.rr = e.bus_rr_after;
-    ++reconfigurations_;
+  auto skip_configuration = [&](const PhaseEffect& e) {
+    // The streamed rows' non-zeros (input reads) differ from configuration to configuration.
+    cnt_[c_gb_i_] += streamed_reads(0, dim_str) - e.d_counters[c_gb_i_];
     if (values_)  // this configuration's outputs, maybe written by an earlier part of its row
       for (const Cluster& c : clusters)
         for (int s = 0; s < dim_str; ++s) from_fabric_[out_index(c.row, s)] = 0;
@@ -272,17 +245,12 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
       build_configuration();
       marks.clear();
       stride = 1;
-      if (fast_) {
-        end_recording();
-        if (idle()) {
-          std::vector<std::uint64_t> configuration = configuration_words();
-          const std::uint64_t key = configurations.key(configuration);
-          if (const ConfigurationEffect* e = configurations.find(key, configuration)) {
-            skip_configuration(*e);
-            if (!next_configuration()) break;
-            continue;
-          }
-          recording = Recording{key, std::move(configuration), cycle_, cnt_};
+      if (fast_) end_phase();
+      if (fast_ && idle()) {
+        if (const PhaseEffect* e = repeat_phase(configuration_words())) {
+          skip_configuration(*e);
+          if (!next_configuration()) break;
+          continue;
         }
       }
     }
@@ -368,9 +336,7 @@ EngineRun SparseMachine::run_sigma(const SparseGemmOp& op) {
       case State::AllSent:
         break;
     }
-    send_ports();
-    fabric_cycle();
-    if (execution_finished_) break;
+    if (fabric_cycle()) break;
   }
   return finish(stepped, skips);
 }

@@ -32,13 +32,10 @@ SparseMachine::SparseMachine(const HardwareConfig& hw, const SparseEngineOptions
 
   CounterLayout layout;
   dn_.build(ports_, ms_, layout);
-  c_mn_wire_ = layout.take(ms_ - 1);
-  c_mult_ = layout.take(ms_);
-  c_fwd_psum_ = layout.take(ms_);
-  c_ms_conf_ = layout.take(ms_);
+  array_.build(ms_, layout);
   wiring_ = wire_collection_bus(ReduceNetwork::Art, ms_, lines_);
   bus_ports_ = wiring_.ports_per_line;
-  bus_.resize(lines_, bus_ports_);
+  bus_.build(lines_, bus_ports_, layout);
   rn_.build(ReduceNetwork::Art, ms_, wiring_, acc_, layout);
   if (acc_) {
     acc_buf_.build(ms_ - 1, layout);
@@ -47,8 +44,6 @@ SparseMachine::SparseMachine(const HardwareConfig& hw, const SparseEngineOptions
       acc_buf_.bus_input[k] = wiring_.line[node] * bus_ports_ + wiring_.port[node];
     }
   }
-  c_cb_in_ = layout.take(static_cast<std::size_t>(lines_) * bus_ports_);
-  c_cb_out_ = layout.take(lines_);
   c_gb_w_ = layout.take(1);
   c_gb_i_ = layout.take(1);
   c_gb_pr_ = layout.take(1);
@@ -77,7 +72,7 @@ void SparseMachine::configure(const std::vector<int>& sizes,
     for (int j = 0; j < sizes[v]; ++j, ++ms) {
       ms_vn_[ms] = static_cast<int>(v);
       ms_direct_[ms] = psum_first[v] && j == 0;
-      ++cnt_[c_ms_conf_ + ms];
+      ++cnt_[array_.c_conf + ms];
     }
   acc_folds_ = n_folding;
   ++reconfigurations_;
@@ -141,20 +136,8 @@ void SparseMachine::deliver(Kind kind, float value, const int* dests, std::uint3
 }
 
 void SparseMachine::multiplier_cycle(int i) {
-  MsInput& in = ms_in_[i];
-  if (in.pending) {
-    in.pending = false;
-    if (ms_vn_[i] < 0) internal("a value reached an unconfigured multiplier");
-    if (in.kind == kInput) {
-      ms_act_[i].push(Act{in.value, false});
-    } else if (in.kind == kWeight) {
-      if (static_cast<int>(ms_w_[i].size()) == ms_nf_[i]) ms_w_[i].clear();
-      ms_w_[i].push(in.value);
-    } else {
-      ms_act_[i].push(Act{in.value, true});
-      ++cnt_[c_fwd_psum_ + i];
-    }
-  }
+  if (ms_in_[i].pending && ms_vn_[i] < 0) internal("a value reached an unconfigured multiplier");
+  receive(ms_in_[i], ms_act_[i], ms_w_[i], ms_nf_[i], cnt_[array_.c_fwd_psum + i]);
   if (ms_act_[i].empty()) return;
   const int leaf = rn_.leaf_link(i);
   if (ms_direct_[i]) {  // passes the partial sum from the Global Buffer into its neuron
@@ -168,18 +151,14 @@ void SparseMachine::multiplier_cycle(int i) {
   ms_w_[i].rotate();
   rn_.child_link(leaf).send_one(Psum{activation * weight, ms_vn_[i]});
   ++cnt_[rn_.c_wire + leaf];
-  ++cnt_[c_mult_ + i];
+  ++cnt_[array_.c_mult + i];
 }
 
-void SparseMachine::fabric_cycle() {
-  bus_.cycle(cnt_.data() + c_cb_out_);
-  auto mixed = [this]() { internal("two neurons meet in one adder or accumulator"); };
-  if (acc_)
-    for (int k = 0; k < ms_ - 1; ++k)
-      acc_buf_.cycle(k, acc_folds_, cnt_.data(), bus_, c_cb_in_, mixed);
-  Link* memory = acc_ ? acc_buf_.in.data() : bus_.in.data();
-  const std::size_t c_memory = acc_ ? acc_buf_.c_wire : c_cb_in_;
-  for (int id : rn_.order) rn_.node_cycle(id, 1, cnt_.data(), memory, c_memory, mixed);
+bool SparseMachine::fabric_cycle() {
+  send_ports();
+  bus_.cycle(cnt_.data());
+  rn_.cycle(acc_folds_, cnt_.data(), bus_, acc_ ? &acc_buf_ : nullptr,
+            [this]() { internal("two neurons meet in one adder or accumulator"); });
   if (rn_.lookup_in.pending) {  // the lookup table passes the root's results to the controller
     std::swap(mem_in_, rn_.lookup_in);
     rn_.lookup_in.pending = false;
@@ -192,6 +171,7 @@ void SparseMachine::fabric_cycle() {
       deliver(latch_kind_[port], latch_value_[port], latch_dests_[port].data(),
               static_cast<std::uint32_t>(latch_dests_[port].size()));
     }
+  return execution_finished_;
 }
 
 // Nothing in flight anywhere (only the bus arbiters' positions carry over).
@@ -202,6 +182,29 @@ bool SparseMachine::idle() const {
   for (int i = 0; i < ms_; ++i)
     if (ms_in_[i].pending || !ms_act_[i].empty()) return false;
   return rn_.idle() && acc_buf_.idle() && bus_.idle();
+}
+
+const SparseMachine::PhaseEffect* SparseMachine::repeat_phase(std::vector<std::uint64_t> words) {
+  for (int rr : bus_.rr) words.push_back(static_cast<std::uint64_t>(rr));
+  const std::uint64_t key = phases_.key(words);
+  const PhaseEffect* e = phases_.find(key, words);
+  if (!e) {
+    recording_ = PhaseRecording{key, std::move(words), cycle_, cnt_};
+    return nullptr;
+  }
+  cycle_ += e->cycles;
+  for (std::size_t i = 0; i < cnt_.size(); ++i) cnt_[i] += e->d_counters[i];
+  bus_.rr = e->bus_rr_after;
+  ++reconfigurations_;
+  return e;
+}
+
+void SparseMachine::end_phase() {
+  if (!recording_) return;
+  PhaseEffect e{cycle_ - recording_->cycle, cnt_, bus_.rr};
+  for (std::size_t i = 0; i < cnt_.size(); ++i) e.d_counters[i] -= recording_->counters[i];
+  phases_.remember(recording_->key, recording_->state, std::move(e));
+  recording_.reset();
 }
 
 void SparseMachine::fabric_state(std::vector<std::uint64_t>& s) const {
@@ -247,7 +250,7 @@ EngineRun SparseMachine::finish(std::uint64_t stepped, int skips) {
   out.skips = skips;
   out.reconfigurations = reconfigurations_;
   out.gb = traffic();
-  for (int i = 0; i < ms_; ++i) out.multiplications += cnt_[c_mult_ + i];
+  for (int i = 0; i < ms_; ++i) out.multiplications += cnt_[array_.c_mult + i];
   out.counters = counters_file();
   out.output_from_fabric = skips == 0;
   if (values_) {
@@ -258,19 +261,9 @@ EngineRun SparseMachine::finish(std::uint64_t stepped, int skips) {
 }
 
 CountersFile SparseMachine::counters_file() const {
-  CounterSection mn{"MSNetwork", {}};
-  reserve_lines(mn, 2 * static_cast<std::size_t>(ms_));
-  add_wires(mn, "MN_WIRE", cnt_.data() + c_mn_wire_, static_cast<std::size_t>(ms_ - 1));
-  for (int i = 0; i < ms_; ++i)
-    mn.lines.push_back(CounterLine{"MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + i]},
-                                                  {"FORWARD_PSUM", cnt_[c_fwd_psum_ + i]},
-                                                  {"CONFIGURATION", cnt_[c_ms_conf_ + i]}}});
-  CounterSection rn{"ReduceNetwork", {}};
-  rn_.add_lines(rn, cnt_.data());
-  if (acc_) acc_buf_.add_lines(rn, cnt_.data());
-  return assemble_counters(cycle_, dn_.section(cnt_.data(), cnt_.data()), std::move(mn), std::move(rn), traffic(),
-                           collection_bus_section(lines_, bus_ports_, cnt_.data() + c_cb_in_,
-                                                  cnt_.data() + c_cb_out_));
+  const std::uint64_t* c = cnt_.data();
+  return assemble_counters(cycle_, dn_.section(c, c), array_.section(c),
+                           rn_.section(c, acc_ ? &acc_buf_ : nullptr), traffic(), bus_.section(c));
 }
 
 }  // namespace telar::sim::sparse

@@ -17,6 +17,7 @@
 //    line, follow the timing here exactly.)
 //  * What each controller does with it: magma.cpp and sigma.cpp.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/error.hpp"
@@ -29,6 +30,7 @@
 #include "sim/fabric/reduction_network.hpp"
 #include "sim/reduce_tree.hpp"
 #include "sim/ring.hpp"
+#include "sim/steady_state.hpp"
 
 namespace telar::sim::sparse {
 
@@ -93,10 +95,32 @@ class SparseMachine {
   std::vector<std::uint8_t> from_fabric_;
   bool values_valid_ = true;  // false once a skip has left the fabric's values behind
 
+  // --- fast mode: phases (a MAGMA row, a SIGMA configuration) that start on an idle fabric ---
+  // What such a phase does depends only on its own description and on where the bus arbiters
+  // stand when it starts; a phase seen before is skipped with its recorded effect.
+  struct PhaseEffect {
+    std::uint64_t cycles;
+    std::vector<std::uint64_t> d_counters;
+    std::vector<int> bus_rr_after;
+  };
+  struct PhaseRecording {
+    std::uint64_t key;
+    std::vector<std::uint64_t> state;
+    std::uint64_t cycle;
+    std::vector<std::uint64_t> counters;
+  };
+  StateMemory<PhaseEffect> phases_{0x5c};
+  std::optional<PhaseRecording> recording_;
+  // At the start of a phase on an idle fabric described by `words`: the effect of an earlier
+  // phase in the same state, applied (cycles, counters, arbiters, one reconfiguration); or null,
+  // and this phase is recorded until end_phase().
+  const PhaseEffect* repeat_phase(std::vector<std::uint64_t> words);
+  void end_phase();  // a phase ends here (called at every phase start)
+
   // --- counters (flat; offsets below) ---
   std::vector<std::uint64_t> cnt_;
-  std::size_t c_mn_wire_, c_mult_, c_fwd_psum_, c_ms_conf_, c_cb_in_, c_cb_out_, c_gb_w_, c_gb_i_,
-      c_gb_pr_, c_gb_pw_;
+  LinearArrayCounters array_;
+  std::size_t c_gb_w_, c_gb_i_, c_gb_pr_, c_gb_pw_;
 
   // --- fabric ---
   void configure(const std::vector<int>& sizes, const std::vector<std::uint8_t>& psum_first,
@@ -106,7 +130,8 @@ class SparseMachine {
   void send_ports();
   void deliver(Kind kind, float value, const int* dests, std::uint32_t count);
   void multiplier_cycle(int i);
-  void fabric_cycle();
+  // The read ports send, then the fabric runs its cycle; true once the run has finished.
+  bool fabric_cycle();
   bool idle() const;
   // Everything in flight on the fabric and in the controller's write FIFO, without data values
   // (the steady-state skipper's view; the configuration is not included).

@@ -21,7 +21,13 @@ std::string format_counters(const CountersFile& c) {
     fmt::format_to(std::back_inserter(out), "[{}]\n", s.name);
     for (const CounterLine& l : s.lines) {
       out.append(l.component);
-      for (const auto& [op, count] : l.ops) fmt::format_to(std::back_inserter(out), " {}={}", op, count);
+      for (const auto& [op, count] : l.ops) {
+        out.push_back(' ');
+        out.append(op);
+        out.push_back('=');
+        const fmt::format_int digits(count);
+        out.append(digits.data(), digits.data() + digits.size());
+      }
       out.push_back('\n');
     }
   }

@@ -41,7 +41,7 @@ struct AccumulationBuffer {
   // meet in its register.
   template <typename Mixed>
   [[gnu::always_inline]] void cycle(int k, int folds, std::uint64_t* counters, CollectionBus& bus,
-                                    std::size_t c_bus_in, Mixed&& mixed) {
+                                    Mixed&& mixed) {
     Link& link = in[k];
     if (link.pending) link.take([&](const Psum& v) { fifo[k].push(v); });
     if (fifo[k].empty()) return;
@@ -60,7 +60,7 @@ struct AccumulationBuffer {
     if (count[k] == folds - 1) {
       count[k] = 0;
       bus.in[bus_input[k]].send_one(reg[k]);
-      ++counters[c_bus_in + bus_input[k]];
+      ++counters[bus.c_in + bus_input[k]];
     } else {
       ++count[k];
     }

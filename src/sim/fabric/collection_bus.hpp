@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/fabric/counters.hpp"
 #include "sim/fabric/link.hpp"
 #include "sim/fabric/state_words.hpp"
 #include "sim/ring.hpp"
@@ -20,10 +21,13 @@ struct CollectionBus {
   std::vector<int> rr;            // per line: the FIFO its next scan starts at
   std::vector<long long> queued;  // per line: values waiting in its FIFOs
   std::vector<Link> out;          // per line
+  std::size_t c_in = 0, c_out = 0;  // counters: writes on each input link, on each output
 
-  void resize(int line_count, int ports_per_line) {
+  void build(int line_count, int ports_per_line, CounterLayout& counters) {
     lines = line_count;
     ports = ports_per_line;
+    c_in = counters.take(static_cast<std::size_t>(lines) * ports);
+    c_out = counters.take(static_cast<std::size_t>(lines));
     in.assign(static_cast<std::size_t>(lines) * ports, Link{});
     fifo.assign(in.size(), Ring<Psum>{});
     rr.assign(lines, 0);
@@ -31,8 +35,9 @@ struct CollectionBus {
     out.assign(lines, Link{});
   }
 
-  // One cycle; sent[l] counts the values line l sends (the CB_WIRE counters of its output).
-  [[gnu::always_inline]] void cycle(std::uint64_t* sent) {
+  // One cycle (counting what each line sends).
+  [[gnu::always_inline]] void cycle(std::uint64_t* counters) {
+    std::uint64_t* sent = counters + c_out;
     for (int l = 0; l < lines; ++l) {
       const std::size_t base = static_cast<std::size_t>(l) * ports;
       for (int p = 0; p < ports; ++p) {
@@ -67,6 +72,18 @@ struct CollectionBus {
       put_link(s, in[k]);
       put_ring(s, fifo[k]);
     }
+  }
+
+  // The CollectionBus section: per line, its input wires and its output wire.
+  CounterSection section(const std::uint64_t* counters) const {
+    CounterSection cb{"CollectionBus", {}};
+    reserve_lines(cb, static_cast<std::size_t>(lines) * (ports + 1));
+    for (int l = 0; l < lines; ++l) {
+      add_wires(cb, "CB_WIRE", counters + c_in + static_cast<std::size_t>(l) * ports,
+                static_cast<std::size_t>(ports));
+      add_wires(cb, "CB_WIRE", counters + c_out + l, 1);
+    }
+    return cb;
   }
 
   // Nothing in flight on the bus (the arbiters' positions aside).

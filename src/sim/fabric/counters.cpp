@@ -19,20 +19,29 @@ void add_wires(CounterSection& section, const char* name, const std::uint64_t* w
     section.lines.push_back(CounterLine{name, {{"WRITE", writes[i]}, {"READ", 0}}});
 }
 
+void LinearArrayCounters::build(int n, CounterLayout& counters) {
+  multipliers = n;
+  c_wire = counters.take(static_cast<std::size_t>(n - 1));
+  c_mult = counters.take(static_cast<std::size_t>(n));
+  c_fwd_psum = counters.take(static_cast<std::size_t>(n));
+  c_conf = counters.take(static_cast<std::size_t>(n));
+}
+
+CounterSection LinearArrayCounters::section(const std::uint64_t* counters) const {
+  CounterSection mn{"MSNetwork", {}};
+  const std::size_t n = static_cast<std::size_t>(multipliers);
+  reserve_lines(mn, 2 * n);
+  add_wires(mn, "MN_WIRE", counters + c_wire, n - 1);
+  for (std::size_t i = 0; i < n; ++i)
+    mn.lines.push_back(CounterLine{"MULTIPLIER", {{"MULTIPLICATION", counters[c_mult + i]},
+                                                  {"FORWARD_PSUM", counters[c_fwd_psum + i]},
+                                                  {"CONFIGURATION", counters[c_conf + i]}}});
+  return mn;
+}
+
 CounterSection global_buffer_section(const GlobalBufferTraffic& gb) {
   return CounterSection{"GlobalBuffer",
                         {CounterLine{"GLOBALBUFFER", {{"READ", gb.reads()}, {"WRITE", gb.writes()}}}}};
-}
-
-CounterSection collection_bus_section(int lines, int ports, const std::uint64_t* in,
-                                      const std::uint64_t* out) {
-  CounterSection cb{"CollectionBus", {}};
-  reserve_lines(cb, static_cast<std::size_t>(lines) * (ports + 1));
-  for (int l = 0; l < lines; ++l) {
-    add_wires(cb, "CB_WIRE", in + static_cast<std::size_t>(l) * ports, static_cast<std::size_t>(ports));
-    add_wires(cb, "CB_WIRE", out + l, 1);
-  }
-  return cb;
 }
 
 CountersFile assemble_counters(std::uint64_t cycles, CounterSection dn, CounterSection mn,

@@ -30,13 +30,17 @@ void reserve_lines(CounterSection& section, std::size_t n);
 void add_wires(CounterSection& section, const char* name, const std::uint64_t* writes,
                std::size_t n);
 
+// The counters of a LINEAR multiplier array: the forwarding wires between neighbours, and
+// each multiplier's multiplications, forwarded partial sums and configurations.
+struct LinearArrayCounters {
+  int multipliers = 0;
+  std::size_t c_wire = 0, c_mult = 0, c_fwd_psum = 0, c_conf = 0;
+  void build(int n, CounterLayout& counters);
+  CounterSection section(const std::uint64_t* counters) const;  // MSNetwork
+};
+
 // The GlobalBuffer section: one GLOBALBUFFER line.
 CounterSection global_buffer_section(const GlobalBufferTraffic& gb);
-
-// The CollectionBus section: per line, its `ports` input wires (line-major `in`) and its
-// output wire (`out`).
-CounterSection collection_bus_section(int lines, int ports, const std::uint64_t* in,
-                                      const std::uint64_t* out);
 
 // A `.counters` file: the cycles and the five sections in STONNE's order.
 CountersFile assemble_counters(std::uint64_t cycles, CounterSection dn, CounterSection mn,

@@ -63,6 +63,25 @@ struct Act {
   bool psum;
 };
 
+// A multiplier takes what the distribution network delivered this cycle: an input or a
+// partial sum into its activation FIFO, a weight into its weight FIFO (a full FIFO of `weights`
+// is flushed first: the weights of the next fold follow). Counts the partial sums it forwards.
+template <typename WeightFifo, typename ActFifo>
+[[gnu::always_inline]] inline void receive(MsInput& in, ActFifo& act, WeightFifo& w, int weights,
+                                           std::uint64_t& psums_forwarded) {
+  if (!in.pending) return;
+  in.pending = false;
+  if (in.kind == kInput) {
+    act.push(Act{in.value, false});
+  } else if (in.kind == kWeight) {
+    if (static_cast<int>(w.size()) == weights) w.clear();
+    w.push(in.value);
+  } else {
+    act.push(Act{in.value, true});
+    ++psums_forwarded;
+  }
+}
+
 // The number of levels of a binary tree over v leaves: ceil(log2(v)).
 inline int log2_of(int v) {
   int l = 0;

@@ -127,7 +127,9 @@ void ReductionNetwork::state(std::vector<std::uint64_t>& s) const {
   put_link(s, lookup_in);
 }
 
-void ReductionNetwork::add_lines(CounterSection& rn, const std::uint64_t* counters) const {
+CounterSection ReductionNetwork::section(const std::uint64_t* counters,
+                                         const AccumulationBuffer* acc) const {
+  CounterSection rn{"ReduceNetwork", {}};
   const std::size_t count = nodes.size();
   reserve_lines(rn, 4 * count + fw_links.size());
   add_wires(rn, "RN_WIRE", counters + c_wire, 2 * count);
@@ -142,6 +144,8 @@ void ReductionNetwork::add_lines(CounterSection& rn, const std::uint64_t* counte
     rn.lines.push_back(CounterLine{"ADDER", {{"ADD_2_1", counters[c_add21 + id]},
                                              {"ADD_3_1", counters[c_add31 + id]},
                                              {"CONFIGURATION", counters[c_conf + id]}}});
+  if (acc) acc->add_lines(rn, counters);
+  return rn;
 }
 
 }  // namespace telar::sim::fabric

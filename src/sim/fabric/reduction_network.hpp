@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/fabric/accumulation_buffer.hpp"
 #include "sim/fabric/counters.hpp"
 #include "sim/fabric/link.hpp"
 #include "sim/reduce_tree.hpp"
@@ -78,12 +79,24 @@ struct ReductionNetwork {
   [[gnu::always_inline]] void node_cycle(int id, int folds, std::uint64_t* counters, Link* memory,
                                          std::size_t c_memory, Mixed&& mixed);
 
+  // One cycle of the accumulators (if any), then of every switch in order; `folds` partial sums
+  // make an output in an accumulator or the FEN's folding node.
+  template <typename Mixed>
+  [[gnu::always_inline]] void cycle(int folds, std::uint64_t* counters, CollectionBus& bus,
+                                    AccumulationBuffer* acc, Mixed&& mixed) {
+    if (acc)
+      for (int k = 0; k < acc->size(); ++k) acc->cycle(k, folds, counters, bus, mixed);
+    Link* memory = acc ? acc->in.data() : bus.in.data();
+    const std::size_t c_memory = acc ? acc->c_wire : bus.c_in;
+    for (int id : order) node_cycle(id, folds, counters, memory, c_memory, mixed);
+  }
+
   bool idle() const;
   // Everything in flight, without values (the steady-state skipper's view).
   void state(std::vector<std::uint64_t>& out) const;
-  // The switches' lines of the ReduceNetwork section: child wires, augmented links, FEN
-  // up-links, adders.
-  void add_lines(CounterSection& rn, const std::uint64_t* counters) const;
+  // The ReduceNetwork section: child wires, augmented links, FEN up-links, adders, then the
+  // accumulators' lines (if any).
+  CounterSection section(const std::uint64_t* counters, const AccumulationBuffer* acc) const;
 };
 
 template <typename Mixed>
