@@ -5,6 +5,7 @@
 #include <atomic>
 #include <ctime>
 
+#include "core/background_writer.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "sim/stonne_args.hpp"
@@ -232,7 +233,10 @@ nlohmann::json stats_json(const OperationRecord& r) {
   return j;
 }
 
-OperationFiles write_operation_files(const fs::path& dir, const OperationRecord& r) {
+namespace {
+
+// Unused names for a record's two files in `dir` (made if needed).
+OperationFiles name_operation_files(const fs::path& dir, const OperationRecord& r) {
   ensure_writable_dir(dir);
   static std::atomic<unsigned> sequence{0};
   const std::string stem =
@@ -247,8 +251,25 @@ OperationFiles write_operation_files(const fs::path& dir, const OperationRecord&
     files.counters = dir / (name + ".counters");
     if (!fs::exists(files.stats) && !fs::exists(files.counters)) break;
   }
-  write_file_atomic(files.stats, stats_json(r).dump(2) + "\n");
+  return files;
+}
+
+std::string stats_text(const OperationRecord& r) { return stats_json(r).dump(2) + "\n"; }
+
+}  // namespace
+
+OperationFiles write_operation_files(const fs::path& dir, const OperationRecord& r) {
+  const OperationFiles files = name_operation_files(dir, r);
+  write_file_atomic(files.stats, stats_text(r));
   write_file_atomic(files.counters, format_counters(r.result.stats.counters));
+  return files;
+}
+
+OperationFiles write_operation_files(const fs::path& dir, const OperationRecord& r,
+                                     BackgroundWriter& writer) {
+  const OperationFiles files = name_operation_files(dir, r);
+  writer.write(files.stats, stats_text(r));
+  writer.write(files.counters, format_counters(r.result.stats.counters));
   return files;
 }
 

@@ -9,6 +9,10 @@
 #include "sim/accelerator.hpp"
 #include "sim/energy.hpp"
 
+namespace telar {
+class BackgroundWriter;
+}
+
 namespace telar::sim {
 
 // A sparse operation's shape and pattern, for the record (the matrices themselves are not kept).
@@ -45,6 +49,9 @@ struct OperationFiles {
 // Writes both files into `dir` (atomically, never overwriting an existing file).
 OperationFiles write_operation_files(const std::filesystem::path& dir,
                                      const OperationRecord& record);
+// The same, with the writing left to `writer` (the names are chosen and the texts made here).
+OperationFiles write_operation_files(const std::filesystem::path& dir,
+                                     const OperationRecord& record, BackgroundWriter& writer);
 
 // "CONV R=3 S=3 C=6 K=6 G=1 N=1 X=10 Y=10 stride=1" / "DenseGEMM M=20 N=20 K=256"
 std::string describe(const DenseOp& op);

@@ -126,10 +126,15 @@ void NodeSimulator::add_call(NodeSimulation& n, const ts::OperationRecord& recor
   n.stats.counters = s.counters;
   n.energy += record.energy.total() * static_cast<double>(repeats);
   if (!options_.stats_dir.empty()) {
-    const ts::OperationFiles f = ts::write_operation_files(options_.stats_dir, record);
+    if (!writer_) writer_ = std::make_unique<BackgroundWriter>();
+    const ts::OperationFiles f = ts::write_operation_files(options_.stats_dir, record, *writer_);
     files.push_back(f.stats);
     files.push_back(f.counters);
   }
+}
+
+void NodeSimulator::finish_files() {
+  if (writer_) writer_->finish();
 }
 
 // STONNE file names take no '/'.

@@ -1,10 +1,12 @@
 #pragma once
 // Lowering of graph nodes to simulator workloads, and their simulation.
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backend/sim/sim_backend.hpp"
+#include "core/background_writer.hpp"
 #include "core/tensor.hpp"
 #include "graph/graph.hpp"
 #include "sim/accelerator.hpp"
@@ -33,10 +35,13 @@ class NodeSimulator {
   // Whether the node's simulation reads its activations (x) and, for EmbeddingBag, its indices.
   bool needs_activations(const graph::Node& node, bool pruned) const;
 
-  // Simulates one node of a forward pass; appends the files it wrote to `files`.
+  // Simulates one node of a forward pass; appends the files it writes to `files` (written
+  // in the background: finish_files() waits for them).
   NodeSimulation simulate(const graph::Graph& graph, const graph::Node& node,
                           const NodeOperands& operands, bool pruned,
                           std::vector<std::filesystem::path>& files);
+  // Waits until every file of the nodes simulated is written; rethrows a failed write.
+  void finish_files();
 
  private:
   struct DenseResult {
@@ -65,6 +70,7 @@ class NodeSimulator {
   telar::sim::EnergyTable energy_table_;
   std::map<std::string, DenseResult> dense_cache_;                   // by accelerator + op + tile
   std::map<std::string, telar::sim::SparseDenseTile> sparse_tiles_;  // by node (or shape)
+  std::unique_ptr<BackgroundWriter> writer_;  // STONNE's files, while the simulation goes on
 };
 
 // "bot/fc0" -> "bot"; "conv1" -> "conv1".

@@ -105,6 +105,7 @@ class SimExecutable final : public Executable, public Simulated {
       }
       nodes_.push_back(simulator_.simulate(graph_, node, o, pruned, files_));
     }
+    simulator_.finish_files();
   }
 
   const Tensor& output(std::size_t i) const override {
