@@ -28,6 +28,40 @@ struct ValueBinding {
 std::vector<ValueBinding> bind_values(const graph::Graph& graph, std::int64_t batch,
                                       std::span<const graph::ValueId> input_gradients);
 
+// Gives every value of `graph` a slot of the device's type and every node its step. new_slot()
+// makes a slot (its address stays valid); the fields every device's slot has (id, dtype,
+// shape, requires_grad, and kind for inputs, parameters and buffers) are set from `bound`;
+// place(slot, value) gives an input or parameter its storage; add_step(node, inputs, output)
+// makes the node's kernel over its input slots and its new output slot. Returns the slots by
+// ValueId.
+template <typename Slot, typename NewSlot, typename Place, typename AddStep>
+std::vector<Slot*> build_steps(const graph::Graph& graph, const std::vector<ValueBinding>& bound,
+                               NewSlot&& new_slot, Place&& place, AddStep&& add_step) {
+  std::vector<Slot*> slots(graph.values().size(), nullptr);
+  auto slot_for = [&](const graph::Value& v) {
+    const auto at = static_cast<std::size_t>(v.id);
+    Slot* s = new_slot();
+    s->id = v.id;
+    s->dtype = v.dtype;
+    s->shape = bound[at].shape;
+    s->requires_grad = bound[at].requires_grad;
+    slots[at] = s;
+    return s;
+  };
+  for (const graph::Value& v : graph.values()) {
+    if (v.kind == graph::ValueKind::Activation) continue;
+    Slot* s = slot_for(v);
+    s->kind = v.kind;
+    place(*s, v);
+  }
+  for (const graph::Node& node : graph.nodes()) {
+    std::vector<Slot*> inputs;
+    for (graph::ValueId in : node.inputs) inputs.push_back(slots.at(static_cast<std::size_t>(in)));
+    add_step(node, std::move(inputs), slot_for(graph.value(node.outputs.at(0))));
+  }
+  return slots;
+}
+
 enum class GradWrite : std::uint8_t { None, Write, Accumulate };
 
 // reads[k]: the slots step k reads, in input order (a plan's own slot handles); seeded: the

@@ -36,6 +36,20 @@ enum class OpKind : std::uint8_t {
 };
 inline constexpr std::size_t kOpKindCount = static_cast<std::size_t>(OpKind::Count);
 
+// The kernel families: what one backend kernel serves (the activations share one element-wise
+// kernel, the losses one). An op's definition names its family; each backend defines one
+// kernel set per family, k<Family> in its op_kernel_defs, and builds its table from this list,
+// so the list is written once (a backend missing a family fails to link, naming it).
+#define TELAR_KERNEL_FAMILIES(X)                                                              \
+  X(Linear) X(Conv2d) X(BatchNorm2d) X(Activation) X(Softmax) X(MaxPool2d) X(AvgPool2d)       \
+  X(GlobalAvgPool) X(Flatten) X(Dropout) X(Add) X(Concat) X(EmbeddingBag) X(DotInteraction) \
+  X(Loss)
+#define TELAR_KERNEL_FAMILY_ENUMERATOR(family) family,
+enum class KernelFamily : std::uint8_t {
+  TELAR_KERNEL_FAMILIES(TELAR_KERNEL_FAMILY_ENUMERATOR) Count
+};
+#undef TELAR_KERNEL_FAMILY_ENUMERATOR
+
 // Where a node runs on an accelerator (the sim backend lowers by this).
 enum class Lowering : std::uint8_t { Gemm, Conv, SparseDense, Host };
 

@@ -1,12 +1,21 @@
+#include "graph/op_def.hpp"
+
+#include <iterator>
+
+#include "core/error.hpp"
 #include "graph/op_defs/op_defs.hpp"
-#include "graph/op_table.hpp"
 
 namespace telar::graph {
 
 namespace {
 
-// One entry per OpKind, in the enum's order.
-constexpr OpEntry<OpDef> kTable[] = {
+struct Entry {
+  OpKind kind;
+  const OpDef* def;
+};
+
+// One entry per OpKind, in the enum's order (checked below).
+constexpr Entry kTable[] = {
     {OpKind::Linear, &op_defs::kLinear},
     {OpKind::Conv2d, &op_defs::kConv2d},
     {OpKind::BatchNorm2d, &op_defs::kBatchNorm2d},
@@ -29,13 +38,21 @@ constexpr OpEntry<OpDef> kTable[] = {
     {OpKind::MSE, &op_defs::kMSE},
 };
 
-static_assert(lists_every_op_kind(kTable),
+constexpr bool lists_every_op_kind() {
+  if (std::size(kTable) != kOpKindCount) return false;
+  for (std::size_t i = 0; i < std::size(kTable); ++i)
+    if (static_cast<std::size_t>(kTable[i].kind) != i) return false;
+  return true;
+}
+static_assert(lists_every_op_kind(),
               "every OpKind needs its definition in the op table, in OpKind's order");
 
 }  // namespace
 
 const OpDef& op_def(OpKind kind) {
-  return op_table_entry(kTable, kind);
+  const auto i = static_cast<std::size_t>(kind);
+  require(i < std::size(kTable), "internal: op kind {} is not an op", i);
+  return *kTable[i].def;
 }
 
 }  // namespace telar::graph

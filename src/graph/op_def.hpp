@@ -2,7 +2,7 @@
 // An op's definition in one place: its name, how its output follows from its inputs (with the
 // errors that name the node), what it costs, how its attributes print and where an accelerator
 // runs it. One OpDef per OpKind, each in its own file under graph/op_defs/, gathered by
-// op_table.cpp into a table indexed by OpKind and checked at compile time to cover every kind.
+// op_def.cpp into a table indexed by OpKind and checked at compile time to cover every kind.
 // The attributes themselves are plain structs in graph/op.hpp; the kernels live in ops/ (the
 // reference) and in each backend, one file per op.
 #include <string>
@@ -46,6 +46,7 @@ class ShapeCheck {
 
 struct OpDef {
   std::string_view name;
+  KernelFamily kernels;  // the backends' kernels that run it
   // The output's shape and dtype; checks the inputs and attributes (ShapeCheck).
   InferredValue (*infer)(const ShapeCheck& check) = nullptr;
   // Fills cost.macs for options.batch; the bytes arrive filled from the values' sizes and may
@@ -60,5 +61,6 @@ struct OpDef {
 };
 
 const OpDef& op_def(OpKind kind);
+inline KernelFamily kernel_family(OpKind kind) { return op_def(kind).kernels; }
 
 }  // namespace telar::graph

@@ -6,7 +6,11 @@ namespace telar::sim {
 
 DenseMachine::DenseMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
                            const EngineOptions& options, std::size_t outputs)
-    : hw_(hw), op_(op), t_(tile), data_(options.data), fast_(options.fast),
+    : hw_(hw),
+      op_(op),
+      t_(tile),
+      data_(options.data),
+      fast_(options.fast),
       values_valid_(options.data != nullptr) {
   if (data_) {
     output_.assign(outputs, 0.0f);

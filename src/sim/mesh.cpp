@@ -364,9 +364,11 @@ CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
   CounterSection mn{"MSNetwork", {}};
   reserve_lines(mn, 3 * static_cast<std::size_t>(rows_) * cols_);
   for (int i = 1; i < rows_; ++i)
-    add_wires(mn, "MN_WIRE", cnt_.data() + c_v_wire_ + (i - 1) * cols_, static_cast<std::size_t>(cols_));
+    add_wires(mn, "MN_WIRE", cnt_.data() + c_v_wire_ + (i - 1) * cols_,
+              static_cast<std::size_t>(cols_));
   for (int i = 0; i < rows_; ++i)
-    add_wires(mn, "MN_WIRE", cnt_.data() + c_h_wire_ + i * cols_, static_cast<std::size_t>(cols_ - 1));
+    add_wires(mn, "MN_WIRE", cnt_.data() + c_h_wire_ + i * cols_,
+              static_cast<std::size_t>(cols_ - 1));
   for (int e = 0; e < rows_ * cols_; ++e)
     mn.lines.push_back(CounterLine{
         "MULTIPLIER", {{"MULTIPLICATION", cnt_[c_mult_ + e]}, {"CONFIGURATION", cnt_[c_cfg_]}}});

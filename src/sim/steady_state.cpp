@@ -6,8 +6,8 @@ namespace telar::sim {
 
 std::uint64_t state_fingerprint(std::uint64_t seed, const std::vector<std::uint64_t>& words) {
   // Four independent multiply-xor lanes (states are thousands of words), then mixed together.
-  std::uint64_t lane[4] = {seed ^ 0xcbf29ce484222325ULL, seed + 0x9e3779b97f4a7c15ULL,
-                           ~seed, seed * 0xff51afd7ed558ccdULL};
+  std::uint64_t lane[4] = {seed ^ 0xcbf29ce484222325ULL, seed + 0x9e3779b97f4a7c15ULL, ~seed,
+                           seed * 0xff51afd7ed558ccdULL};
   const std::size_t n = words.size();
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4)

@@ -28,7 +28,8 @@ TEST(BackgroundWriter, WritesEveryFileByFinish) {
   // A queue of 1 KB: the caller has to wait for the writer again and again.
   telar::BackgroundWriter writer(1024);
   for (int i = 0; i < 200; ++i)
-    writer.write(dir / ("f" + std::to_string(i)), std::string(100 + i, static_cast<char>('a' + i % 26)));
+    writer.write(dir / ("f" + std::to_string(i)),
+                 std::string(100 + i, static_cast<char>('a' + i % 26)));
   writer.finish();
   for (int i = 0; i < 200; ++i)
     EXPECT_EQ(telar::read_file(dir / ("f" + std::to_string(i))),
@@ -54,7 +55,8 @@ TEST(BackgroundWriter, DestroyedWithoutFinishLeavesNoPartialFile) {
   const fs::path dir = fresh_dir("drop");
   {
     telar::BackgroundWriter writer;
-    for (int i = 0; i < 50; ++i) writer.write(dir / ("f" + std::to_string(i)), std::string(4096, 'x'));
+    for (int i = 0; i < 50; ++i)
+      writer.write(dir / ("f" + std::to_string(i)), std::string(4096, 'x'));
   }
   // Whatever was written is whole; nothing temporary is left.
   for (const auto& e : fs::directory_iterator(dir)) {

@@ -48,6 +48,27 @@ TEST(OpDef, AcceleratorsLowerLinearConvAndEmbeddingBagOnly) {
   }
 }
 
+// Kinds share a kernel family exactly where one backend kernel serves several ops: the
+// element-wise activations and the losses; every other op has its own.
+TEST(OpDef, OnlyActivationsAndLossesShareAKernelFamily) {
+  std::set<KernelFamily> own;
+  for (std::size_t i = 0; i < kOpKindCount; ++i) {
+    const OpKind kind = kind_at(i);
+    const KernelFamily family = kernel_family(kind);
+    EXPECT_LT(static_cast<std::size_t>(family), static_cast<std::size_t>(KernelFamily::Count));
+    if (kind == OpKind::ReLU || kind == OpKind::ReLU6 || kind == OpKind::Sigmoid ||
+        kind == OpKind::Tanh) {
+      EXPECT_EQ(family, KernelFamily::Activation) << op_name(kind);
+    } else if (op_is_loss(kind)) {
+      EXPECT_EQ(family, KernelFamily::Loss) << op_name(kind);
+    } else {
+      EXPECT_TRUE(own.insert(family).second) << op_name(kind) << " shares its kernels";
+    }
+  }
+  // Every family runs some op.
+  EXPECT_EQ(own.size() + 2, static_cast<std::size_t>(KernelFamily::Count));
+}
+
 TEST(OpDef, AKindOutsideTheEnumIsAnInternalError) {
   EXPECT_THROW(op_def(OpKind::Count), telar::Error);
 }

@@ -15,6 +15,7 @@
 #include <deque>
 #include <exception>
 
+#include "backend/compiled_executable.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/plan.hpp"
 #include "backend/schedule.hpp"
@@ -68,20 +69,15 @@ struct SplitPlan {
   std::vector<std::exception_ptr> errors;  // by part, rethrown after the parallel region
 };
 
-class CpuExecutable final : public Executable {
+class CpuExecutable final : public CompiledExecutable {
  public:
   CpuExecutable(const graph::Graph& graph, graph::ParameterSet& params, bool use_dnnl, int threads,
                 bool split, const CompileOptions& options, std::string name)
-      : graph_(graph),
-        params_(params),
-        grads_(graph::ParameterSet::zeros_like_parameters(graph)),
+      : CompiledExecutable(graph, params, options, std::move(name)),
         use_dnnl_(use_dnnl),
         threads_(threads),
         split_(split && samples_independent(graph, options)),
-        parameter_ids_(graph.parameters()),
-        seed_(options.seed),
-        input_gradients_(options.input_gradients),
-        name_(std::move(name)) {}
+        parameter_ids_(graph.parameters()) {}
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     if (threads_ > 0) set_compute_threads(threads_);
@@ -118,15 +114,10 @@ class CpuExecutable final : public Executable {
     current_->backward(output_grads, observer_);
   }
 
-  graph::ParameterSet& gradients() override { return grads_; }
   const Tensor& input_gradient(std::size_t i) const override {
     if (!current_) fail("internal: input_gradient() before forward() (or of a batch run in parts)");
     return current_->input_gradient(i);
   }
-  void parameters_updated() override { ++params_version_; }
-  const graph::Graph& graph() const override { return graph_; }
-  std::string name() const override { return name_; }
-  void set_random_stream(std::uint64_t stream) override { random_stream_ = stream; }
 
  private:
   int parts_for(std::int64_t batch) const {
@@ -245,18 +236,10 @@ class CpuExecutable final : public Executable {
     });
   }
 
-  const graph::Graph& graph_;
-  graph::ParameterSet& params_;
-  graph::ParameterSet grads_;
   bool use_dnnl_;
   int threads_;
   bool split_;
   std::vector<graph::ValueId> parameter_ids_;
-  std::uint64_t seed_;
-  std::vector<graph::ValueId> input_gradients_;
-  std::string name_;
-  std::uint64_t params_version_ = 0;
-  std::uint64_t random_stream_ = 0;
   PlanCache<Plan> plans_;
   PlanCache<SplitPlan> split_plans_;
   Plan* current_ = nullptr;

@@ -1,44 +1,19 @@
 #include "backend/cpu/ops/op_kernels.hpp"
-#include "graph/op_table.hpp"
+#include "graph/op_def.hpp"
 
 namespace telar::backend::cpu {
 
 namespace {
 
-using graph::OpKind;
-namespace k = op_kernel_defs;
-
-// One entry per OpKind, in the enum's order.
-constexpr graph::OpEntry<OpKernels> kTable[] = {
-    {OpKind::Linear, &k::kLinear},
-    {OpKind::Conv2d, &k::kConv2d},
-    {OpKind::BatchNorm2d, &k::kBatchNorm2d},
-    {OpKind::ReLU, &k::kActivation},
-    {OpKind::ReLU6, &k::kActivation},
-    {OpKind::Sigmoid, &k::kActivation},
-    {OpKind::Tanh, &k::kActivation},
-    {OpKind::Softmax, &k::kSoftmax},
-    {OpKind::MaxPool2d, &k::kMaxPool2d},
-    {OpKind::AvgPool2d, &k::kAvgPool2d},
-    {OpKind::GlobalAvgPool, &k::kGlobalAvgPool},
-    {OpKind::Flatten, &k::kFlatten},
-    {OpKind::Dropout, &k::kDropout},
-    {OpKind::Add, &k::kAdd},
-    {OpKind::Concat, &k::kConcat},
-    {OpKind::EmbeddingBag, &k::kEmbeddingBag},
-    {OpKind::DotInteraction, &k::kDotInteraction},
-    {OpKind::CrossEntropy, &k::kLoss},
-    {OpKind::BCEWithLogits, &k::kLoss},
-    {OpKind::MSE, &k::kLoss},
-};
-
-static_assert(graph::lists_every_op_kind(kTable),
-              "every OpKind needs its kernels in the CPU backend's table, in OpKind's order");
+// Indexed by KernelFamily.
+#define TELAR_KERNEL_ENTRY(family) &op_kernel_defs::k##family,
+constexpr const OpKernels* kTable[] = {TELAR_KERNEL_FAMILIES(TELAR_KERNEL_ENTRY)};
+#undef TELAR_KERNEL_ENTRY
 
 }  // namespace
 
-const OpKernels& op_kernels(OpKind kind) {
-  return graph::op_table_entry(kTable, kind);
+const OpKernels& op_kernels(graph::OpKind kind) {
+  return *kTable[static_cast<std::size_t>(graph::kernel_family(kind))];
 }
 
 }  // namespace telar::backend::cpu

@@ -38,41 +38,22 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
            std::int64_t batch, const PlanOptions& options)
     : graph_(graph), params_(params), grads_(grads), batch_(batch), options_(options) {
   const std::vector<ValueBinding> bound = bind_values(graph, batch, options.input_gradients);
-  value_slots_.assign(graph.values().size(), nullptr);
-  for (const auto& v : graph.values()) {
-    if (v.kind == ValueKind::Activation) continue;
-    Slot* s = new_slot();
-    s->id = v.id;
-    s->kind = v.kind;
-    s->dtype = v.dtype;
-    s->shape = bound[static_cast<std::size_t>(v.id)].shape;
-    s->requires_grad = bound[static_cast<std::size_t>(v.id)].requires_grad;
-    if (v.dtype == DType::F32 && shape_is_concrete(s->shape)) s->md = plain_f32(s->shape);
+  auto place = [&](Slot& s, const graph::Value& v) {
+    if (v.dtype == DType::F32 && shape_is_concrete(s.shape)) s.md = plain_f32(s.shape);
     if (v.kind == ValueKind::Input) {
-      if (!s->dynamic()) s->data = Tensor(s->shape, s->dtype);
+      if (!s.dynamic()) s.data = Tensor(s.shape, s.dtype);
     } else {
-      s->data = params.at(v.id);  // shares the caller's storage
+      s.data = params.at(v.id);  // shares the caller's storage
     }
-    value_slots_[static_cast<std::size_t>(v.id)] = s;
-  }
-
-  for (const auto& node : graph.nodes()) {
+  };
+  auto add_step = [&](const graph::Node& node, std::vector<Slot*> inputs, Slot* out) {
     building_node_ = &node;
     KernelIO io;
     io.node = &node;
-    for (graph::ValueId in : node.inputs)
-      io.inputs.push_back(value_slots_.at(static_cast<std::size_t>(in)));
-    Slot* out = new_slot();
-    const graph::Value& ov = graph.value(node.outputs.at(0));
-    out->id = ov.id;
-    out->dtype = ov.dtype;
-    out->shape = bound[static_cast<std::size_t>(ov.id)].shape;
-    out->requires_grad = bound[static_cast<std::size_t>(ov.id)].requires_grad;
-    value_slots_[static_cast<std::size_t>(ov.id)] = out;
+    io.inputs = std::move(inputs);
     io.output = out;
     io.seed = mix64(options.seed ^ (0x5eedULL + static_cast<std::uint64_t>(node.id)));
     io.params_version = options.params_version;
-
     const OpKernels& kernels = op_kernels(node.kind);
     std::unique_ptr<Kernel> kernel;
     try {
@@ -87,7 +68,8 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
       kernel = kernels.reference(io);
     }
     steps_.push_back({std::move(kernel), &node, false});
-  }
+  };
+  value_slots_ = build_steps<Slot>(graph, bound, [&] { return new_slot(); }, place, add_step);
   building_node_ = nullptr;
   for (graph::ValueId id : graph.outputs()) {
     Slot* s = value_slots_.at(static_cast<std::size_t>(id));

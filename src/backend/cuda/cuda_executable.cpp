@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 
+#include "backend/compiled_executable.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/plan.hpp"
 #include "backend/schedule.hpp"
@@ -18,17 +19,11 @@ std::size_t bytes_of(const Tensor& t) {
   return t.nbytes();
 }
 
-class CudaExecutable final : public Executable {
+class CudaExecutable final : public CompiledExecutable {
  public:
   CudaExecutable(const graph::Graph& graph, graph::ParameterSet& params, int device,
                  const CompileOptions& options)
-      : graph_(graph),
-        params_(params),
-        grads_(graph::ParameterSet::zeros_like_parameters(graph)),
-        ctx_(device),
-        seed_(options.seed),
-        input_gradients_(options.input_gradients),
-        name_(fmt::format("cuda:{}", device)) {
+      : CompiledExecutable(graph, params, options, fmt::format("cuda:{}", device)), ctx_(device) {
     for (const auto& v : graph.values()) {
       if (v.kind != graph::ValueKind::Parameter && v.kind != graph::ValueKind::Buffer) continue;
       const Tensor& t = params.at(v.id);
@@ -69,15 +64,10 @@ class CudaExecutable final : public Executable {
     current_->backward(output_grads, observer_, grads_);
   }
 
-  graph::ParameterSet& gradients() override { return grads_; }
   const Tensor& input_gradient(std::size_t i) const override {
     if (!current_) fail("internal: input_gradient() before forward()");
     return current_->input_gradient(i);
   }
-  void parameters_updated() override { ++params_version_; }
-  const graph::Graph& graph() const override { return graph_; }
-  std::string name() const override { return name_; }
-  void set_random_stream(std::uint64_t stream) override { random_stream_ = stream; }
 
  private:
   void upload_parameters() {
@@ -107,17 +97,9 @@ class CudaExecutable final : public Executable {
     if (any) ctx_.synchronize();
   }
 
-  const graph::Graph& graph_;
-  graph::ParameterSet& params_;
-  graph::ParameterSet grads_;
   Context ctx_;
   DeviceParameters device_params_;
-  std::uint64_t seed_;
-  std::vector<graph::ValueId> input_gradients_;
-  std::string name_;
-  std::uint64_t params_version_ = 0;
   std::uint64_t uploaded_version_ = 0;
-  std::uint64_t random_stream_ = 0;
   PlanCache<Plan> plans_;  // after device_params_: freed first
   Plan* current_ = nullptr;
 };

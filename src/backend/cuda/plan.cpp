@@ -45,46 +45,26 @@ Plan::Plan(const graph::Graph& graph, DeviceParameters& device_params, Context& 
            const std::vector<graph::ValueId>& input_gradients)
     : graph_(graph), device_params_(device_params), ctx_(ctx), batch_(batch) {
   const std::vector<ValueBinding> bound = bind_values(graph, batch, input_gradients);
-  value_slots_.assign(graph.values().size(), nullptr);
-  for (const auto& v : graph.values()) {
-    if (v.kind == ValueKind::Activation) continue;
-    Slot* s = new_slot();
-    s->id = v.id;
-    s->kind = v.kind;
-    s->dtype = v.dtype;
-    s->shape = bound[static_cast<std::size_t>(v.id)].shape;
-    s->requires_grad = bound[static_cast<std::size_t>(v.id)].requires_grad;
+  auto place = [&](Slot& s, const graph::Value& v) {
     if (v.kind == ValueKind::Input) {
-      if (!s->dynamic()) {
-        s->numel = shape_numel(s->shape);
-        s->storage.resize(bytes_of(s->shape, s->dtype));
-        s->data = s->storage.get();
-      }
+      if (s.dynamic()) return;
+      s.storage.resize(bytes_of(s.shape, s.dtype));
+      s.data = s.storage.get();
     } else {
-      DeviceBuffer& buffer = device_params.values.at(v.id);
-      s->data = buffer.get();
-      s->numel = shape_numel(s->shape);
+      s.data = device_params.values.at(v.id).get();
     }
-    value_slots_[static_cast<std::size_t>(v.id)] = s;
-  }
-
-  for (const auto& node : graph.nodes()) {
+    s.numel = shape_numel(s.shape);
+  };
+  auto add_step = [&](const graph::Node& node, std::vector<Slot*> inputs, Slot* out) {
     KernelIO io;
     io.node = &node;
-    for (graph::ValueId in : node.inputs)
-      io.inputs.push_back(value_slots_.at(static_cast<std::size_t>(in)));
-    Slot* out = new_slot();
-    const graph::Value& ov = graph.value(node.outputs.at(0));
-    out->id = ov.id;
-    out->dtype = ov.dtype;
-    out->shape = bound[static_cast<std::size_t>(ov.id)].shape;
-    out->requires_grad = bound[static_cast<std::size_t>(ov.id)].requires_grad;
-    value_slots_[static_cast<std::size_t>(ov.id)] = out;
+    io.inputs = std::move(inputs);
     io.output = out;
     io.seed = mix64(seed ^ (0x5eedULL + static_cast<std::uint64_t>(node.id)));
     io.ctx = &ctx;
     kernels_.push_back(make_kernel(std::move(io)));
-  }
+  };
+  value_slots_ = build_steps<Slot>(graph, bound, [&] { return new_slot(); }, place, add_step);
   for (graph::ValueId id : graph.outputs()) {
     const Slot* s = value_slots_.at(static_cast<std::size_t>(id));
     host_outputs_.emplace_back(s->shape, s->dtype);

@@ -13,9 +13,9 @@ InferredValue infer(const ShapeCheck& c) {
 
 }  // namespace
 
-const OpDef kReLU{"ReLU", infer};
-const OpDef kReLU6{"ReLU6", infer};
-const OpDef kSigmoid{"Sigmoid", infer};
-const OpDef kTanh{"Tanh", infer};
+const OpDef kReLU{"ReLU", KernelFamily::Activation, infer};
+const OpDef kReLU6{"ReLU6", KernelFamily::Activation, infer};
+const OpDef kSigmoid{"Sigmoid", KernelFamily::Activation, infer};
+const OpDef kTanh{"Tanh", KernelFamily::Activation, infer};
 
 }  // namespace telar::graph::op_defs

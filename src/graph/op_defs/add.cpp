@@ -17,6 +17,6 @@ InferredValue infer(const ShapeCheck& c) {
 
 }  // namespace
 
-const OpDef kAdd{"Add", infer};
+const OpDef kAdd{"Add", KernelFamily::Add, infer};
 
 }  // namespace telar::graph::op_defs

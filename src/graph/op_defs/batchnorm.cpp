@@ -23,6 +23,6 @@ std::string describe(const Node& n) {
 
 }  // namespace
 
-const OpDef kBatchNorm2d{"BatchNorm2d", infer, nullptr, describe};
+const OpDef kBatchNorm2d{"BatchNorm2d", KernelFamily::BatchNorm2d, infer, nullptr, describe};
 
 }  // namespace telar::graph::op_defs

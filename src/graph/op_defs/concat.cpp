@@ -28,6 +28,6 @@ InferredValue infer(const ShapeCheck& c) {
 
 }  // namespace
 
-const OpDef kConcat{"Concat", infer};
+const OpDef kConcat{"Concat", KernelFamily::Concat, infer};
 
 }  // namespace telar::graph::op_defs

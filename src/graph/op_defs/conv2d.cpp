@@ -47,6 +47,6 @@ std::string describe(const Node& n) {
 
 }  // namespace
 
-const OpDef kConv2d{"Conv2d", infer, cost, describe, Lowering::Conv};
+const OpDef kConv2d{"Conv2d", KernelFamily::Conv2d, infer, cost, describe, Lowering::Conv};
 
 }  // namespace telar::graph::op_defs

@@ -35,6 +35,6 @@ std::string describe(const Node& n) {
 
 }  // namespace
 
-const OpDef kDotInteraction{"DotInteraction", infer, cost, describe};
+const OpDef kDotInteraction{"DotInteraction", KernelFamily::DotInteraction, infer, cost, describe};
 
 }  // namespace telar::graph::op_defs

@@ -21,6 +21,6 @@ std::string describe(const Node& n) {
 
 }  // namespace
 
-const OpDef kDropout{"Dropout", infer, nullptr, describe};
+const OpDef kDropout{"Dropout", KernelFamily::Dropout, infer, nullptr, describe};
 
 }  // namespace telar::graph::op_defs

@@ -39,6 +39,7 @@ std::string describe(const Node& n) {
 
 }  // namespace
 
-const OpDef kEmbeddingBag{"EmbeddingBag", infer, cost, describe, Lowering::SparseDense};
+const OpDef kEmbeddingBag{
+    "EmbeddingBag", KernelFamily::EmbeddingBag, infer, cost, describe, Lowering::SparseDense};
 
 }  // namespace telar::graph::op_defs

@@ -16,6 +16,6 @@ InferredValue infer(const ShapeCheck& c) {
 
 }  // namespace
 
-const OpDef kFlatten{"Flatten", infer};
+const OpDef kFlatten{"Flatten", KernelFamily::Flatten, infer};
 
 }  // namespace telar::graph::op_defs

@@ -35,6 +35,6 @@ std::string describe(const Node& n) {
 
 }  // namespace
 
-const OpDef kLinear{"Linear", infer, cost, describe, Lowering::Gemm};
+const OpDef kLinear{"Linear", KernelFamily::Linear, infer, cost, describe, Lowering::Gemm};
 
 }  // namespace telar::graph::op_defs

@@ -47,8 +47,10 @@ void cost(const Graph& g, const Node& n, const CostOptions& o, NodeCost& c) {
 
 }  // namespace
 
-const OpDef kCrossEntropy{"CrossEntropy", infer_cross_entropy, cost, nullptr, Lowering::Host, true};
-const OpDef kBCEWithLogits{"BCEWithLogits", infer_bce, cost, nullptr, Lowering::Host, true};
-const OpDef kMSE{"MSE", infer_mse, cost, nullptr, Lowering::Host, true};
+const OpDef kCrossEntropy{
+    "CrossEntropy", KernelFamily::Loss, infer_cross_entropy, cost, nullptr, Lowering::Host, true};
+const OpDef kBCEWithLogits{
+    "BCEWithLogits", KernelFamily::Loss, infer_bce, cost, nullptr, Lowering::Host, true};
+const OpDef kMSE{"MSE", KernelFamily::Loss, infer_mse, cost, nullptr, Lowering::Host, true};
 
 }  // namespace telar::graph::op_defs

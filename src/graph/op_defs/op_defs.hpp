@@ -1,5 +1,5 @@
 #pragma once
-// The definition of every op, one per file in this folder; op_table.cpp indexes them by OpKind.
+// The definition of every op, one per file in this folder; op_def.cpp indexes them by OpKind.
 #include "graph/op_def.hpp"
 
 namespace telar::graph::op_defs {

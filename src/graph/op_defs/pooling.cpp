@@ -43,8 +43,10 @@ void cost_global(const Graph& g, const Node& n, const CostOptions& o, NodeCost& 
 
 }  // namespace
 
-const OpDef kMaxPool2d{"MaxPool2d", infer_window, cost_window, describe_window};
-const OpDef kAvgPool2d{"AvgPool2d", infer_window, cost_window, describe_window};
-const OpDef kGlobalAvgPool{"GlobalAvgPool", infer_global, cost_global};
+const OpDef kMaxPool2d{"MaxPool2d", KernelFamily::MaxPool2d, infer_window, cost_window,
+                       describe_window};
+const OpDef kAvgPool2d{"AvgPool2d", KernelFamily::AvgPool2d, infer_window, cost_window,
+                       describe_window};
+const OpDef kGlobalAvgPool{"GlobalAvgPool", KernelFamily::GlobalAvgPool, infer_global, cost_global};
 
 }  // namespace telar::graph::op_defs

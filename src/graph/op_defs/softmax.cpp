@@ -13,6 +13,6 @@ InferredValue infer(const ShapeCheck& c) {
 
 }  // namespace
 
-const OpDef kSoftmax{"Softmax", infer};
+const OpDef kSoftmax{"Softmax", KernelFamily::Softmax, infer};
 
 }  // namespace telar::graph::op_defs

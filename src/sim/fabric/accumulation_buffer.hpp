@@ -87,9 +87,10 @@ struct AccumulationBuffer {
     reserve_lines(rn, 2 * n);
     add_wires(rn, "RN_WIRE", counters + c_wire, n);
     for (std::size_t k = 0; k < n; ++k)
-      rn.lines.push_back(CounterLine{"ACCUMULATOR", {{"READ", counters[c_read + k]},
-                                                     {"WRITE", counters[c_write + k]},
-                                                     {"ADD", counters[c_add + k]}}});
+      rn.lines.push_back(CounterLine{"ACCUMULATOR",
+                                     {{"READ", counters[c_read + k]},
+                                      {"WRITE", counters[c_write + k]},
+                                      {"ADD", counters[c_add + k]}}});
   }
 };
 

@@ -33,19 +33,22 @@ CounterSection LinearArrayCounters::section(const std::uint64_t* counters) const
   reserve_lines(mn, 2 * n);
   add_wires(mn, "MN_WIRE", counters + c_wire, n - 1);
   for (std::size_t i = 0; i < n; ++i)
-    mn.lines.push_back(CounterLine{"MULTIPLIER", {{"MULTIPLICATION", counters[c_mult + i]},
-                                                  {"FORWARD_PSUM", counters[c_fwd_psum + i]},
-                                                  {"CONFIGURATION", counters[c_conf + i]}}});
+    mn.lines.push_back(CounterLine{"MULTIPLIER",
+                                   {{"MULTIPLICATION", counters[c_mult + i]},
+                                    {"FORWARD_PSUM", counters[c_fwd_psum + i]},
+                                    {"CONFIGURATION", counters[c_conf + i]}}});
   return mn;
 }
 
 CounterSection global_buffer_section(const GlobalBufferTraffic& gb) {
-  return CounterSection{"GlobalBuffer",
-                        {CounterLine{"GLOBALBUFFER", {{"READ", gb.reads()}, {"WRITE", gb.writes()}}}}};
+  return CounterSection{
+      "GlobalBuffer",
+      {CounterLine{"GLOBALBUFFER", {{"READ", gb.reads()}, {"WRITE", gb.writes()}}}}};
 }
 
 CountersFile assemble_counters(std::uint64_t cycles, CounterSection dn, CounterSection mn,
-                               CounterSection rn, const GlobalBufferTraffic& gb, CounterSection cb) {
+                               CounterSection rn, const GlobalBufferTraffic& gb,
+                               CounterSection cb) {
   CountersFile f;
   f.cycles = cycles;
   f.sections.reserve(5);

@@ -58,8 +58,9 @@ CounterSection DistributionTree::section(const std::uint64_t* top,
     const std::size_t first = static_cast<std::size_t>(p) * n;
     add_wires(dn, "DN_WIRE", routes + c_wire + 2 * first, 2 * n);
     for (std::size_t s = first; s < first + n; ++s)
-      dn.lines.push_back(CounterLine{"SWITCH", {{"ROUTE_UNICAST", routes[c_unicast + s]},
-                                                {"ROUTE_BROADCAST", routes[c_broadcast + s]}}});
+      dn.lines.push_back(CounterLine{"SWITCH",
+                                     {{"ROUTE_UNICAST", routes[c_unicast + s]},
+                                      {"ROUTE_BROADCAST", routes[c_broadcast + s]}}});
   }
   return dn;
 }

@@ -135,15 +135,18 @@ CounterSection ReductionNetwork::section(const std::uint64_t* counters,
   add_wires(rn, "RN_WIRE", counters + c_wire, 2 * count);
   std::vector<std::uint64_t> fw_writes(fw_links.size(), 0);  // both ends write on a link
   for (std::size_t id = 0; id < count; ++id)
-    if (fw_link_of[id] >= 0) fw_writes[static_cast<std::size_t>(fw_link_of[id])] += counters[c_fw + id];
+    if (fw_link_of[id] >= 0)
+      fw_writes[static_cast<std::size_t>(fw_link_of[id])] += counters[c_fw + id];
   add_wires(rn, "RN_WIRE", fw_writes.data(), fw_writes.size());
   if (fen)
     for (std::size_t id = 0; id < count; ++id)
-      if (static_cast<int>(id) != tree.fen_special()) add_wires(rn, "RN_WIRE", counters + c_up + id, 1);
+      if (static_cast<int>(id) != tree.fen_special())
+        add_wires(rn, "RN_WIRE", counters + c_up + id, 1);
   for (std::size_t id = 0; id < count; ++id)
-    rn.lines.push_back(CounterLine{"ADDER", {{"ADD_2_1", counters[c_add21 + id]},
-                                             {"ADD_3_1", counters[c_add31 + id]},
-                                             {"CONFIGURATION", counters[c_conf + id]}}});
+    rn.lines.push_back(CounterLine{"ADDER",
+                                   {{"ADD_2_1", counters[c_add21 + id]},
+                                    {"ADD_3_1", counters[c_add31 + id]},
+                                    {"CONFIGURATION", counters[c_conf + id]}}});
   if (acc) acc->add_lines(rn, counters);
   return rn;
 }

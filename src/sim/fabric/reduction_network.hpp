@@ -42,12 +42,12 @@ struct ReductionNetwork {
   int levels = 0;
   bool fen = false;
   std::vector<Node> nodes;
-  std::vector<int> fw_link_of;               // per switch: its augmented link, or -1
-  std::vector<std::uint8_t> even;            // even position within its level
-  std::vector<Link> fw_links;                // augmented links
+  std::vector<int> fw_link_of;                // per switch: its augmented link, or -1
+  std::vector<std::uint8_t> even;             // even position within its level
+  std::vector<Link> fw_links;                 // augmented links
   std::vector<std::vector<int>> fold_inputs;  // FEN: up-links read by each switch
-  std::vector<Link> up_links;                // FEN: one per switch
-  std::vector<int> memory_link;              // per switch: its bus input, or its accumulator
+  std::vector<Link> up_links;                 // FEN: one per switch
+  std::vector<int> memory_link;               // per switch: its bus input, or its accumulator
   std::vector<Out> out;
   std::vector<int> out_index;  // parent child-link index, memory link, or up-link
   std::vector<int> order;      // the switches in the order they run each cycle

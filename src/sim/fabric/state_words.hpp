@@ -12,7 +12,8 @@ namespace telar::sim::fabric {
 inline void put_link(std::vector<std::uint64_t>& s, const Link& l) {
   s.push_back(l.pending ? l.size() + 1 : 0);
   if (l.pending)
-    for (std::size_t i = 0; i < l.size(); ++i) s.push_back(static_cast<std::uint64_t>(l.item(i).vn));
+    for (std::size_t i = 0; i < l.size(); ++i)
+      s.push_back(static_cast<std::uint64_t>(l.item(i).vn));
 }
 
 inline void put_ring(std::vector<std::uint64_t>& s, const Ring<Psum>& r) {

@@ -14,14 +14,11 @@ constexpr std::size_t kSumSlot = 0;
 }
 
 Adagrad::Adagrad(AdagradOptions options) : Optimizer({"sum"}), options_(options) {
-  require(std::isfinite(options_.lr_decay) && options_.lr_decay >= 0.0f, "adagrad: lr decay {} is not a number >= 0; give 0 or more",
-          options_.lr_decay);
-  require(std::isfinite(options_.weight_decay) && options_.weight_decay >= 0.0f,
-          "adagrad: weight decay {} is not a number >= 0; give --weight-decay 0 or more",
-          options_.weight_decay);
-  require(std::isfinite(options_.initial_accumulator) && options_.initial_accumulator >= 0.0f,
-          "adagrad: initial accumulator {} is not a number >= 0; give 0 or more",
-          options_.initial_accumulator);
+  require_non_negative(options_.lr_decay, "adagrad: lr decay", "give 0 or more");
+  require_non_negative(options_.weight_decay, "adagrad: weight decay",
+                       "give --weight-decay 0 or more");
+  require_non_negative(options_.initial_accumulator, "adagrad: initial accumulator",
+                       "give 0 or more");
   require(options_.eps > 0.0f, "adagrad: eps {} must be positive", options_.eps);
 }
 
@@ -35,11 +32,7 @@ void Adagrad::step(graph::ParameterSet& params, const graph::ParameterSet& grads
                    std::span<const graph::ValueId> ids, float lr) {
   const float wd = options_.weight_decay, eps = options_.eps;
   for (graph::ValueId id : ids) {
-    check_pair(params, grads, id);
-    Tensor& param = params.at(id);
-    float* p = param.f32();
-    const float* grad = grads.at(id).f32();
-    const std::int64_t n = param.numel();
+    const auto [param, p, grad, n] = update_of(params, grads, id);
     const bool created = !has_slot(kSumSlot, id);
     Tensor& sum_tensor = slot(kSumSlot, id, param);
     if (created) sum_tensor.fill(options_.initial_accumulator);

@@ -21,9 +21,8 @@ Adam::Adam(AdamOptions options) : Optimizer({"exp_avg", "exp_avg_sq"}), options_
           "adam: beta2 {} is outside [0, 1); the usual value is 0.999", options_.beta2);
   require(options_.eps > 0.0f, "adam: eps {} must be positive; the usual value is 1e-8",
           options_.eps);
-  require(std::isfinite(options_.weight_decay) && options_.weight_decay >= 0.0f,
-          "adam: weight decay {} is not a number >= 0; give --weight-decay 0 or more",
-          options_.weight_decay);
+  require_non_negative(options_.weight_decay, "adam: weight decay",
+                       "give --weight-decay 0 or more");
 }
 
 std::string Adam::describe() const {
@@ -37,11 +36,7 @@ void Adam::step(graph::ParameterSet& params, const graph::ParameterSet& grads,
   const float eps = options_.eps, wd = options_.weight_decay;
   const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
   for (graph::ValueId id : ids) {
-    check_pair(params, grads, id);
-    Tensor& param = params.at(id);
-    float* p = param.f32();
-    const float* grad = grads.at(id).f32();
-    const std::int64_t n = param.numel();
+    const auto [param, p, grad, n] = update_of(params, grads, id);
     float* m = slot(kFirstMomentSlot, id, param).f32();
     float* v = slot(kSecondMomentSlot, id, param).f32();
     const auto t = static_cast<double>(count_step(id));

@@ -1,5 +1,7 @@
 #include "train/optim/optimizer.hpp"
 
+#include <cmath>
+
 #include "core/error.hpp"
 
 namespace telar::train {
@@ -29,8 +31,13 @@ std::int64_t Optimizer::steps_taken(ValueId id) const {
   return id >= 0 && index_of(id) < steps_.size() ? steps_[index_of(id)] : 0;
 }
 
-void Optimizer::check_pair(const graph::ParameterSet& params, const graph::ParameterSet& grads,
-                           ValueId id) {
+void Optimizer::require_non_negative(float value, std::string_view what, std::string_view hint) {
+  require(std::isfinite(value) && value >= 0.0f, "{} {} is not a number >= 0; {}", what, value,
+          hint);
+}
+
+Optimizer::Update Optimizer::update_of(graph::ParameterSet& params,
+                                       const graph::ParameterSet& grads, ValueId id) {
   require(params.has(id) && grads.has(id),
           "internal: optimizer step for value {} without a {} tensor", id,
           params.has(id) ? "gradient" : "parameter");
@@ -39,6 +46,8 @@ void Optimizer::check_pair(const graph::ParameterSet& params, const graph::Param
   require(p.dtype() == DType::F32 && g.dtype() == DType::F32 && p.numel() == g.numel(),
           "internal: parameter {} is {} {} but its gradient is {} {}", id, dtype_name(p.dtype()),
           shape_str(p.shape()), dtype_name(g.dtype()), shape_str(g.shape()));
+  Tensor& param = params.at(id);
+  return Update{param, param.f32(), g.f32(), param.numel()};
 }
 
 NamedTensors Optimizer::state(const graph::Graph& graph) const {

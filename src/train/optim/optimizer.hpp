@@ -64,9 +64,18 @@ class Optimizer {
   bool has_slot(std::size_t slot, graph::ValueId id) const { return slots_[slot].has(id); }
   // Increments and returns the step count of parameter `id`.
   std::int64_t count_step(graph::ValueId id);
-  // Checks that params and grads hold matching tensors for `id`.
-  static void check_pair(const graph::ParameterSet& params, const graph::ParameterSet& grads,
-                         graph::ValueId id);
+  // One parameter's update: its tensor, its data and its gradient's (checked to match), and
+  // the number of elements.
+  struct Update {
+    Tensor& param;
+    float* p;
+    const float* grad;
+    std::int64_t n;
+  };
+  static Update update_of(graph::ParameterSet& params, const graph::ParameterSet& grads,
+                          graph::ValueId id);
+  // Throws unless `value` is a finite number >= 0: "<what> <value> is not a number >= 0; <hint>".
+  static void require_non_negative(float value, std::string_view what, std::string_view hint);
 
  private:
   std::vector<std::string> slot_names_;

@@ -14,12 +14,10 @@ constexpr std::size_t kMomentumSlot = 0;
 }
 
 Sgd::Sgd(SgdOptions options) : Optimizer({"momentum_buffer"}), options_(options) {
-  require(std::isfinite(options_.momentum) && options_.momentum >= 0.0f,
-          "sgd: momentum {} is not a number >= 0; give --momentum 0 or more (e.g. 0.9)",
-          options_.momentum);
-  require(std::isfinite(options_.weight_decay) && options_.weight_decay >= 0.0f,
-          "sgd: weight decay {} is not a number >= 0; give --weight-decay 0 or more",
-          options_.weight_decay);
+  require_non_negative(options_.momentum, "sgd: momentum",
+                       "give --momentum 0 or more (e.g. 0.9)");
+  require_non_negative(options_.weight_decay, "sgd: weight decay",
+                       "give --weight-decay 0 or more");
   require(!options_.nesterov || options_.momentum > 0.0f,
           "sgd: Nesterov momentum needs a momentum above 0; give --momentum (e.g. 0.9)");
 }
@@ -34,11 +32,7 @@ void Sgd::step(graph::ParameterSet& params, const graph::ParameterSet& grads,
   const float mu = options_.momentum, wd = options_.weight_decay;
   const bool nesterov = options_.nesterov;
   for (graph::ValueId id : ids) {
-    check_pair(params, grads, id);
-    Tensor& param = params.at(id);
-    float* p = param.f32();
-    const float* grad = grads.at(id).f32();
-    const std::int64_t n = param.numel();
+    const auto [param, p, grad, n] = update_of(params, grads, id);
     count_step(id);
     if (mu == 0.0f) {
       for_each_element(n, [=](std::int64_t i) { p[i] -= lr * (grad[i] + wd * p[i]); });

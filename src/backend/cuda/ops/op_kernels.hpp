@@ -29,22 +29,11 @@ template <typename K> std::unique_ptr<Kernel> kernel_of(KernelIO io) {
   return std::make_unique<K>(std::move(io));
 }
 
+// One kernel set per kernel family (graph/op.hpp), defined in ops/<op>.cpp.
 namespace op_kernel_defs {
-extern const OpKernels kLinear;
-extern const OpKernels kConv2d;
-extern const OpKernels kBatchNorm2d;
-extern const OpKernels kActivation;  // ReLU, ReLU6, Sigmoid, Tanh
-extern const OpKernels kSoftmax;
-extern const OpKernels kMaxPool2d;
-extern const OpKernels kAvgPool2d;
-extern const OpKernels kGlobalAvgPool;
-extern const OpKernels kFlatten;
-extern const OpKernels kDropout;
-extern const OpKernels kAdd;
-extern const OpKernels kConcat;
-extern const OpKernels kEmbeddingBag;
-extern const OpKernels kDotInteraction;
-extern const OpKernels kLoss;  // CrossEntropy, BCEWithLogits, MSE
+#define TELAR_DECLARE_KERNELS(family) extern const OpKernels k##family;
+TELAR_KERNEL_FAMILIES(TELAR_DECLARE_KERNELS)
+#undef TELAR_DECLARE_KERNELS
 }  // namespace op_kernel_defs
 
 inline constexpr float kOne = 1.0f, kZero = 0.0f;
