@@ -49,6 +49,9 @@ enum class KernelFamily : std::uint8_t {
   TELAR_KERNEL_FAMILIES(TELAR_KERNEL_FAMILY_ENUMERATOR) Count
 };
 #undef TELAR_KERNEL_FAMILY_ENUMERATOR
+// In a backend's op_kernel_defs: `TELAR_KERNEL_FAMILIES(TELAR_DECLARE_KERNEL_FAMILY)` declares
+// its `extern const OpKernels k<Family>;`, one per family.
+#define TELAR_DECLARE_KERNEL_FAMILY(family) extern const OpKernels k##family;
 
 // Where a node runs on an accelerator (the sim backend lowers by this).
 enum class Lowering : std::uint8_t { Gemm, Conv, SparseDense, Host };

@@ -32,9 +32,7 @@ template <typename K> std::unique_ptr<Kernel> reference_kernel(KernelIO io) {
 
 // One kernel set per kernel family (graph/op.hpp), defined in ops/<op>.cpp.
 namespace op_kernel_defs {
-#define TELAR_DECLARE_KERNELS(family) extern const OpKernels k##family;
-TELAR_KERNEL_FAMILIES(TELAR_DECLARE_KERNELS)
-#undef TELAR_DECLARE_KERNELS
-}  // namespace op_kernel_defs
+TELAR_KERNEL_FAMILIES(TELAR_DECLARE_KERNEL_FAMILY)
+}
 
 }  // namespace telar::backend::cpu
