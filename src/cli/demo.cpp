@@ -15,7 +15,7 @@ namespace telar::cli {
 
 int run_train(const Args& args);
 int run_sim_demo(const std::filesystem::path& dir);
-int run_simulate_demo(const std::filesystem::path& root);
+int run_simulate_demo(const std::filesystem::path& root, bool overwrite);
 int run_dlrm(const Args& args);
 
 namespace fs = std::filesystem;
@@ -38,12 +38,19 @@ int run_demo(const Args& args) {
                "demo"};
   std::string out;
   int threads = 0;
+  bool overwrite = false;
   app.add_option("--out", out, "directory for the demo's runs (default: runs/demo-DATE-TIME)");
+  app.add_flag("--overwrite", overwrite, "replace the runs of an earlier demo in --out");
   add_threads_option(app, &threads);
   int code = 0;
   if (!parse(app, args, "demo", &code)) return code;
   fs::path root = out.empty() ? report::default_run_path("demo") : fs::path(out);
+  // An earlier demo's runs there are refused before anything runs (or replaced: --overwrite).
+  for (const char* stage : {"train", "simulate", "data-parallel", "dlrm"})
+    report::check_run_path(root / stage,
+                           overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse);
   ensure_writable_dir(root);
+  const Args replace = overwrite ? Args{"--overwrite"} : Args{};
   Stopwatch total;
 
   banner("1. Training, profiled: the seed-001 CNN on Fashion-MNIST, one epoch (oneDNN on the "
@@ -59,6 +66,7 @@ int run_demo(const Args& args) {
                      "--profile-scopes", "run,epoch,batch,eval", "--out",
                      (root / "train").string()};
   if (threads > 0) train_args.insert(train_args.end(), {"--threads", std::to_string(threads)});
+  train_args.insert(train_args.end(), replace.begin(), replace.end());
   if (int rc = run_train(train_args); rc != 0) return rc;
 
   banner("2. Simulation: one CNN layer on a MAERI accelerator and on a TPU-like mesh, cycle by "
@@ -71,7 +79,7 @@ int run_demo(const Args& args) {
 
   banner("3. Whole-model simulation: the CNN just trained, on MAERI and on the TPU-like mesh, "
          "layer by layer (values from the CPU, time from the accelerator model)");
-  if (int rc = run_simulate_demo(root); rc != 0) return rc;
+  if (int rc = run_simulate_demo(root, overwrite); rc != 0) return rc;
 
   banner("4. Data-parallel training: two workers of one thread each share every global batch "
          "(sample-weighted gradient all-reduce, overlapped with the backward pass), with the "
@@ -83,6 +91,7 @@ int run_demo(const Args& args) {
                     "--batch-size", "128", "--limit-batches", "40", "--workers",
                     "cpu:threads=1,cpu:threads=1", "--balance", "auto", "--out",
                     (root / "data-parallel").string()};
+  dist_args.insert(dist_args.end(), replace.begin(), replace.end());
   if (int rc = run_train(dist_args); rc != 0) return rc;
   {
     const auto run = nlohmann::json::parse(read_file(root / "data-parallel" / "run.json"));
@@ -101,6 +110,7 @@ int run_demo(const Args& args) {
   std::cout.flush();
   Args dlrm_args = {"--out", (root / "dlrm").string()};
   if (threads > 0) dlrm_args.insert(dlrm_args.end(), {"--threads", std::to_string(threads)});
+  dlrm_args.insert(dlrm_args.end(), replace.begin(), replace.end());
   if (int rc = run_dlrm(dlrm_args); rc != 0) return rc;
 
   banner("Done");

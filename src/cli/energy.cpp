@@ -43,10 +43,11 @@ int run_energy(const Args& args) {
                "energy"};
   double interval_ms = 500.0;
   std::string out, powercap_root, gpus, meters = "rapl,nvml";
-  bool json = false;
+  bool json = false, overwrite = false;
   app.add_option("--interval", interval_ms, "sampling interval in ms (the thesis' tool: 500)")
       ->check(positive_real());
   app.add_option("--out", out, "run directory (default: runs/energy-DATE-TIME)");
+  app.add_flag("--overwrite", overwrite, "replace the run already in --out (else refused)");
   app.add_option("--powercap-root", powercap_root,
                  "RAPL powercap tree (default $TELAR_POWERCAP_ROOT or /sys/class/powercap)");
   app.add_option("--meters", meters, "meters to read: rapl, nvml or both (default rapl,nvml)");
@@ -72,7 +73,8 @@ int run_energy(const Args& args) {
   if (!gpus.empty())
     for (std::int64_t g : parse_index_list(gpus, ',', "--gpus")) used_gpus.insert(static_cast<int>(g));
 
-  report::RunDirectory run(out.empty() ? report::default_run_path("energy") : fs::path(out));
+  report::RunDirectory run(out.empty() ? report::default_run_path("energy") : fs::path(out),
+                           overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse);
   auto sampler = energy::make_sampler(interval_ms / 1000.0, meter_options);
   sampler->set_used_gpus(used_gpus);
   std::string line;

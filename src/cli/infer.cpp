@@ -28,7 +28,7 @@ int run_infer(const Args& args) {
   std::int64_t batch = 1;
   int warmup = 5, repeats = 30, threads = 0;
   std::string backend_name = "cpu", out;
-  bool json = false;
+  bool json = false, overwrite = false;
   std::uint64_t seed = 0;
   app.add_option("--batch", batch, "batch size")->check(at_least(1));
   app.add_option("--warmup", warmup, "untimed runs first")->check(at_least(0));
@@ -37,6 +37,7 @@ int run_infer(const Args& args) {
                  "backend: cpu, cpu:ref, cpu:threads=N, cuda:N (docs/cuda.md)");
   app.add_option("--seed", seed, "seed for the random weights and input");
   app.add_option("--out", out, "also write run.json and latency.csv to this directory");
+  app.add_flag("--overwrite", overwrite, "replace the run already in --out (else refused)");
   add_threads_option(app, &threads);
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
   int code = 0;
@@ -52,7 +53,8 @@ int run_infer(const Args& args) {
   // The output directory is checked before the measurement, so an unwritable --out fails
   // at once instead of after the timed runs.
   std::optional<report::RunDirectory> run;
-  if (!out.empty()) run.emplace(out);
+  if (!out.empty())
+    run.emplace(out, overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse);
   Shape shape = bind_batch(g.value(g.inputs()[0]).shape, batch);
   Tensor x(shape);
   Rng rng(seed);

@@ -24,6 +24,7 @@ void add_prof_counting_options(CLI::App& app, ProfCountingCli& cli,
   app.add_flag("--no-multiplex", cli.no_multiplex,
                "one counter group per thread/CPU; fail if the events do not fit the PMU");
   app.add_option("--out", cli.out, "run directory (default: runs/prof-...-TIMESTAMP)");
+  app.add_flag("--overwrite", cli.overwrite, "replace the run already in --out (else refused)");
   app.add_option("--colon", cli.colon, "also append `cpu:value::event` lines to this file");
   app.add_flag("--json", cli.json, "print the result as one JSON object on the last line");
 }
@@ -45,6 +46,7 @@ std::filesystem::path prof_output_dir(const ProfCountingCli& cli, const std::str
   const std::filesystem::path dir =
       cli.out.empty() ? report::default_run_path(prefix) : std::filesystem::path(cli.out);
   prof::check_output_dir(dir, "--out");
+  report::check_run_path(dir, cli.reuse());
   if (!cli.colon.empty()) prof::check_output_file(cli.colon, "--colon");
   return dir;
 }

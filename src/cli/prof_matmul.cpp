@@ -134,7 +134,7 @@ int run_prof_matmul(const Args& args) {
   }
   std::cout << table;
 
-  report::RunDirectory run(dir);
+  report::RunDirectory run(dir, cli.reuse());
   nlohmann::json config = prof_config_json(options);
   config["sizes"] = m.sizes;
   config["variants"] = m.variants;

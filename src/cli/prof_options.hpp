@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <string>
 
+#include "report/run_dir.hpp"
 #include "cli/common.hpp"
 #include "prof/session.hpp"
 
@@ -14,11 +15,15 @@ struct ProfCountingCli {
   std::string domain = "auto";
   bool no_multiplex = false;
   std::string out;
+  bool overwrite = false;
   std::string colon;
   bool json = false;
+  report::RunReuse reuse() const {
+    return overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse;
+  }
 };
 
-// -e/--events, --cpus, --domain, --no-multiplex, --out, --colon, --json.
+// -e/--events, --cpus, --domain, --no-multiplex, --out, --overwrite, --colon, --json.
 void add_prof_counting_options(CLI::App& app, ProfCountingCli& cli, const std::string& events_help);
 
 // Session options from the parsed flags (events from a file or a comma list).

@@ -49,7 +49,7 @@ int run_prof_run(const Args& args) {
   std::cout << fmt::format("\ncounters for '{}' (exit status {}):\n", quoted, result.exit_status)
             << prof::format_table(profile) << std::flush;
 
-  report::RunDirectory run(dir);
+  report::RunDirectory run(dir, cli.reuse());
   nlohmann::json config = prof_config_json(options);
   config["command"] = command;
   run.write_run_json("prof run", config, {{"exit_status", result.exit_status}});

@@ -46,7 +46,7 @@ sim::HardwareConfig demo_tpu() {  // configs/tpu_16_16_pes.cfg
 
 // The whole-model step: `telar simulate` on the CNN trained in step 1, on both accelerators
 // (their .cfg files written beside the runs, so the demo runs from any directory).
-int run_simulate_demo(const fs::path& root) {
+int run_simulate_demo(const fs::path& root, bool overwrite) {
   const fs::path configs = root / "configs";
   ensure_writable_dir(configs);
   std::string backends;
@@ -55,7 +55,7 @@ int run_simulate_demo(const fs::path& root) {
     write_file_atomic(cfg, sim::format_config(hw));
     backends += (backends.empty() ? "sim:" : ",sim:") + cfg.string();
   }
-  const Args args = {"simulate",
+  Args args = {"simulate",
                      "--model",
                      "mnist_cnn",
                      "--checkpoint",
@@ -70,6 +70,7 @@ int run_simulate_demo(const fs::path& root) {
   std::cout << "telar simulate --model mnist_cnn --checkpoint " << (root / "train").string()
             << " --backend sim:configs/maeri_256mses_128_bw.cfg,sim:configs/tpu_16_16_pes.cfg "
                "--batch 1\n";
+  if (overwrite) args.push_back("--overwrite");
   return run_simulate(Args(args.begin() + 1, args.end()));
 }
 

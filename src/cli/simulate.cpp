@@ -119,7 +119,7 @@ int run_simulate(const Args& args) {
   std::int64_t batch = 1;
   double weight_sparsity = 0.0;
   std::uint64_t seed = 0;
-  bool json = false, exact = false, no_files = false;
+  bool json = false, exact = false, no_files = false, overwrite = false;
   app.add_option("--checkpoint", checkpoint,
                  "weights from a telar train run (its directory or "
                  "checkpoint file); default: random weights");
@@ -128,6 +128,7 @@ int run_simulate(const Args& args) {
       ->required();
   app.add_option("--batch", batch, "batch size")->check(at_least(1));
   app.add_option("--out", out, "run directory (default: runs/simulate-<time>)");
+  app.add_flag("--overwrite", overwrite, "replace the run already in --out (else refused)");
   app.add_option("--weight-sparsity", weight_sparsity,
                  "prune Linear/Conv2d weights by magnitude to this fraction of zeros (0..1); "
                  "pruned layers run on the target's SIGMA accelerator");
@@ -140,6 +141,8 @@ int run_simulate(const Args& args) {
   app.add_flag("--json", json, "print the totals as one JSON object on the last line");
   int code = 0;
   if (!parse(app, args, "simulate", &code)) return code;
+  if (!out.empty())
+    report::check_run_path(out, overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse);
   require(weight_sparsity >= 0.0 && weight_sparsity < 1.0,
           "--weight-sparsity={} must be a fraction of zeros, at least 0 and below 1{}",
           weight_sparsity,
@@ -254,7 +257,12 @@ int run_simulate(const Args& args) {
                       {"exact_cycle_loop", exact},
                       {"seed", seed}},
                      {{"result", totals_json(results)}});
-  // Move the finished run into place (into an existing directory entry by entry).
+  // Move the finished run into place (into an existing directory entry by entry; a run it
+  // replaces goes first).
+  if (overwrite && fs::exists(run_path / "run.json")) {
+    fs::remove_all(run_path);
+    fs::create_directories(run_path);
+  }
   for (const auto& e : fs::directory_iterator(work)) {
     const fs::path dest = run_path / e.path().filename();
     fs::remove_all(dest);

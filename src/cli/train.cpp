@@ -41,7 +41,7 @@ struct Setup {
   std::string profile_events, profile_scopes = "run,epoch,batch,eval", profile_cpus,
                               profile_domain = "auto";
   bool profile_no_multiplex = false, no_overlap = false, no_pin = false, no_energy = false,
-       json = false;
+       json = false, overwrite = false;
   std::string powercap_root, meters = "rapl,nvml";
 };
 
@@ -122,6 +122,7 @@ void add_train_options(CLI::App& app, Setup& s) {
   app.add_option("--meters", s.meters, "energy meters to read: rapl, nvml or both (default rapl,nvml)");
   app.add_option("--seed", s.run.seed, "seed of initialization, data order and dropout");
   app.add_option("--out", s.out, "run directory (default: runs/train-DATE-TIME)");
+  app.add_flag("--overwrite", s.overwrite, "replace the run already in --out (else refused)");
   app.add_option("--resume", s.resume, "continue the run in this directory from its checkpoint");
   app.add_option("--limit-batches", s.run.limit_batches, "train at most N batches per epoch (0: all)")
       ->check(at_least(0));
@@ -155,7 +156,7 @@ std::vector<std::string> options_to_keep(const CLI::App& app) {
   for (const CLI::Option* opt : app.get_options()) {
     const std::string name = opt->get_name();
     if (opt->count() == 0 || name == "--out" || name == "--resume" || name == "--json" ||
-        name == "--quiet" || name == "--help")
+        name == "--quiet" || name == "--help" || name == "--overwrite")
       continue;
     if (opt->get_expected_min() == 0) {
       tokens.push_back(name);
@@ -258,6 +259,7 @@ int run_train(const Args& given) {
   if (!s.preset.empty()) r.extra_config["preset"] = s.preset;
   r.out = s.out;
   r.resume = s.resume;
+  r.overwrite = s.overwrite;
 
   const auto outcome = runs::run_training(r);
   if (!outcome) return 0;  // another MPI rank: the leader reports

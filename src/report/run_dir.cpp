@@ -38,7 +38,41 @@ nlohmann::json machine_info() {
   return m;
 }
 
-RunDirectory::RunDirectory(fs::path path) : path_(std::move(path)) { ensure_writable_dir(path_); }
+namespace {
+
+bool holds_run(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path / "run.json", ec);
+}
+
+}  // namespace
+
+void check_run_path(const fs::path& path, RunReuse reuse, std::string_view overwrite_flag) {
+  if (reuse != RunReuse::Refuse || !holds_run(path)) return;
+  std::string what = "a run";
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(path / "run.json"));
+    if (j.contains("command") && j["command"].is_string())
+      what = fmt::format("a run of '{}'", j["command"].get<std::string>());
+    if (j.contains("status") && j["status"].is_string())
+      what += fmt::format(" ({})", j["status"].get<std::string>());
+  } catch (const std::exception&) {
+    // An unreadable run.json still marks a run: refuse all the same.
+  }
+  fail("'{}' holds {} already; give --out a new directory, or add {} to replace that run",
+       path.string(), what, overwrite_flag);
+}
+
+RunDirectory::RunDirectory(fs::path path, RunReuse reuse) : path_(std::move(path)) {
+  check_run_path(path_, reuse);
+  if (reuse == RunReuse::Replace && holds_run(path_)) {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+    if (ec)
+      fail("cannot remove the run in '{}' to replace it: {}", path_.string(), ec.message());
+  }
+  ensure_writable_dir(path_);
+}
 
 void RunDirectory::write_run_json(const std::string& command, const nlohmann::json& config,
                                   const nlohmann::json& extra) const {

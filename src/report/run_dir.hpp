@@ -3,6 +3,7 @@
 // configuration, versions, machine), tidy CSV metrics, stats and report.html.
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -12,10 +13,21 @@ namespace telar::report {
 // Facts about this machine and build, for run.json.
 nlohmann::json machine_info();
 
+// What a command may do with an --out that already holds a run (a run.json): refuse it (the
+// default: a finished run is never overwritten by accident), replace it (--overwrite), or go on
+// with it (--resume of that same run).
+enum class RunReuse { Refuse, Replace, Continue };
+
+// Throws one line with the way out when `path` holds a run and `reuse` is Refuse; commands call
+// it before any work. `overwrite_flag` is the option that replaces it.
+void check_run_path(const std::filesystem::path& path, RunReuse reuse,
+                    std::string_view overwrite_flag = "--overwrite");
+
 class RunDirectory {
  public:
-  // Creates the directory (checks it is writable; throws telar::Error otherwise).
-  explicit RunDirectory(std::filesystem::path path);
+  // Creates the directory (checks it is writable; throws telar::Error otherwise). A run already
+  // there is refused, removed first (Replace) or kept (Continue); see check_run_path.
+  explicit RunDirectory(std::filesystem::path path, RunReuse reuse = RunReuse::Refuse);
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path file(const std::string& name) const { return path_ / name; }
   // Writes run.json: {"command":…, "config":…, "telar":…, "machine":…} plus extra fields.

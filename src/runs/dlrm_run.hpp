@@ -33,6 +33,7 @@ struct DlrmSetup {
   std::string backend = "cpu", storage = "auto", embedding_dir, out, benchmark;
   double budget_mb = 2048;
   bool strict = false, json = false, quiet = false;
+  bool overwrite = false;  // replace a run already in `out` (else refused)
   double test_fraction = 0.1;
   std::int64_t test_data_size = 0;
   int warmup = 3, repeats = 20;

@@ -54,6 +54,7 @@ struct Plan {
   dist::DataParallelOptions dp;
   nlohmann::json config;
   fs::path run_path;
+  report::RunReuse reuse = report::RunReuse::Refuse;
 };
 
 // Checks the data-parallel options and resolves the workers (nothing is written yet).
@@ -173,14 +174,17 @@ Plan make_plan(const TrainingSetup& s) {
                                  {"bn_buffers", s.bn_buffers}};
 
   p.run_path = s.out.empty() ? report::default_run_path("train") : s.out;
+  p.reuse = s.overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse;
   if (!s.resume.empty()) {
     if (!s.out.empty() && s.out != s.resume)
       fail("--resume continues in its own directory; drop --out or make it equal to --resume");
     p.run_path = s.resume;
+    p.reuse = report::RunReuse::Continue;
     const fs::path ckpt = p.run_path / train::kCheckpointFileName;
     if (!fs::exists(ckpt))
       fail("--resume {}: no checkpoint there ({} is missing)", s.resume.string(), ckpt.string());
   }
+  report::check_run_path(p.run_path, p.reuse);
   return p;
 }
 
@@ -253,7 +257,7 @@ std::optional<TrainingOutcome> train_replica(const Plan& p, dist::Communicator* 
   std::unique_ptr<report::TrainingRecorder> recorder;
   std::unique_ptr<train::CheckpointCallback> checkpointer;
   if (leader) {
-    run = std::make_unique<report::RunDirectory>(p.run_path);
+    run = std::make_unique<report::RunDirectory>(p.run_path, p.reuse);
     const std::string device =
         worker ? fmt::format("{} workers ({}): {}; balance {}", comm->size(), comm->kind(),
                              s.workers, s.balance)

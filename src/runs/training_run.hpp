@@ -55,8 +55,10 @@ struct TrainingSetup {
   std::optional<prof::SessionOptions> profile;  // --profile
   std::string profile_colon;                    // also append the seed's colon lines here
 
-  // Where: the run directory ("" a new one under runs/), or the run to continue.
+  // Where: the run directory ("" a new one under runs/), or the run to continue; a run already
+  // in `out` is refused unless `overwrite` (then replaced).
   std::filesystem::path out, resume;
+  bool overwrite = false;
   // Merged into run.json's config (the caller's words for the model's input and classes, the
   // options to resume with).
   nlohmann::json extra_config = nlohmann::json::object();

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/files.hpp"
 #include "run_command.hpp"
 #include "train/checkpoint.hpp"
 
@@ -259,6 +260,39 @@ TEST(CliFoundation, ProfilingOptionsOfTrainAreChecked) {
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
   EXPECT_NE(line.find("::task-clock"), std::string::npos) << line;
+}
+
+// Issue 23, item 2: a finished run is never overwritten by accident. train and infer into a
+// training run are refused (exit 2, the way out named) and leave it as it was; --overwrite
+// replaces it; --resume still continues it.
+TEST(CliFoundation, AnExistingRunIsRefusedUnlessOverwritten) {
+  const std::string out = fresh_temp_dir("reuse") + "/run";
+  ASSERT_EQ(run_telar(quick_train(out)).status, 0);
+  const std::string checkpoint = telar::read_file(fs::path(out) / "checkpoint.telar");
+  const std::string run_json = telar::read_file(fs::path(out) / "run.json");
+
+  auto again = run_telar(quick_train(out));
+  expect_bad_input(again, "--overwrite");
+  EXPECT_NE(again.err.find("holds a run of 'train' (finished)"), std::string::npos) << again.err;
+  auto infer = run_telar({"infer", "--model", "mlp:784-32-10", "--batch", "2", "--repeats", "2",
+                          "--out", out});
+  expect_bad_input(infer, "--overwrite");
+  EXPECT_EQ(telar::read_file(fs::path(out) / "checkpoint.telar"), checkpoint);
+  EXPECT_EQ(telar::read_file(fs::path(out) / "run.json"), run_json);
+
+  // --resume continues the same run (one more epoch).
+  ASSERT_EQ(run_telar({"train", "--resume", out, "--epochs", "2", "--quiet"}).status, 0);
+  EXPECT_NE(telar::read_file(fs::path(out) / "checkpoint.telar"), checkpoint);
+
+  // --overwrite replaces it: a fresh one-epoch run, with nothing of the old one left.
+  telar::write_file_atomic(fs::path(out) / "leftover.txt", "from the old run");
+  auto replace = quick_train(out);
+  replace.push_back("--overwrite");
+  ASSERT_EQ(run_telar(replace).status, 0);
+  EXPECT_FALSE(fs::exists(fs::path(out) / "leftover.txt"));
+  const auto j = nlohmann::json::parse(telar::read_file(fs::path(out) / "run.json"));
+  EXPECT_EQ(j["config"]["epochs"], 1);
+  fs::remove_all(fs::path(out).parent_path());
 }
 
 TEST(CliFoundation, CheckpointOfAnotherModelOrCorruptedIsRefused) {

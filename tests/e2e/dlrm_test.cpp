@@ -234,9 +234,18 @@ TEST(DlrmCli, BenchmarksRunAndReport) {
   auto j = nlohmann::json::parse(last_line(r.out));
   EXPECT_GT(j["effective_gb_per_s"].get<double>(), 0.0);
   EXPECT_NEAR(j["lookups_per_call"].get<double>(), 64 * 20, 5);  // duplicates are rare
-  r = run_telar({"dlrm", "--benchmark=inference", "--arch-embedding-size=5000-5000",
-                 "--arch-sparse-feature-size=32", "--arch-mlp-bot=8-32", "--arch-mlp-top=4-1",
-                 "--mini-batch-size=64", "--repeats=3", "--out", dir, "--json"});
+  // The same --out again is refused (a finished run is never overwritten by accident) ...
+  const std::vector<std::string> inference = {
+      "dlrm", "--benchmark=inference", "--arch-embedding-size=5000-5000",
+      "--arch-sparse-feature-size=32", "--arch-mlp-bot=8-32", "--arch-mlp-top=4-1",
+      "--mini-batch-size=64", "--repeats=3", "--out", dir, "--json"};
+  r = run_telar(inference);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--overwrite"), std::string::npos) << r.err;
+  // ... unless asked for.
+  std::vector<std::string> replacing = inference;
+  replacing.push_back("--overwrite");
+  r = run_telar(replacing);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_GT(nlohmann::json::parse(last_line(r.out))["samples_per_s"].get<double>(), 0.0);
   fs::remove_all(dir);

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "core/error.hpp"
 #include "core/files.hpp"
 #include "report/html_report.hpp"
 #include "report/run_dir.hpp"
@@ -62,6 +63,39 @@ TEST(Report, RunDirectoryWritesRunJson) {
   EXPECT_EQ(j["config"]["epochs"], 1);
   EXPECT_TRUE(j["machine"].contains("hardware_threads"));
   std::filesystem::remove_all(dir);
+}
+
+TEST(Report, ARunDirectoryIsRefusedReplacedOrContinued) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("telar_reuse_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  {
+    RunDirectory run(dir);  // a new directory: fine
+    run.write_run_json("train", {{"epochs", 1}});
+    telar::write_file_atomic(dir / "extra.csv", "x");
+  }
+  EXPECT_THROW(RunDirectory{dir}, telar::Error);
+  EXPECT_THROW(check_run_path(dir, RunReuse::Refuse), telar::Error);
+  try {
+    check_run_path(dir, RunReuse::Refuse);
+  } catch (const telar::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds a run of 'train' already"), std::string::npos)
+        << e.what();
+  }
+  {
+    RunDirectory run(dir, RunReuse::Continue);  // the same run goes on: kept as it is
+    EXPECT_TRUE(fs::exists(dir / "extra.csv"));
+  }
+  {
+    RunDirectory run(dir, RunReuse::Replace);  // replaced: the old run's files are gone
+    EXPECT_FALSE(fs::exists(dir / "extra.csv"));
+    EXPECT_FALSE(fs::exists(dir / "run.json"));
+  }
+  // A directory without run.json is not a run: it is used as it is.
+  telar::write_file_atomic(dir / "notes.txt", "mine");
+  RunDirectory plain(dir);
+  EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  fs::remove_all(dir);
 }
 
 TEST(Report, RunRecordTellsTheRunsLife) {
