@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/parse.hpp"
 #include "core/version.hpp"
 
@@ -41,6 +42,10 @@ int main(int argc, char** argv) {
     if (c.name != name) continue;
     try {
       return c.run(telar::cli::Args(argv + 2, argv + argc));
+    } catch (const telar::Interrupted& e) {
+      std::cout.flush();
+      std::cerr << "telar " << name << ": " << e.what() << "\n";
+      return 128 + e.signal;
     } catch (const telar::Error& e) {
       std::cout.flush();
       std::cerr << "telar " << name << ": error: " << e.what() << "\n";

@@ -28,6 +28,10 @@ void RunRecord::stop(const std::string& why) {
   write({{"status", "stopped: " + why}});
 }
 
+void RunRecord::interrupt(const nlohmann::json& details) {
+  write({{"status", "interrupted"}, {"interrupted", details}});
+}
+
 void RunRecord::fail(const std::string& why) {
   write({{"status", "failed: " + why}});
 }

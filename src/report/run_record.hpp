@@ -35,6 +35,8 @@ class RunRecord {
 
   void finish(const nlohmann::json& result);  // "finished", with the result
   void stop(const std::string& why);          // "stopped: <why>"
+  // "interrupted" (by a signal; the run can be resumed), with `details` (where it stopped).
+  void interrupt(const nlohmann::json& details);
   void fail(const std::string& why);          // "failed: <why>"
 
   const RunDirectory& dir() const { return dir_; }

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
 
 #include "backend/backend.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "core/threads.hpp"
 #include "dist/communicator_choice.hpp"
@@ -123,6 +125,11 @@ Plan make_plan(const TrainingSetup& s) {
   require(s.batch_size > 0, "--batch-size must be positive, got {}", s.batch_size);
   require(s.train_set.size() > 0, "the training data ({}) holds no samples", s.data_description);
   require(s.test_set.size() > 0, "the test data ({}) holds no samples", s.data_description);
+  require(s.test_set.sample_shape() == s.train_set.sample_shape(),
+          "the test data ({}) holds samples of shape {} but the training data {}; give a test set "
+          "of the training set's image size",
+          s.data_description, shape_str(s.test_set.sample_shape()),
+          shape_str(s.train_set.sample_shape()));
   require(s.lr > 0.0 && std::isfinite(s.lr), "--lr must be a positive number, got {}", s.lr);
   if (!s.workers.empty())
     resolve_workers(s, p);
@@ -303,6 +310,10 @@ std::optional<TrainingOutcome> train_replica(const Plan& p, dist::Communicator* 
   train::PhaseMetrics test, validation;
   Stopwatch loop_clock;
   double loop_seconds = 0.0;
+  // Ctrl-C or SIGTERM stops a lone training at the next batch boundary with a checkpoint there
+  // (data-parallel replicas cannot stop one by one: there the signal keeps its default action).
+  std::optional<StopOnSignal> stop_on_signal;
+  if (!comm) stop_on_signal.emplace();
   auto body = [&] {
     if (worker) worker->start(start.group_state);
     if (sampler) sampler->start();
@@ -316,6 +327,21 @@ std::optional<TrainingOutcome> train_replica(const Plan& p, dist::Communicator* 
       } else {
         test = trainer.state().eval;
       }
+    } catch (const Interrupted& e) {
+      const train::Progress& at = trainer.progress();
+      if (checkpointer) checkpointer->save_now();
+      if (record)
+        record->interrupt({{"signal", signal_name(e.signal)},
+                           {"epoch", at.epoch + 1},
+                           {"next_batch", at.next_batch},
+                           {"global_step", at.global_step}});
+      throw Interrupted(fmt::format("{}; {}", e.what(),
+                                    checkpointer && checkpointer->written()
+                                        ? fmt::format("the checkpoint is saved: continue with "
+                                                      "`telar train --resume {}`",
+                                                      p.run_path.string())
+                                        : std::string("no checkpoint could be written")),
+                        e.signal);
     } catch (const train::NonFiniteLoss& e) {
       // Every worker meets it at the same step; each stops by itself.
       if (record) record->stop("non-finite loss");

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/clock.hpp"
+#include "core/interrupt.hpp"
 #include "train/evaluate.hpp"
 
 namespace telar::train {
@@ -145,6 +146,13 @@ void Trainer::fit(BatchSource& train, BatchSource* eval) {
       state_.train.accuracy = static_cast<double>(progress_.correct) / samples;
       state_.train.seconds = progress_.seconds;
       for (Callback* c : callbacks_) c->on_batch_end(state_);
+      // Asked to stop (StopOnSignal): at this batch boundary, where a checkpoint can resume.
+      // A replica never stops alone (its group would wait for it).
+      if (!group_ && stop_signal() != 0)
+        throw Interrupted(fmt::format("interrupted by {} after batch {} of {} in epoch {}",
+                                      signal_name(stop_signal()), i + 1, per_epoch,
+                                      progress_.epoch + 1),
+                          stop_signal());
     }
     progress_.epoch_seconds.push_back(progress_.seconds);
     state_.epoch_seconds = progress_.epoch_seconds;

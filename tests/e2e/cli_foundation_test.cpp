@@ -1,10 +1,16 @@
 // End-to-end tests of the foundation commands (models, train, eval, infer, demo --help): real
 // runs of the built telar binary, bad inputs (one line, exit 2, no partial files), resume.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <sstream>
+#include <thread>
 
 #include <filesystem>
 #include <fstream>
@@ -156,6 +162,27 @@ TEST(CliFoundation, BadIdxFilesAreOneLineErrors) {
   EXPECT_FALSE(fs::exists(out)) << "no run directory after bad input";
 }
 
+// Issue 23, item 5: a test set of another image size than the training set is refused before
+// anything is written (it used to fail after training, leaving a run directory).
+TEST(CliFoundation, ATestSetOfAnotherImageSizeIsRefusedBeforeTraining) {
+  const std::string root = fresh_temp_dir("idx_sizes");
+  const std::string out = root + "/run";
+  fs::create_directories(root + "/sizes");
+  write_idx_pair(root + "/sizes", 0x00000803, 10, 10, 10 * 784);
+  std::vector<unsigned char> img = be32(0x00000803);  // the test images: 10 of 32x32
+  for (auto v : {10u, 32u, 32u}) {
+    auto b = be32(v);
+    img.insert(img.end(), b.begin(), b.end());
+  }
+  img.resize(img.size() + 10 * 32 * 32, 7);
+  write_bytes(fs::path(root) / "sizes" / "t10k-images-idx3-ubyte", img);
+  expect_bad_input(run_telar({"train", "--model", "mlp:784-10", "--data", "mnist:" + root + "/sizes",
+                              "--epochs", "1", "--out", out}),
+                   "[1, 32, 32]");
+  EXPECT_FALSE(fs::exists(out)) << "no run directory after bad input";
+  fs::remove_all(root);
+}
+
 TEST(CliFoundation, BadOptionsAndModelsAreOneLineErrors) {
   const std::string out = fresh_temp_dir("opts") + "/run";
   auto base = quick_train(out);
@@ -293,6 +320,69 @@ TEST(CliFoundation, AnExistingRunIsRefusedUnlessOverwritten) {
   const auto j = nlohmann::json::parse(telar::read_file(fs::path(out) / "run.json"));
   EXPECT_EQ(j["config"]["epochs"], 1);
   fs::remove_all(fs::path(out).parent_path());
+}
+
+// Issue 23, item 3: Ctrl-C (SIGINT) stops training at the next batch with a checkpoint there,
+// run.json says "interrupted", the exit status is 130 and the message says how to resume; the
+// resumed run ends where an uninterrupted one does.
+TEST(CliFoundation, SigintStopsAtABatchAndTheResumedRunMatchesAnUninterruptedOne) {
+  const std::string root = fresh_temp_dir("sigint");
+  auto args = [&](const std::string& out) {
+    return std::vector<std::string>{telar::testing::telar_binary(),
+                                    "train", "--model", "mnist_cnn", "--data",
+                                    "synthetic:8000:1x28x28:10", "--epochs", "1",
+                                    "--batch-size", "4", "--threads", "1", "--seed", "5",
+                                    "--quiet", "--json", "--out", out};
+  };
+  const std::string out = root + "/interrupted";
+  std::vector<std::string> words = args(out);
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  // Wait until training runs (run.json says "running"), then a little more, then Ctrl-C.
+  bool running = false;
+  for (int i = 0; i < 400 && !running; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::error_code ec;
+    if (fs::exists(fs::path(out) / "run.json", ec))
+      running = telar::read_file(fs::path(out) / "run.json").find("\"running\"") !=
+                std::string::npos;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(running) << "the training never started";
+  ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping cleanly";
+  if (WEXITSTATUS(status) == 0) GTEST_SKIP() << "the run finished before the signal arrived";
+  ASSERT_EQ(WEXITSTATUS(status), 130);
+  const auto stopped = nlohmann::json::parse(telar::read_file(fs::path(out) / "run.json"));
+  EXPECT_EQ(stopped["status"], "interrupted");
+  EXPECT_EQ(stopped["interrupted"]["signal"], "SIGINT");
+  EXPECT_GT(stopped["interrupted"]["next_batch"].get<std::int64_t>(), 0);
+  ASSERT_TRUE(fs::exists(fs::path(out) / "checkpoint.telar"));
+
+  auto resumed = run_telar({"train", "--resume", out, "--quiet", "--json"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  std::vector<std::string> straight_args = args(root + "/straight");
+  straight_args.erase(straight_args.begin());
+  auto straight = run_telar(straight_args);
+  ASSERT_EQ(straight.status, 0) << straight.err;
+  const auto a = last_json_line(resumed.out), b = last_json_line(straight.out);
+  EXPECT_EQ(a["test"]["loss"], b["test"]["loss"]);
+  EXPECT_EQ(a["train"]["loss"], b["train"]["loss"]);
+  EXPECT_EQ(nlohmann::json::parse(telar::read_file(fs::path(out) / "run.json"))["status"],
+            "finished");
+  fs::remove_all(root);
 }
 
 TEST(CliFoundation, CheckpointOfAnotherModelOrCorruptedIsRefused) {

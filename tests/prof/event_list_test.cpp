@@ -63,6 +63,21 @@ TEST(ProfEventFile, ArgumentIsACommaListOrAFile) {
   EXPECT_THROW(parse_event_argument("/no/such/dir/events.txt"), telar::Error);
 }
 
+// Issue 23, item 5: a missing events file is named as such (not as an unknown event), and a
+// huge line is refused at once (it used to reach name resolution and take 53 s).
+TEST(ProfEventFile, AMissingFileAndAHugeLineAreOneLineErrorsAtOnce) {
+  try {
+    parse_event_argument("no_such_events.txt");
+    FAIL() << "a missing events file was accepted";
+  } catch (const telar::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no such events file"), std::string::npos) << e.what();
+  }
+  const std::string huge(1 << 20, 'x');
+  const std::string e = error_of("cycles\n" + huge + "\n");
+  EXPECT_NE(e.find("events.txt:2: a line of 1048576 characters"), std::string::npos) << e;
+  EXPECT_THROW(parse_event_argument("cycles," + huge), telar::Error);
+}
+
 TEST(ProfEventFile, ShippedEventFilesParseAndEveryNameIsKnown) {
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(

@@ -26,6 +26,8 @@ class CheckpointCallback : public Callback {
                      std::int64_t every_steps = 0);
   void on_batch_end(const TrainState& s) override;
   void on_epoch_end(const TrainState& s) override;
+  // Writes the checkpoint now (the trainer stands at a batch boundary: a stop on a signal).
+  void save_now() { save(); }
   const std::filesystem::path& path() const { return path_; }
   bool written() const { return written_; }
 

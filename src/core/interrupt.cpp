@@ -1,0 +1,42 @@
+#include "core/interrupt.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <signal.h>
+
+namespace telar {
+
+namespace {
+
+std::atomic<int> g_stop_signal{0};
+struct sigaction g_previous_int, g_previous_term;
+
+extern "C" void on_stop_signal(int signal) { g_stop_signal.store(signal); }
+
+}  // namespace
+
+StopOnSignal::StopOnSignal() {
+  g_stop_signal.store(0);
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESETHAND;  // the default action again: a second signal ends the process
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &g_previous_int);
+  sigaction(SIGTERM, &action, &g_previous_term);
+}
+
+StopOnSignal::~StopOnSignal() {
+  sigaction(SIGINT, &g_previous_int, nullptr);
+  sigaction(SIGTERM, &g_previous_term, nullptr);
+}
+
+int stop_signal() { return g_stop_signal.load(); }
+
+std::string signal_name(int signal) {
+  if (signal == SIGINT) return "SIGINT";
+  if (signal == SIGTERM) return "SIGTERM";
+  return fmt::format("signal {}", signal);
+}
+
+}  // namespace telar
