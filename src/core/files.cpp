@@ -1,5 +1,6 @@
 #include "core/files.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -92,6 +93,31 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
   AtomicFile file(path);
   file.write(content);
   file.commit();
+}
+
+int remove_stale_temporaries(const fs::path& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto tmp = name.rfind(".tmp.");
+    if (name.empty() || name[0] != '.' || tmp == std::string::npos) continue;
+    const std::string rest = name.substr(tmp + 5);  // PID.N
+    const auto dot = rest.find('.');
+    if (dot == std::string::npos || dot == 0) continue;
+    long pid = 0;
+    for (char c : rest.substr(0, dot)) {
+      if (c < '0' || c > '9') {
+        pid = -1;
+        break;
+      }
+      pid = pid * 10 + (c - '0');
+    }
+    if (pid <= 0) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    if (fs::remove(entry.path(), ec)) ++removed;
+  }
+  return removed;
 }
 
 std::string read_file(const fs::path& path) {

@@ -31,6 +31,10 @@ class OutputDirectory {
 // Writes content to path atomically (temporary file in the same directory, then rename).
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
+// Removes the temporaries (.NAME.tmp.PID.N) that writers killed mid-way left in `dir`: those
+// of processes no longer running. Returns how many it removed.
+int remove_stale_temporaries(const std::filesystem::path& dir);
+
 // Reads a whole file; throws telar::Error if it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 

@@ -72,6 +72,7 @@ RunDirectory::RunDirectory(fs::path path, RunReuse reuse) : path_(std::move(path
       fail("cannot remove the run in '{}' to replace it: {}", path_.string(), ec.message());
   }
   ensure_writable_dir(path_);
+  remove_stale_temporaries(path_);  // a checkpoint or run.json write killed mid-way
 }
 
 void RunDirectory::write_run_json(const std::string& command, const nlohmann::json& config,

@@ -1,6 +1,7 @@
 #include "core/files.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -73,4 +74,25 @@ TEST(Files, OutputDirectoryMadeByAFailedCommandIsRemovedWhileEmpty) {
   { telar::OutputDirectory not_made(root / "lazy", false); }
   EXPECT_FALSE(fs::exists(root / "lazy"));  // make=false: nothing made
   fs::remove_all(root);
+}
+
+// Issue 23, item 3: a write killed mid-way left its temporary for good; the next open of the
+// directory removes the temporaries of writers that no longer run (and only those).
+TEST(Files, StaleTemporariesOfDeadWritersAreRemoved) {
+  fs::path dir = fresh_dir("stale");
+  telar::ensure_writable_dir(dir);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);  // a process that no longer runs
+  const fs::path stale = dir / (".checkpoint.telar.tmp." + std::to_string(child) + ".0");
+  const fs::path live = dir / (".run.json.tmp." + std::to_string(::getpid()) + ".3");
+  const fs::path mine = dir / "notes.tmp.1.2";  // not a temporary of ours: no leading dot
+  for (const fs::path& p : {stale, live, mine}) telar::write_file_atomic(p, "x");
+  EXPECT_EQ(telar::remove_stale_temporaries(dir), 1);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(mine));
+  fs::remove_all(dir);
 }
