@@ -131,7 +131,8 @@ CounterSection ReductionNetwork::section(const std::uint64_t* counters,
                                          const AccumulationBuffer* acc) const {
   CounterSection rn{"ReduceNetwork", {}};
   const std::size_t count = nodes.size();
-  reserve_lines(rn, 4 * count + fw_links.size());
+  reserve_lines(rn, 4 * count + fw_links.size() +
+                        (acc ? 2 * static_cast<std::size_t>(acc->size()) : 0));
   add_wires(rn, "RN_WIRE", counters + c_wire, 2 * count);
   std::vector<std::uint64_t> fw_writes(fw_links.size(), 0);  // both ends write on a link
   for (std::size_t id = 0; id < count; ++id)
