@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <vector>
 #include <signal.h>
 
 namespace telar {
@@ -18,9 +20,17 @@ extern "C" void on_stop_signal(int signal) { g_stop_signal.store(signal); }
 
 StopOnSignal::StopOnSignal() {
   g_stop_signal.store(0);
+  // The handler runs on a stack of its own: oneDNN's JIT kernels keep data below the stack
+  // pointer, which a signal frame on the interrupted stack would overwrite.
+  static std::vector<char> alternate(std::max<std::size_t>(SIGSTKSZ, 64 * 1024));
+  stack_t stack{};
+  stack.ss_sp = alternate.data();
+  stack.ss_size = alternate.size();
+  sigaltstack(&stack, nullptr);
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
-  action.sa_flags = SA_RESETHAND;  // the default action again: a second signal ends the process
+  // SA_RESETHAND: the default action again, so a second signal ends the process.
+  action.sa_flags = SA_RESETHAND | SA_ONSTACK;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, &g_previous_int);
   sigaction(SIGTERM, &action, &g_previous_term);

@@ -258,6 +258,11 @@ std::optional<TrainingOutcome> train_replica(const Plan& p, dist::Communicator* 
   if (worker) trainer.set_group(worker.get());
 
   // Only the leader writes: the run directory, the metrics, the checkpoint, the progress.
+  // Ctrl-C or SIGTERM stops a lone training at the next batch boundary with a checkpoint there
+  // (data-parallel replicas cannot stop one by one: there the signal keeps its default action).
+  // Installed before run.json says "running", so a signal from then on is always a clean stop.
+  std::optional<StopOnSignal> stop_on_signal;
+  if (!comm) stop_on_signal.emplace();
   std::unique_ptr<report::RunDirectory> run;
   std::unique_ptr<report::RunRecord> record;
   std::unique_ptr<train::ProgressCallback> progress;
@@ -310,10 +315,6 @@ std::optional<TrainingOutcome> train_replica(const Plan& p, dist::Communicator* 
   train::PhaseMetrics test, validation;
   Stopwatch loop_clock;
   double loop_seconds = 0.0;
-  // Ctrl-C or SIGTERM stops a lone training at the next batch boundary with a checkpoint there
-  // (data-parallel replicas cannot stop one by one: there the signal keeps its default action).
-  std::optional<StopOnSignal> stop_on_signal;
-  if (!comm) stop_on_signal.emplace();
   auto body = [&] {
     if (worker) worker->start(start.group_state);
     if (sampler) sampler->start();

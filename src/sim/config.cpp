@@ -89,8 +89,35 @@ Controller parse_controller(std::string_view text, std::string_view what) {
       what, text);
 }
 
+namespace {
+
+// Every key of STONNE's .cfg format (its Config::loadFile): telar reads those of MSNetwork,
+// ReduceNetwork and SDMemory; the others (latencies, port widths, buffer capacities) STONNE
+// itself does not model, and they change nothing here either.
+const std::vector<std::string>& stonne_config_keys() {
+  static const std::vector<std::string> keys = {
+      "print_stats_enabled", "storage_type", "DSNetwork.n_switches_traversed_by_cycle",
+      "DSwitch.latency", "DSwitch.input_ports", "DSwitch.output_ports", "DSwitch.port_width",
+      "MSNetwork.ms_size", "MSNetwork.ms_rows", "MSNetwork.ms_cols", "MSNetwork.type",
+      "MSwitch.latency", "MSwitch.input_ports", "MSwitch.output_ports",
+      "MSwitch.forwarding_ports", "MSwitch.port_width", "MSwitch.buffers_capacity",
+      "ReduceNetwork.type", "ReduceNetwork.accumulation_buffer_enabled",
+      "ASwitch.buffers_capacity", "ASwitch.input_ports", "ASwitch.output_ports",
+      "ASwitch.forwarding_ports", "ASwitch.port_width", "ASwitch.latency",
+      "LookUpTable.latency", "LookUpTable.port_width", "SDMemory.dn_bw", "SDMemory.rn_bw",
+      "SDMemory.port_width", "SDMemory.controller_type"};
+  return keys;
+}
+
+}  // namespace
+
 HardwareConfig parse_config(std::string_view text, std::string_view origin) {
   const KeyValueFile file = KeyValueFile::parse(text, origin);
+  require(!file.empty(),
+          "{}: no settings in it; a hardware .cfg sets [MSNetwork] ms_size, [ReduceNetwork] "
+          "type and [SDMemory] dn_bw, rn_bw and controller_type (see configs/)",
+          origin);
+  file.require_known(stonne_config_keys(), "a hardware .cfg");
   HardwareConfig c;
   const std::string where(origin);
   if (auto t = file.get_string("MSNetwork.type"))
@@ -112,6 +139,9 @@ HardwareConfig parse_config(std::string_view text, std::string_view origin) {
 }
 
 HardwareConfig load_config(const std::filesystem::path& path) {
+  require(!std::filesystem::is_directory(path),
+          "'{}' is a directory; give a hardware .cfg file (e.g. configs/maeri_128mses_128_bw.cfg)",
+          path.string());
   HardwareConfig c = parse_config(read_file(path), path.string());
   c.name = path.stem().string();
   return c;

@@ -1,5 +1,7 @@
 #include "sim/key_value.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/parse.hpp"
 
@@ -34,6 +36,9 @@ KeyValueFile KeyValueFile::parse(std::string_view text, std::string_view origin)
             line_number, line);
     std::string key(trim(line.substr(0, eq)));
     std::string value(trim(line.substr(eq + 1)));
+    require(key.find_first_of(" \t") == std::string::npos,
+            "{}:{}: expected key=value, got '{}' (is this a .cfg or tile file?)", origin,
+            line_number, line);
     require(!value.empty(), "{}:{}: key '{}' has no value", origin, line_number, key);
     bool quoted = false;
     if (value.size() >= 2 && ((value.front() == '"' && value.back() == '"') ||
@@ -42,10 +47,32 @@ KeyValueFile KeyValueFile::parse(std::string_view text, std::string_view origin)
       quoted = true;
     }
     const std::string full = section.empty() ? key : section + "." + key;
+    if (auto seen = file.lines_.find(full); seen != file.lines_.end())
+      fail("{}:{}: '{}' is set twice (first on line {}); keep one", origin, line_number, full,
+           seen->second);
     file.values_[full] = value;
     file.quoted_[full] = quoted;
+    file.lines_[full] = line_number;
   }
   return file;
+}
+
+void KeyValueFile::require_known(const std::vector<std::string>& known,
+                                 std::string_view what) const {
+  for (const auto& [key, line] : lines_) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    // The nearest known key: the same name in another section (a key before its section, a
+    // misspelt section), else the closest spelling.
+    const std::string_view name = std::string_view(key).substr(key.rfind('.') + 1);
+    std::string near;
+    for (const std::string& k : known)
+      if (std::string_view(k).substr(k.rfind('.') + 1) == name) near = k;
+    if (near.empty()) near = closest_match(key, known);
+    const bool top_level = key.find('.') == std::string::npos;
+    fail("{}:{}: unknown key '{}'{} in {}{}", origin_, line, key,
+         top_level ? " (before any [section])" : "", what,
+         near.empty() ? std::string() : "; did you mean '" + near + "'?");
+  }
 }
 
 std::optional<long long> KeyValueFile::get_int(const std::string& key) const {

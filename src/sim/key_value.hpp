@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace telar::sim {
 
@@ -13,6 +14,11 @@ class KeyValueFile {
  public:
   // `origin` names the file in error messages.
   static KeyValueFile parse(std::string_view text, std::string_view origin);
+
+  // Refuses a key not in `known` (qualified names), naming its line and the nearest known key;
+  // `what` says what the file is ("a hardware .cfg").
+  void require_known(const std::vector<std::string>& known, std::string_view what) const;
+  bool empty() const { return values_.empty(); }
 
   // Qualified lookups: "MSNetwork.ms_size"; top-level keys have no section part.
   bool has(const std::string& key) const { return values_.count(key) > 0; }
@@ -25,6 +31,7 @@ class KeyValueFile {
  private:
   std::map<std::string, std::string> values_;  // raw value text, quotes removed for strings
   std::map<std::string, bool> quoted_;
+  std::map<std::string, int> lines_;  // where each key is
   std::string origin_;
 };
 

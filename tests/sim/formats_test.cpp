@@ -96,6 +96,42 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_THROW(validate(c), Error);
 }
 
+// Issue 23, item 4: nonsense given as a hardware .cfg used to run on STONNE's defaults with
+// exit 0. Misspelt sections and keys, keys before any section, a key set twice, an empty file
+// and a file of another kind are one-line errors naming the line (and the nearest key); every
+// key of STONNE's format is accepted.
+TEST(Config, StrictAboutKeysSectionsAndTheKindOfFile) {
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_config(text, "x.cfg");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error_of("[MSNetwork]\nms_size=64\n[ReduceNetwrk]\ntype=\"ASNETWORK\"\n"),
+            "x.cfg:4: unknown key 'ReduceNetwrk.type' in a hardware .cfg; did you mean "
+            "'ReduceNetwork.type'?");
+  EXPECT_EQ(error_of("[MSNetwork]\nms_sise=64\n"),
+            "x.cfg:2: unknown key 'MSNetwork.ms_sise' in a hardware .cfg; did you mean "
+            "'MSNetwork.ms_size'?");
+  EXPECT_NE(error_of("ms_size=64\n[MSNetwork]\n").find("x.cfg:1: unknown key 'ms_size' (before "
+                                                       "any [section])"),
+            std::string::npos);
+  EXPECT_EQ(error_of("[MSNetwork]\nms_size=64\nms_size=128\n"),
+            "x.cfg:3: 'MSNetwork.ms_size' is set twice (first on line 2); keep one");
+  EXPECT_NE(error_of("# nothing\n\n").find("no settings"), std::string::npos);
+  EXPECT_NE(error_of("RN_WIRE AREA=9.46 STATIC=0 WRITE=0.0018\n").find("expected key=value"),
+            std::string::npos);
+  // STONNE's own keys, even those it does not model, are fine.
+  EXPECT_EQ(error_of("print_stats_enabled=1\n[DSwitch]\nlatency=1\n[ASwitch]\nbuffers_capacity=256\n"
+                     "[LookUpTable]\nport_width=1\n[MSNetwork]\nms_size=64\n[SDMemory]\n"
+                     "dn_bw=8\nrn_bw=8\nport_width=16\n"),
+            "accepted");
+  const auto dir = std::filesystem::temp_directory_path();
+  EXPECT_THROW(load_config(dir), Error);
+}
+
 // The fabric's memory estimate against what is available: an array the engines cannot index
 // is refused whatever the memory; a large one only where it would not fit.
 TEST(Config, ArraysMustFitTheMachine) {
