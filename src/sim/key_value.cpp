@@ -68,7 +68,10 @@ void KeyValueFile::require_known(const std::vector<std::string>& known,
     for (const std::string& k : known)
       if (std::string_view(k).substr(k.rfind('.') + 1) == name) near = k;
     if (near.empty()) near = closest_match(key, known);
-    const bool top_level = key.find('.') == std::string::npos;
+    const bool sectioned = std::any_of(known.begin(), known.end(), [](const std::string& k) {
+      return k.find('.') != std::string::npos;
+    });
+    const bool top_level = sectioned && key.find('.') == std::string::npos;
     fail("{}:{}: unknown key '{}'{} in {}{}", origin_, line, key,
          top_level ? " (before any [section])" : "", what,
          near.empty() ? std::string() : "; did you mean '" + near + "'?");

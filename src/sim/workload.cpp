@@ -181,6 +181,15 @@ Tile parse_tile(std::string_view text, std::string_view origin, OpKind op_kind) 
   const KeyValueFile f = KeyValueFile::parse(text, origin);
   std::string type = f.get_string("tile_type").value_or(op_kind == OpKind::Conv ? "CONV" : "FC");
   require(type == "CONV" || type == "FC", "{}: tile_type=\"{}\" is not CONV or FC", origin, type);
+  const bool conv = op_kind == OpKind::Conv;
+  require((type == "CONV") == conv,
+          "{}: this {} tile does not fit a {} layer; give a tile_type=\"{}\" tile (or --tile auto)",
+          origin, type, conv ? "CONV" : "FC/GEMM", conv ? "CONV" : "FC");
+  if (conv)
+    f.require_known({"tile_type", "T_R", "T_S", "T_C", "T_K", "T_G", "T_N", "T_X'", "T_Y'"},
+                    "a CONV tile");
+  else
+    f.require_known({"tile_type", "T_S", "T_K", "T_N"}, "an FC tile");
   auto field = [&](const std::string& key, bool required) {
     auto v = f.get_int(key);
     if (!v) {

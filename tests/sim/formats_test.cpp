@@ -175,6 +175,28 @@ TEST(Tile, ReadsStonneTileFiles) {
   EXPECT_THROW(parse_tile("tile_type=\"FC\"\nT_S=0\nT_K=1\nT_N=1\n", "bad.txt", OpKind::Fc), Error);
 }
 
+// Issue 23, item 4: a tile with an unknown key, or of another operation, was used silently.
+TEST(Tile, UnknownKeysAndTilesOfAnotherOperationAreRefused) {
+  auto error_of = [](const std::string& text, OpKind kind) {
+    try {
+      parse_tile(text, "t.txt", kind);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error_of("tile_type=\"FC\"\nT_S=8\nT_K=1\nT_N=1\nT_Q=2\n", OpKind::Fc)
+                .rfind("t.txt:5: unknown key 'T_Q' in an FC tile; did you mean 'T_", 0),
+            0u);
+  EXPECT_NE(error_of("tile_type=\"FC\"\nT_S=8\nT_K=1\nT_N=1\n", OpKind::Conv)
+                .find("this FC tile does not fit a CONV layer"),
+            std::string::npos);
+  EXPECT_NE(error_of("T_R=3\nT_S=3\nT_C=1\nT_G=1\nT_K=2\nT_N=1\nT_X'=1\nT_Y'=1\nT_R=5\n",
+                     OpKind::Conv)
+                .find("set twice"),
+            std::string::npos);
+}
+
 TEST(Counters, RoundTripAndGlobalBufferLine) {
   CountersFile c;
   c.cycles = 6200;
