@@ -110,6 +110,10 @@ std::string tile_violation(const HardwareConfig& hw, const DenseOp& op, const Ti
   if (t.T_R < 1 || t.T_S < 1 || t.T_C < 1 || t.T_K < 1 || t.T_G < 1 || t.T_N < 1 || t.T_X < 1 ||
       t.T_Y < 1)
     return "every tile dimension must be at least 1";
+  if (t.T_R > op.R || t.T_S > op.S)
+    return fmt::format(
+        "the tile's {}x{} window is larger than the {}x{} filter (T_R <= R, T_S <= S)", t.T_R,
+        t.T_S, op.R, op.S);
   if (op.G % t.T_G != 0)
     return fmt::format("T_G={} must divide G={} (the controller does not pad groups)", t.T_G, op.G);
   if (op.N % t.T_N != 0)

@@ -304,6 +304,20 @@ TEST(StonneArgs, RejectsBadInputWithActionableErrors) {
   EXPECT_NE(message({"-FC", "-M=0"}).find("positive"), std::string::npos);
 }
 
+// Issue 23, item 4: a tile window larger than the filter (T_R=5 on R=3) was accepted.
+TEST(TileValidation, AWindowLargerThanTheFilterIsRefused) {
+  const StonneCommand c = parse_stonne_args({"-CONV", "-R=3", "-S=3", "-C=4", "-K=4", "-X=8",
+                                             "-Y=8", "-num_ms=64", "-dn_bw=16", "-rn_bw=16",
+                                             "-T_R=5", "-T_S=3", "-T_C=1", "-T_K=1"});
+  try {
+    validate_tile(c.hw, c.op, c.tile);
+    FAIL() << "a 5x3 window on a 3x3 filter was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than the 3x3 filter"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TileValidation, NamesTheConstraintAndSuggestsALegalTile) {
   const StonneCommand c =
       parse_stonne_args({"-DenseGEMM", "-M=20", "-N=20", "-K=256", "-num_ms=64", "-dn_bw=16",
