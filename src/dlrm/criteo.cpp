@@ -307,6 +307,11 @@ void CriteoCache::read(std::int64_t first, std::int64_t count, DlrmBatch& out) c
       fail("{}: record {} has label {}; the cache is corrupted (delete it to rebuild)",
            stats_.cache.string(), first + i, r.label);
     target[i] = r.label;
+    for (int j = 0; j < kCriteoDense; ++j)
+      if (!std::isfinite(r.dense[j]))
+        fail("{}: record {} has a dense feature {} of {}; the cache is corrupted (delete it to "
+             "rebuild)",
+             stats_.cache.string(), first + i, j + 1, r.dense[j]);
     std::memcpy(dense + i * kCriteoDense, r.dense, sizeof r.dense);
     for (int t = 0; t < kCriteoSparse; ++t) {
       const std::int64_t row = r.sparse[t];

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -209,18 +210,34 @@ TEST(DlrmCli, BadInputIsOneLineExitTwoAndWritesNothing) {
               {"--raw-data-file", dir + "/ok.txt", "--inference-only", "--out", dir + "/ok"});
   const auto ok = run_telar(args);
   ASSERT_EQ(ok.status, 0) << ok.err;
+  const fs::path cache = dir + "/ok.txt.telar-cache";
+  const auto header = fs::file_size(cache) - 20 * 160;
+  auto processed = criteo;
+  processed.insert(processed.end(), {"--processed-data-file", cache.string()});
+  {
+    // Issue 23, item 4: record 3's third dense feature := NaN was trained on silently.
+    std::fstream f(cache, std::ios::in | std::ios::out | std::ios::binary);
+    const auto at = static_cast<std::streamoff>(header + 3 * 160 + 4 + 2 * 4);
+    float kept = 0.0f;
+    f.seekg(at);
+    f.read(reinterpret_cast<char*>(&kept), 4);
+    const float nan = std::nanf("");
+    f.seekp(at);
+    f.write(reinterpret_cast<const char*>(&nan), 4);
+    f.close();
+    bad(processed, "record 3 has a dense feature 3 of nan");
+    std::fstream g(cache, std::ios::in | std::ios::out | std::ios::binary);
+    g.seekp(at);
+    g.write(reinterpret_cast<const char*>(&kept), 4);
+  }
   {
     // Record 5, table 0's index := 100 (the tables have 100 rows).
-    const fs::path cache = dir + "/ok.txt.telar-cache";
-    const auto header = fs::file_size(cache) - 20 * 160;
     std::fstream f(cache, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(static_cast<std::streamoff>(header + 5 * 160 + 4 + 13 * 4));
     const std::int32_t row = 100;
     f.write(reinterpret_cast<const char*>(&row), 4);
   }
-  args = criteo;
-  args.insert(args.end(), {"--processed-data-file", dir + "/ok.txt.telar-cache"});
-  bad(args, "record 5, table 0: index 100 is out of range for a table of 100 rows");
+  bad(processed, "record 5, table 0: index 100 is out of range for a table of 100 rows");
   fs::remove_all(dir);
 }
 
