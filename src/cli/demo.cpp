@@ -48,7 +48,7 @@ int run_demo(const Args& args) {
   // An earlier demo's runs there are refused before anything runs (or replaced: --overwrite).
   for (const char* stage : {"train", "simulate", "data-parallel", "dlrm"})
     report::check_run_path(root / stage,
-                           overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse);
+                           report::reuse_for(overwrite));
   ensure_writable_dir(root);
   const Args replace = overwrite ? Args{"--overwrite"} : Args{};
   Stopwatch total;

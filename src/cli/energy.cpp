@@ -74,7 +74,7 @@ int run_energy(const Args& args) {
     for (std::int64_t g : parse_index_list(gpus, ',', "--gpus")) used_gpus.insert(static_cast<int>(g));
 
   report::RunDirectory run(out.empty() ? report::default_run_path("energy") : fs::path(out),
-                           overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse);
+                           report::reuse_for(overwrite));
   auto sampler = energy::make_sampler(interval_ms / 1000.0, meter_options);
   sampler->set_used_gpus(used_gpus);
   std::string line;

@@ -54,7 +54,7 @@ int run_infer(const Args& args) {
   // at once instead of after the timed runs.
   std::optional<report::RunDirectory> run;
   if (!out.empty())
-    run.emplace(out, overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse);
+    run.emplace(out, report::reuse_for(overwrite));
   Shape shape = bind_batch(g.value(g.inputs()[0]).shape, batch);
   Tensor x(shape);
   Rng rng(seed);

@@ -19,7 +19,7 @@ struct ProfCountingCli {
   std::string colon;
   bool json = false;
   report::RunReuse reuse() const {
-    return overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse;
+    return report::reuse_for(overwrite);
   }
 };
 

@@ -142,7 +142,7 @@ int run_simulate(const Args& args) {
   int code = 0;
   if (!parse(app, args, "simulate", &code)) return code;
   if (!out.empty())
-    report::check_run_path(out, overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse);
+    report::check_run_path(out, report::reuse_for(overwrite));
   require(weight_sparsity >= 0.0 && weight_sparsity < 1.0,
           "--weight-sparsity={} must be a fraction of zeros, at least 0 and below 1{}",
           weight_sparsity,
@@ -259,7 +259,7 @@ int run_simulate(const Args& args) {
                      {{"result", totals_json(results)}});
   // Move the finished run into place (into an existing directory entry by entry; a run it
   // replaces goes first).
-  if (overwrite && fs::exists(run_path / "run.json")) {
+  if (overwrite && report::holds_run(run_path)) {
     fs::remove_all(run_path);
     fs::create_directories(run_path);
   }

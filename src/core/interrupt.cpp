@@ -1,11 +1,11 @@
 #include "core/interrupt.hpp"
 
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
 #include <vector>
-#include <signal.h>
 
 namespace telar {
 

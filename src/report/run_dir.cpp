@@ -38,14 +38,10 @@ nlohmann::json machine_info() {
   return m;
 }
 
-namespace {
-
 bool holds_run(const fs::path& path) {
   std::error_code ec;
   return fs::is_regular_file(path / "run.json", ec);
 }
-
-}  // namespace
 
 void check_run_path(const fs::path& path, RunReuse reuse, std::string_view overwrite_flag) {
   if (reuse != RunReuse::Refuse || !holds_run(path)) return;

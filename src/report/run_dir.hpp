@@ -17,6 +17,12 @@ nlohmann::json machine_info();
 // default: a finished run is never overwritten by accident), replace it (--overwrite), or go on
 // with it (--resume of that same run).
 enum class RunReuse { Refuse, Replace, Continue };
+// What an --overwrite flag asks for.
+inline RunReuse reuse_for(bool overwrite) {
+  return overwrite ? RunReuse::Replace : RunReuse::Refuse;
+}
+// Whether `path` holds a run (a run.json).
+bool holds_run(const std::filesystem::path& path);
 
 // Throws one line with the way out when `path` holds a run and `reuse` is Refuse; commands call
 // it before any work. `overwrite_flag` is the option that replaces it.

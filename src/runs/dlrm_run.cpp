@@ -143,7 +143,7 @@ nlohmann::json run_dlrm_preset(const DlrmSetup& f, std::ostream& out) {
   const fs::path run_path = f.out.empty() ? report::default_run_path("dlrm") : fs::path(f.out);
   const bool created = !fs::exists(run_path);
   report::RunDirectory run(run_path,
-                           f.overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse);
+                           report::reuse_for(f.overwrite));
   nlohmann::json result;
   try {
     nlohmann::json wl = nlohmann::json::array();
@@ -291,7 +291,7 @@ nlohmann::json run_dlrm_model(DlrmSetup f, std::ostream& out) {
   const fs::path run_path = f.out.empty() ? report::default_run_path("dlrm") : fs::path(f.out);
   const bool created = !fs::exists(run_path);
   report::RunDirectory run(run_path,
-                           f.overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse);
+                           report::reuse_for(f.overwrite));
   nlohmann::json result;
   try {
     dlrm::DlrmModel model(model_config, storage, f.seed, so.dir);

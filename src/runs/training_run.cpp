@@ -181,7 +181,7 @@ Plan make_plan(const TrainingSetup& s) {
                                  {"bn_buffers", s.bn_buffers}};
 
   p.run_path = s.out.empty() ? report::default_run_path("train") : s.out;
-  p.reuse = s.overwrite ? report::RunReuse::Replace : report::RunReuse::Refuse;
+  p.reuse = report::reuse_for(s.overwrite);
   if (!s.resume.empty()) {
     if (!s.out.empty() && s.out != s.resume)
       fail("--resume continues in its own directory; drop --out or make it equal to --resume");
