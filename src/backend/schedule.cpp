@@ -6,6 +6,24 @@
 
 namespace telar::backend {
 
+void check_input_count(const graph::Graph& graph, std::size_t given) {
+  if (given != graph.inputs().size())
+    fail("graph '{}' takes {} inputs, got {}", graph.name(), graph.inputs().size(), given);
+}
+
+void check_input(const graph::Value& v, const Tensor& t, DType dtype, const Shape& shape,
+                 bool whole) {
+  if (t.dtype() != dtype)
+    fail("input '{}' has dtype {}, expected {}", v.name, dtype_name(t.dtype()), dtype_name(dtype));
+  if (!whole) return;
+  if (!shape_is_concrete(shape)) {
+    if (t.rank() != static_cast<int>(shape.size()))
+      fail("input '{}' has rank {}, expected {}", v.name, t.rank(), shape.size());
+  } else if (t.shape() != shape) {
+    fail("input '{}' has shape {}, expected {}", v.name, shape_str(t.shape()), shape_str(shape));
+  }
+}
+
 std::vector<ValueBinding> bind_values(const graph::Graph& graph, std::int64_t batch,
                                       std::span<const graph::ValueId> input_gradients) {
   using graph::ValueKind;

@@ -15,6 +15,8 @@
 #include <span>
 #include <vector>
 
+#include "core/error.hpp"
+#include "core/tensor.hpp"
 #include "graph/graph.hpp"
 
 namespace telar::backend {
@@ -27,6 +29,35 @@ struct ValueBinding {
 // By ValueId. Throws for an input in `input_gradients` that cannot have a gradient.
 std::vector<ValueBinding> bind_values(const graph::Graph& graph, std::int64_t batch,
                                       std::span<const graph::ValueId> input_gradients);
+
+// The tensors a caller gives a plan's forward(): one for each graph input, of its slot's dtype
+// and, with `whole`, of its slot's rank (a dynamic shape) or whole shape (a concrete one).
+// slot_of(id) is the plan's slot of value `id`.
+void check_input_count(const graph::Graph& graph, std::size_t given);
+void check_input(const graph::Value& v, const Tensor& t, DType dtype, const Shape& shape,
+                 bool whole);
+template <typename SlotOf>
+void check_inputs(const graph::Graph& graph, std::span<const Tensor> inputs, SlotOf slot_of,
+                  bool whole = true) {
+  check_input_count(graph, inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto* s = slot_of(graph.inputs()[i]);
+    check_input(graph.value(graph.inputs()[i]), inputs[i], s->dtype, s->shape, whole);
+  }
+}
+
+// The slot of graph input `i` for input_gradient(): it must have been compiled for a gradient
+// (CompileOptions::input_gradients). `slots` by ValueId.
+template <typename Slot>
+const Slot& input_gradient_slot(const graph::Graph& graph, const std::vector<Slot*>& slots,
+                                std::size_t i) {
+  const graph::ValueId id = graph.inputs().at(i);
+  const Slot* s = slots.at(static_cast<std::size_t>(id));
+  if (!s->requires_grad)
+    fail("internal: input '{}' was not compiled for a gradient (CompileOptions::input_gradients)",
+         graph.value(id).name);
+  return *s;
+}
 
 // Gives every value of `graph` a slot of the device's type and every node its step. new_slot()
 // makes a slot (its address stays valid); the fields every device's slot has (id, dtype,

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "core/rng.hpp"
@@ -13,18 +14,19 @@ namespace telar::dist {
 
 namespace {
 constexpr std::uint64_t kBlockShuffleStream = 0x626c6f636bULL;  // "block"
-}
+
+constexpr EnumNames<ShardMode, ShardMode::Contiguous> kShardModes{{"interleaved", "contiguous"}};
+}  // namespace
 
 ShardMode parse_shard_mode(const std::string& text) {
-  if (text == "interleaved") return ShardMode::Interleaved;
-  if (text == "contiguous") return ShardMode::Contiguous;
+  if (auto mode = kShardModes.find(text)) return *mode;
   const std::string near = closest_match(text, {"interleaved", "contiguous"});
-  fail("--shard {}: unknown sharding{}; use interleaved or contiguous", text,
-       near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near));
+  fail("--shard {}: unknown sharding{}; use {}", text,
+       near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near), kShardModes.choices());
 }
 
-const char* shard_mode_name(ShardMode mode) {
-  return mode == ShardMode::Interleaved ? "interleaved" : "contiguous";
+std::string_view shard_mode_name(ShardMode mode) {
+  return kShardModes(mode);
 }
 
 ShardedTrainSource::ShardedTrainSource(train::Dataset data, std::vector<std::int64_t> indices,

@@ -24,7 +24,7 @@ namespace telar::dist {
 
 enum class ShardMode { Interleaved, Contiguous };
 ShardMode parse_shard_mode(const std::string& text);
-const char* shard_mode_name(ShardMode mode);
+std::string_view shard_mode_name(ShardMode mode);
 
 class ShardedTrainSource final : public train::BatchSource {
  public:

@@ -4,19 +4,22 @@
 
 #include <limits>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 
 namespace telar::dlrm {
 
+constexpr EnumNames<InteractionOp, InteractionOp::Cat> kInteractionOps{{"dot", "cat"}};
+
 InteractionOp parse_interaction_op(std::string_view text) {
-  if (text == "dot") return InteractionOp::Dot;
-  if (text == "cat") return InteractionOp::Cat;
-  fail("--arch-interaction-op: '{}' is not an interaction; use dot or cat", text);
+  if (auto op = kInteractionOps.find(text)) return *op;
+  fail("--arch-interaction-op: '{}' is not an interaction; use {}", text,
+       kInteractionOps.choices());
 }
 
 std::string_view interaction_op_name(InteractionOp op) {
-  return op == InteractionOp::Dot ? "dot" : "cat";
+  return kInteractionOps(op);
 }
 
 std::int64_t DlrmConfig::interaction_width() const {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/parallel.hpp"
@@ -21,16 +22,11 @@ namespace fs = std::filesystem;
 using backend::cpu::embedding_bag_sum;
 using backend::cpu::sparse_sgd_update;
 
+constexpr EnumNames<StorageKind, StorageKind::Procedural> kStorageNames{
+    {"memory", "mmap", "procedural"}};
+
 std::string_view storage_name(StorageKind kind) {
-  switch (kind) {
-    case StorageKind::Memory:
-      return "memory";
-    case StorageKind::Mmap:
-      return "mmap";
-    case StorageKind::Procedural:
-      return "procedural";
-  }
-  return "?";
+  return kStorageNames(kind);
 }
 
 namespace {

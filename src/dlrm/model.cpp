@@ -4,25 +4,18 @@
 
 #include <cmath>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "graph/builder.hpp"
 
 namespace telar::dlrm {
 
+constexpr EnumNames<Component, Component::Loss> kComponentNames{
+    {"Bottom MLP", "EmbeddingBags", "Interaction", "Top MLP", "Loss"}};
+static_assert(kComponentNames.kCount == kComponents);
+
 std::string_view component_name(Component c) {
-  switch (c) {
-    case Component::BottomMlp:
-      return "Bottom MLP";
-    case Component::EmbeddingBags:
-      return "EmbeddingBags";
-    case Component::Interaction:
-      return "Interaction";
-    case Component::TopMlp:
-      return "Top MLP";
-    case Component::Loss:
-      return "Loss";
-  }
-  return "?";
+  return kComponentNames(c);
 }
 
 Component component_of(const graph::Node& node) {
@@ -108,14 +101,15 @@ graph::Graph build_graph(const DlrmConfig& c, const GraphOptions& options) {
   return g;
 }
 
+constexpr EnumNames<LossFunction, LossFunction::Bce> kLossFunctions{{"mse", "bce"}};
+
 LossFunction parse_loss_function(std::string_view text) {
-  if (text == "mse") return LossFunction::Mse;
-  if (text == "bce") return LossFunction::Bce;
-  fail("--loss-function: '{}' is not supported; use mse or bce", text);
+  if (auto f = kLossFunctions.find(text)) return *f;
+  fail("--loss-function: '{}' is not supported; use {}", text, kLossFunctions.choices());
 }
 
 std::string_view loss_function_name(LossFunction f) {
-  return f == LossFunction::Mse ? "mse" : "bce";
+  return kLossFunctions(f);
 }
 
 graph::Graph build_training_graph(const DlrmConfig& config, LossFunction loss) {

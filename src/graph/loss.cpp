@@ -1,25 +1,22 @@
 #include "graph/loss.hpp"
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace telar::graph {
 
+namespace {
+constexpr EnumNames<LossKind, LossKind::SoftmaxMSE> kLossNames{
+    {"cross_entropy", "bce", "mse", "softmax_mse"}};
+}
+
 LossKind parse_loss(const std::string& name) {
-  if (name == "cross_entropy") return LossKind::CrossEntropy;
-  if (name == "bce") return LossKind::BCEWithLogits;
-  if (name == "mse") return LossKind::MSE;
-  if (name == "softmax_mse") return LossKind::SoftmaxMSE;
-  fail("unknown loss '{}'; use cross_entropy, bce, mse or softmax_mse", name);
+  if (auto kind = kLossNames.find(name)) return *kind;
+  fail("unknown loss '{}'; use {}", name, kLossNames.choices());
 }
 
 std::string loss_name(LossKind kind) {
-  switch (kind) {
-    case LossKind::CrossEntropy: return "cross_entropy";
-    case LossKind::BCEWithLogits: return "bce";
-    case LossKind::MSE: return "mse";
-    case LossKind::SoftmaxMSE: return "softmax_mse";
-  }
-  return "?";
+  return std::string(kLossNames(kind));
 }
 
 Graph with_loss(const Graph& model, LossKind kind) {

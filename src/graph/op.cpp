@@ -1,5 +1,6 @@
 #include "graph/op.hpp"
 
+#include "core/enum_names.hpp"
 #include "graph/op_def.hpp"
 
 namespace telar::graph {
@@ -8,7 +9,8 @@ std::string_view op_name(OpKind kind) { return op_def(kind).name; }
 bool op_is_loss(OpKind kind) { return op_def(kind).loss; }
 
 std::string_view mode_name(EmbeddingBagMode mode) {
-  return mode == EmbeddingBagMode::Sum ? "sum" : "mean";
+  static constexpr EnumNames<EmbeddingBagMode, EmbeddingBagMode::Mean> kNames{{"sum", "mean"}};
+  return kNames(mode);
 }
 
 }  // namespace telar::graph

@@ -49,6 +49,26 @@ ConvGeometry geometry(std::string_view kernel, const Conv2dAttrs& a, const Tenso
   return g;
 }
 
+// One filter tap (i, j): its index in the filter plane, where it reads the input relative to an
+// output position, and the output rows and columns whose read falls inside the image.
+struct Tap {
+  std::int64_t index;
+  std::int64_t off_h, off_w;
+  detail::Range rows, cols;
+};
+
+template <typename F>
+void for_each_tap(const ConvGeometry& g, const Conv2dAttrs& a, F&& f) {
+  for (std::int64_t i = 0; i < g.kh; ++i) {
+    const std::int64_t off_h = i * a.dilation_h - a.pad_h;
+    const detail::Range rows = detail::valid_outputs(g.h, g.oh, a.stride_h, off_h);
+    for (std::int64_t j = 0; j < g.kw; ++j) {
+      const std::int64_t off_w = j * a.dilation_w - a.pad_w;
+      f(Tap{i * g.kw + j, off_h, off_w, rows, detail::valid_outputs(g.w, g.ow, a.stride_w, off_w)});
+    }
+  }
+}
+
 }  // namespace
 
 void conv2d_forward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, const Tensor* b,
@@ -70,26 +90,22 @@ void conv2d_forward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, cons
     for (std::int64_t c = 0; c < g.cg; ++c) {
       const float* xplane = xp + (n * g.c + group * g.cg + c) * in_plane;
       const float* wk = wp + (o * g.cg + c) * g.kh * g.kw;
-      for (std::int64_t i = 0; i < g.kh; ++i) {
-        const std::int64_t off_h = i * a.dilation_h - a.pad_h;
-        const detail::Range rh = detail::valid_outputs(g.h, g.oh, sh, off_h);
-        for (std::int64_t j = 0; j < g.kw; ++j) {
-          const std::int64_t off_w = j * a.dilation_w - a.pad_w;
-          const detail::Range rw = detail::valid_outputs(g.w, g.ow, sw, off_w);
-          const float wv = wk[i * g.kw + j];
-          for (std::int64_t oh = rh.lo; oh < rh.hi; ++oh) {
-            const float* xrow = xplane + (oh * sh + off_h) * g.w;
-            float* yrow = yplane + oh * g.ow;
-            if (sw == 1) {
+      for_each_tap(g, a, [&](const Tap& t) {
+        const float wv = wk[t.index];
+        const std::int64_t off_w = t.off_w;
+        for (std::int64_t oh = t.rows.lo; oh < t.rows.hi; ++oh) {
+          const float* xrow = xplane + (oh * sh + t.off_h) * g.w;
+          float* yrow = yplane + oh * g.ow;
+          if (sw == 1) {
 #pragma omp simd
-              for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow) yrow[ow] += wv * xrow[ow + off_w];
-            } else {
-              for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow)
-                yrow[ow] += wv * xrow[ow * sw + off_w];
-            }
+            for (std::int64_t ow = t.cols.lo; ow < t.cols.hi; ++ow)
+              yrow[ow] += wv * xrow[ow + off_w];
+          } else {
+            for (std::int64_t ow = t.cols.lo; ow < t.cols.hi; ++ow)
+              yrow[ow] += wv * xrow[ow * sw + off_w];
           }
         }
-      }
+      });
     }
   });
 }
@@ -115,26 +131,22 @@ void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, con
       for (std::int64_t o = group * g.og; o < (group + 1) * g.og; ++o) {
         const float* dyplane = dyp + (n * g.o + o) * out_plane;
         const float* wk = wp + (o * g.cg + cl) * g.kh * g.kw;
-        for (std::int64_t i = 0; i < g.kh; ++i) {
-          const std::int64_t off_h = i * a.dilation_h - a.pad_h;
-          const detail::Range rh = detail::valid_outputs(g.h, g.oh, sh, off_h);
-          for (std::int64_t j = 0; j < g.kw; ++j) {
-            const std::int64_t off_w = j * a.dilation_w - a.pad_w;
-            const detail::Range rw = detail::valid_outputs(g.w, g.ow, sw, off_w);
-            const float wv = wk[i * g.kw + j];
-            for (std::int64_t oh = rh.lo; oh < rh.hi; ++oh) {
-              float* dxrow = dxplane + (oh * sh + off_h) * g.w;
-              const float* dyrow = dyplane + oh * g.ow;
-              if (sw == 1) {
+        for_each_tap(g, a, [&](const Tap& t) {
+          const float wv = wk[t.index];
+          const std::int64_t off_w = t.off_w;
+          for (std::int64_t oh = t.rows.lo; oh < t.rows.hi; ++oh) {
+            float* dxrow = dxplane + (oh * sh + t.off_h) * g.w;
+            const float* dyrow = dyplane + oh * g.ow;
+            if (sw == 1) {
 #pragma omp simd
-                for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow) dxrow[ow + off_w] += wv * dyrow[ow];
-              } else {
-                for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow)
-                  dxrow[ow * sw + off_w] += wv * dyrow[ow];
-              }
+              for (std::int64_t ow = t.cols.lo; ow < t.cols.hi; ++ow)
+                dxrow[ow + off_w] += wv * dyrow[ow];
+            } else {
+              for (std::int64_t ow = t.cols.lo; ow < t.cols.hi; ++ow)
+                dxrow[ow * sw + off_w] += wv * dyrow[ow];
             }
           }
-        }
+        });
       }
     });
   }
@@ -146,33 +158,29 @@ void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, con
     float* dwp = dw->f32();
     parallel_for_dynamic(0, g.o * g.cg, g.o * g.cg > 1, 1, [&](std::int64_t oc) {
       const std::int64_t o = oc / g.cg, cl = oc % g.cg, group = o / g.og;
-      for (std::int64_t i = 0; i < g.kh; ++i) {
-        const std::int64_t off_h = i * a.dilation_h - a.pad_h;
-        const detail::Range rh = detail::valid_outputs(g.h, g.oh, sh, off_h);
-        for (std::int64_t j = 0; j < g.kw; ++j) {
-          const std::int64_t off_w = j * a.dilation_w - a.pad_w;
-          const detail::Range rw = detail::valid_outputs(g.w, g.ow, sw, off_w);
-          double acc = 0.0;
-          for (std::int64_t n = 0; n < g.n; ++n) {
-            const float* xplane = xp + (n * g.c + group * g.cg + cl) * in_plane;
-            const float* dyplane = dyp + (n * g.o + o) * out_plane;
-            for (std::int64_t oh = rh.lo; oh < rh.hi; ++oh) {
-              const float* xrow = xplane + (oh * sh + off_h) * g.w;
-              const float* dyrow = dyplane + oh * g.ow;
-              float row = 0.0f;
-              if (sw == 1) {
+      for_each_tap(g, a, [&](const Tap& t) {
+        const std::int64_t off_w = t.off_w;
+        double acc = 0.0;
+        for (std::int64_t n = 0; n < g.n; ++n) {
+          const float* xplane = xp + (n * g.c + group * g.cg + cl) * in_plane;
+          const float* dyplane = dyp + (n * g.o + o) * out_plane;
+          for (std::int64_t oh = t.rows.lo; oh < t.rows.hi; ++oh) {
+            const float* xrow = xplane + (oh * sh + t.off_h) * g.w;
+            const float* dyrow = dyplane + oh * g.ow;
+            float row = 0.0f;
+            if (sw == 1) {
 #pragma omp simd reduction(+ : row)
-                for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow) row += dyrow[ow] * xrow[ow + off_w];
-              } else {
-                for (std::int64_t ow = rw.lo; ow < rw.hi; ++ow)
-                  row += dyrow[ow] * xrow[ow * sw + off_w];
-              }
-              acc += row;
+              for (std::int64_t ow = t.cols.lo; ow < t.cols.hi; ++ow)
+                row += dyrow[ow] * xrow[ow + off_w];
+            } else {
+              for (std::int64_t ow = t.cols.lo; ow < t.cols.hi; ++ow)
+                row += dyrow[ow] * xrow[ow * sw + off_w];
             }
+            acc += row;
           }
-          dwp[oc * g.kh * g.kw + i * g.kw + j] = static_cast<float>(acc);
         }
-      }
+        dwp[oc * g.kh * g.kw + t.index] = static_cast<float>(acc);
+      });
     });
   }
 

@@ -54,6 +54,19 @@ Window window(const Pool2dAttrs& a, const PoolGeometry& g, std::int64_t oh, std:
   return win;
 }
 
+// Runs f(plane, dx's plane zero-filled) for every (n, c) plane of the input gradient, in
+// parallel: each plane is written by one thread.
+template <typename F>
+void for_each_gradient_plane(const PoolGeometry& g, Tensor& dx, F&& f) {
+  float* dxp = dx.f32();
+  const std::int64_t in_plane = g.h * g.w;
+  parallel_for(0, g.planes, g.planes > 1 && dx.numel() > 32768, [&](std::int64_t pl) {
+    float* dxs = dxp + pl * in_plane;
+    std::fill(dxs, dxs + in_plane, 0.0f);
+    f(pl, dxs);
+  });
+}
+
 }  // namespace
 
 void maxpool2d_forward(const Pool2dAttrs& a, const Tensor& x, Tensor& y, Tensor& argmax) {
@@ -95,11 +108,8 @@ void maxpool2d_backward(const Pool2dAttrs& a, const Tensor& argmax, const Tensor
   detail::expect_shape("maxpool2d_backward", "argmax", argmax, dy.shape());
   const std::int32_t* ap = argmax.data<std::int32_t>();
   const float* dyp = dy.f32();
-  float* dxp = dx.f32();
   const std::int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-  parallel_for(0, g.planes, g.planes > 1 && dx.numel() > 32768, [&](std::int64_t pl) {
-    float* dxs = dxp + pl * in_plane;
-    std::fill(dxs, dxs + in_plane, 0.0f);
+  for_each_gradient_plane(g, dx, [&](std::int64_t pl, float* dxs) {
     for (std::int64_t i = 0; i < out_plane; ++i) {
       const std::int64_t src = ap[pl * out_plane + i];
       // A window entirely in padding has no input to route to (shape inference prevents it).
@@ -132,11 +142,8 @@ void avgpool2d_forward(const Pool2dAttrs& a, const Tensor& x, Tensor& y) {
 void avgpool2d_backward(const Pool2dAttrs& a, const Tensor& dy, Tensor& dx) {
   const PoolGeometry g = geometry("avgpool2d_backward", a, dx, dy);
   const float* dyp = dy.f32();
-  float* dxp = dx.f32();
-  const std::int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-  parallel_for(0, g.planes, g.planes > 1 && dx.numel() > 32768, [&](std::int64_t pl) {
-    float* dxs = dxp + pl * in_plane;
-    std::fill(dxs, dxs + in_plane, 0.0f);
+  const std::int64_t out_plane = g.oh * g.ow;
+  for_each_gradient_plane(g, dx, [&](std::int64_t pl, float* dxs) {
     for (std::int64_t oh = 0; oh < g.oh; ++oh) {
       for (std::int64_t ow = 0; ow < g.ow; ++ow) {
         const Window win = window(a, g, oh, ow);

@@ -24,8 +24,8 @@ enum class Domain {
   All,  // user and kernel
 };
 
-const char* mode_name(CountingMode mode);  // "per-thread", "per-cpu"
-const char* domain_name(Domain domain);    // "auto", "user", "kernel", "all"
+std::string_view mode_name(CountingMode mode);  // "per-thread", "per-cpu"
+std::string_view domain_name(Domain domain);    // "auto", "user", "kernel", "all"
 Domain parse_domain(std::string_view text, std::string_view what = "--domain");
 
 // Where the permission checks look; tests point them at their own files.

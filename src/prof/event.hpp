@@ -15,7 +15,7 @@ enum class EventSource : std::uint8_t {
   Papi,     // a PAPI preset such as PAPI_TOT_INS
 };
 
-const char* event_source_name(EventSource source);
+std::string_view event_source_name(EventSource source);
 
 // One perf_event_attr's worth of event selection.
 struct EventTerm {

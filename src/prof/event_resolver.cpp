@@ -7,6 +7,7 @@
 #include <cctype>
 #include <set>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "prof/generic_events.hpp"
@@ -15,18 +16,13 @@
 
 namespace telar::prof {
 
-const char* event_source_name(EventSource source) {
-  switch (source) {
-    case EventSource::Generic:
-      return "generic";
-    case EventSource::Raw:
-      return "raw";
-    case EventSource::Native:
-      return "native";
-    case EventSource::Papi:
-      return "papi";
-  }
-  return "?";
+namespace {
+constexpr EnumNames<EventSource, EventSource::Papi> kSourceNames{
+    {"generic", "raw", "native", "papi"}};
+}
+
+std::string_view event_source_name(EventSource source) {
+  return kSourceNames(source);
 }
 
 namespace {

@@ -36,7 +36,7 @@ void settings_section(report::HtmlReport& html, const Profile& p) {
                    ? fmt::format("per-CPU on CPUs {}", format_cpu_list(p.cpus))
                    : fmt::format("per-thread ({} threads attached at start, later ones inherited)",
                                  p.threads)},
-      {"domain", domain_name(p.domain)},
+      {"domain", std::string(domain_name(p.domain))},
       {"multiplexing", p.multiplex ? (p.was_multiplexed ? "allowed, and it happened: values are "
                                                           "scaled by time_enabled/time_running"
                                                         : "allowed, not needed")

@@ -142,6 +142,44 @@ std::mutex& pfm_mutex() {
   return m;
 }
 
+// Calls f(pmu, event, info) for every named event of the PMUs `listed(pmu)` accepts (under
+// pfm_mutex).
+template <typename Listed, typename F>
+void for_each_event(Listed listed, F f) {
+  for (const auto& p : pmus()) {
+    if (!listed(p)) continue;
+    for (int e = p.first_event; e != -1; e = pfm_get_event_next(e)) {
+      pfm_event_info_t info;
+      std::memset(&info, 0, sizeof info);
+      info.size = sizeof info;
+      if (pfm_get_event_info(e, PFM_OS_NONE, &info) == PFM_SUCCESS && info.name) f(p, e, info);
+    }
+  }
+}
+
+// Calls f(attr) for every named unit mask of event `e`.
+template <typename F>
+void for_each_unit_mask(int e, const pfm_event_info_t& info, F f) {
+  for (int a = 0; a < info.nattrs; ++a) {
+    pfm_event_attr_info_t attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    if (pfm_get_event_attr_info(e, a, PFM_OS_NONE, &attr) == PFM_SUCCESS &&
+        attr.type == PFM_ATTR_UMASK && attr.name)
+      f(attr);
+  }
+}
+
+// The PMUs whose events telar suggests: those present, and every core PMU model.
+bool suggested(const PmuInfo& p) {
+  return p.present || p.type == PFM_PMU_TYPE_CORE;
+}
+
+void sort_unique(std::vector<std::string>& names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+}
+
 }  // namespace
 
 bool available() {
@@ -171,30 +209,21 @@ std::vector<EventInfo> list(bool include_absent) {
   std::vector<EventInfo> out;
   if (!initialise()) return out;
   std::lock_guard lock(pfm_mutex());
-  for (const auto& p : pmus()) {
-    if (p.type == PFM_PMU_TYPE_OS_GENERIC) continue;  // perf's generic events, listed already
-    if (!p.present && !(include_absent && p.type == PFM_PMU_TYPE_CORE)) continue;
-    for (int e = p.first_event; e != -1; e = pfm_get_event_next(e)) {
-      pfm_event_info_t info;
-      std::memset(&info, 0, sizeof info);
-      info.size = sizeof info;
-      if (pfm_get_event_info(e, PFM_OS_NONE, &info) != PFM_SUCCESS || !info.name) continue;
-      const std::string event = lower(info.name);
-      const std::string desc = info.desc ? info.desc : "";
-      bool any_umask = false;
-      for (int a = 0; a < info.nattrs; ++a) {
-        pfm_event_attr_info_t attr;
-        std::memset(&attr, 0, sizeof attr);
-        attr.size = sizeof attr;
-        if (pfm_get_event_attr_info(e, a, PFM_OS_NONE, &attr) != PFM_SUCCESS) continue;
-        if (attr.type != PFM_ATTR_UMASK || !attr.name) continue;
-        any_umask = true;
-        out.push_back({event + "." + lower(attr.name), p.name, p.description, p.present,
-                       attr.desc ? attr.desc : desc});
-      }
-      if (!any_umask) out.push_back({event, p.name, p.description, p.present, desc});
-    }
-  }
+  const auto listed = [&](const PmuInfo& p) {
+    if (p.type == PFM_PMU_TYPE_OS_GENERIC) return false;  // perf's generic events, listed already
+    return p.present || (include_absent && p.type == PFM_PMU_TYPE_CORE);
+  };
+  for_each_event(listed, [&](const PmuInfo& p, int e, const pfm_event_info_t& info) {
+    const std::string event = lower(info.name);
+    const std::string desc = info.desc ? info.desc : "";
+    bool any_umask = false;
+    for_each_unit_mask(e, info, [&](const pfm_event_attr_info_t& attr) {
+      any_umask = true;
+      out.push_back({event + "." + lower(attr.name), p.name, p.description, p.present,
+                     attr.desc ? attr.desc : desc});
+    });
+    if (!any_umask) out.push_back({event, p.name, p.description, p.present, desc});
+  });
   return out;
 }
 
@@ -203,18 +232,10 @@ const std::vector<std::string>& suggestion_names() {
     std::vector<std::string> out;
     if (!initialise()) return out;
     std::lock_guard lock(pfm_mutex());
-    for (const auto& p : pmus()) {
-      if (!p.present && p.type != PFM_PMU_TYPE_CORE) continue;
-      for (int e = p.first_event; e != -1; e = pfm_get_event_next(e)) {
-        pfm_event_info_t info;
-        std::memset(&info, 0, sizeof info);
-        info.size = sizeof info;
-        if (pfm_get_event_info(e, PFM_OS_NONE, &info) == PFM_SUCCESS && info.name)
-          out.push_back(lower(info.name));
-      }
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    for_each_event(suggested, [&](const PmuInfo&, int, const pfm_event_info_t& info) {
+      out.push_back(lower(info.name));
+    });
+    sort_unique(out);
     return out;
   }();
   return names;
@@ -225,27 +246,13 @@ std::vector<std::string> unit_mask_names(std::string_view name) {
   if (!initialise()) return out;
   const std::string wanted = event_part(name);
   std::lock_guard lock(pfm_mutex());
-  for (const auto& p : pmus()) {
-    if (!p.present && p.type != PFM_PMU_TYPE_CORE) continue;
-    for (int e = p.first_event; e != -1; e = pfm_get_event_next(e)) {
-      pfm_event_info_t info;
-      std::memset(&info, 0, sizeof info);
-      info.size = sizeof info;
-      if (pfm_get_event_info(e, PFM_OS_NONE, &info) != PFM_SUCCESS || !info.name ||
-          lower(info.name) != wanted)
-        continue;
-      for (int a = 0; a < info.nattrs; ++a) {
-        pfm_event_attr_info_t attr;
-        std::memset(&attr, 0, sizeof attr);
-        attr.size = sizeof attr;
-        if (pfm_get_event_attr_info(e, a, PFM_OS_NONE, &attr) == PFM_SUCCESS &&
-            attr.type == PFM_ATTR_UMASK && attr.name)
-          out.push_back(wanted + "." + lower(attr.name));
-      }
-    }
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  for_each_event(suggested, [&](const PmuInfo&, int e, const pfm_event_info_t& info) {
+    if (lower(info.name) != wanted) return;
+    for_each_unit_mask(e, info, [&](const pfm_event_attr_info_t& attr) {
+      out.push_back(wanted + "." + lower(attr.name));
+    });
+  });
+  sort_unique(out);
   return out;
 }
 

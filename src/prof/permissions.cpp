@@ -9,36 +9,32 @@
 #include <sstream>
 #include <string>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 
 namespace telar::prof {
 
-const char* mode_name(CountingMode mode) {
-  return mode == CountingMode::PerCpu ? "per-cpu" : "per-thread";
+namespace {
+constexpr EnumNames<CountingMode, CountingMode::PerCpu> kModeNames{{"per-thread", "per-cpu"}};
+constexpr EnumNames<Domain, Domain::All> kDomainNames{{"auto", "user", "kernel", "all"}};
+}  // namespace
+
+std::string_view mode_name(CountingMode mode) {
+  return kModeNames(mode);
 }
 
-const char* domain_name(Domain domain) {
-  switch (domain) {
-    case Domain::Auto:
-      return "auto";
-    case Domain::User:
-      return "user";
-    case Domain::Kernel:
-      return "kernel";
-    case Domain::All:
-      return "all";
-  }
-  return "?";
+std::string_view domain_name(Domain domain) {
+  return kDomainNames(domain);
 }
 
 Domain parse_domain(std::string_view text, std::string_view what) {
   const std::string s{trim(text)};
-  if (s == "auto") return Domain::Auto;
-  if (s == "user" || s == "u") return Domain::User;
-  if (s == "kernel" || s == "k") return Domain::Kernel;
-  if (s == "all" || s == "user,kernel" || s == "uk") return Domain::All;
-  fail("{}: unknown domain '{}'; choose user, kernel, all or auto", what, s);
+  if (s == "u") return Domain::User;
+  if (s == "k") return Domain::Kernel;
+  if (s == "user,kernel" || s == "uk") return Domain::All;
+  if (auto domain = kDomainNames.find(s)) return *domain;
+  fail("{}: unknown domain '{}'; choose {}", what, s, kDomainNames.choices());
 }
 
 int read_paranoid(const PermissionProbe& probe) {

@@ -24,15 +24,8 @@ std::string_view scope_kind_name(ScopeKind kind) {
 }
 
 std::string_view pass_suffix(Pass pass) {
-  switch (pass) {
-    case Pass::Forward:
-      return "fwd";
-    case Pass::Backward:
-      return "bwd";
-    case Pass::None:
-      break;
-  }
-  return "";
+  constexpr std::array<std::string_view, 3> kSuffixes = {"", "fwd", "bwd"};  // None, Forward, Backward
+  return kSuffixes[static_cast<int>(pass)];
 }
 
 std::string path_segment(const ScopeLabel& label) {

@@ -96,7 +96,8 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   profile_.threads = counters_->thread_count();
   for (const auto& e : events_)
     profile_.events.push_back(
-        {e.name, e.canonical, event_source_name(e.source), e.unavailable.empty(), e.unavailable});
+        {e.name, e.canonical, std::string(event_source_name(e.source)), e.unavailable.empty(),
+         e.unavailable});
   now_.resize(counters_->size());
   // The first boundaries should cost what later ones do: buffers for a few nesting levels are
   // made now, and one read warms the code paths (lazy symbol binding, the kernel's read path).

@@ -117,8 +117,24 @@ std::string file_safe(const std::string& name) {
   return out.empty() ? "workload" : out;
 }
 
-// --preset thesis: the thesis' workloads, one after another, on the hybrid accelerator.
+// Where the embedding tables live: --storage (or `fallback` where it was not given), within
+// --budget-mb, under --embedding-dir.
+dlrm::StorageOptions storage_options(const DlrmSetup& f, const std::string& fallback) {
+  dlrm::StorageOptions so;
+  so.mode = f.storage_given ? f.storage : fallback;
+  so.budget_bytes = static_cast<std::int64_t>(f.budget_mb * (1 << 20));
+  so.dir = f.embedding_dir;
+  return so;
+}
+
+// The run directory: --out, or a new one under runs/.
+std::filesystem::path dlrm_run_path(const DlrmSetup& f) {
+  return f.out.empty() ? report::default_run_path("dlrm") : std::filesystem::path(f.out);
+}
+
 }  // namespace
+
+// --preset thesis: the thesis' workloads, one after another, on the hybrid accelerator.
 
 nlohmann::json run_dlrm_preset(const DlrmSetup& f, std::ostream& out) {
   require(f.preset == "thesis", "--preset: '{}' is not a preset; use thesis", f.preset);
@@ -134,16 +150,12 @@ nlohmann::json run_dlrm_preset(const DlrmSetup& f, std::ostream& out) {
     target = dlrm::load_sim_target(spec);
     target_label = spec.text;
   }
-  dlrm::StorageOptions so;
-  so.mode = f.storage_given ? f.storage : "procedural";
-  so.budget_bytes = static_cast<std::int64_t>(f.budget_mb * (1 << 20));
-  so.dir = f.embedding_dir;
+  const dlrm::StorageOptions so = storage_options(f, "procedural");
   for (const auto& w : workloads) dlrm::choose_storage(w.config(), so);  // checks the mode
 
-  const fs::path run_path = f.out.empty() ? report::default_run_path("dlrm") : fs::path(f.out);
+  const fs::path run_path = dlrm_run_path(f);
   const bool created = !fs::exists(run_path);
-  report::RunDirectory run(run_path,
-                           report::reuse_for(f.overwrite));
+  report::RunDirectory run(run_path, report::reuse_for(f.overwrite));
   nlohmann::json result;
   try {
     nlohmann::json wl = nlohmann::json::array();
@@ -281,17 +293,13 @@ nlohmann::json run_dlrm_model(DlrmSetup f, std::ostream& out) {
 
   dlrm::DlrmConfig model_config = config;
   if (f.benchmark == "embedding-bag") model_config.table_rows.resize(1);
-  dlrm::StorageOptions so;
-  so.mode = f.storage;
-  so.budget_bytes = static_cast<std::int64_t>(f.budget_mb * (1 << 20));
-  so.dir = f.embedding_dir;
+  const dlrm::StorageOptions so = storage_options(f, f.storage);
   const dlrm::StorageKind storage = dlrm::choose_storage(model_config, so);
   Data data = make_data(f, model_config);
 
-  const fs::path run_path = f.out.empty() ? report::default_run_path("dlrm") : fs::path(f.out);
+  const fs::path run_path = dlrm_run_path(f);
   const bool created = !fs::exists(run_path);
-  report::RunDirectory run(run_path,
-                           report::reuse_for(f.overwrite));
+  report::RunDirectory run(run_path, report::reuse_for(f.overwrite));
   nlohmann::json result;
   try {
     dlrm::DlrmModel model(model_config, storage, f.seed, so.dir);

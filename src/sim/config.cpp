@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/memory.hpp"
@@ -32,61 +33,46 @@ bool is_power_of_two(long long v) {
   return v > 0 && (v & (v - 1)) == 0;
 }
 
+namespace {
+
+constexpr EnumNames<MultiplierNetwork, MultiplierNetwork::OsMesh> kMultiplierNetworks{
+    {"LINEAR", "OS_MESH"}};
+constexpr EnumNames<ReduceNetwork, ReduceNetwork::Temporal> kReduceNetworks{
+    {"ASNETWORK", "FENETWORK", "TEMPORALRN"}};
+constexpr EnumNames<Controller, Controller::TpuOsDense> kControllers{
+    {"MAERI_DENSE_WORKLOAD", "SIGMA_SPARSE_GEMM", "MAGMA_SPARSE_DENSE", "TPU_OS_DENSE"}};
+
+// STONNE's spelling in any case, or (where STONNE accepts it) the value's number.
+template <typename E, E Last>
+E parse_named(const EnumNames<E, Last>& names, std::string_view text, std::string_view what,
+              std::string_view kind, bool by_number) {
+  const std::string s = upper(text);
+  if (auto v = names.find(s)) return *v;
+  if (by_number && s.size() == 1 && s[0] >= '0' && static_cast<std::size_t>(s[0] - '0') < names.kCount)
+    return static_cast<E>(s[0] - '0');
+  fail("{}: unknown {} '{}'; use {}", what, kind, text, names.choices());
+}
+
+}  // namespace
+
 std::string_view name(MultiplierNetwork v) {
-  return v == MultiplierNetwork::Linear ? "LINEAR" : "OS_MESH";
+  return kMultiplierNetworks(v);
 }
-
 std::string_view name(ReduceNetwork v) {
-  switch (v) {
-    case ReduceNetwork::Art:
-      return "ASNETWORK";
-    case ReduceNetwork::Fen:
-      return "FENETWORK";
-    case ReduceNetwork::Temporal:
-      return "TEMPORALRN";
-  }
-  return "?";
+  return kReduceNetworks(v);
 }
-
 std::string_view name(Controller v) {
-  switch (v) {
-    case Controller::MaeriDense:
-      return "MAERI_DENSE_WORKLOAD";
-    case Controller::SigmaSparseGemm:
-      return "SIGMA_SPARSE_GEMM";
-    case Controller::MagmaSparseDense:
-      return "MAGMA_SPARSE_DENSE";
-    case Controller::TpuOsDense:
-      return "TPU_OS_DENSE";
-  }
-  return "?";
+  return kControllers(v);
 }
 
 MultiplierNetwork parse_multiplier_network(std::string_view text, std::string_view what) {
-  const std::string s = upper(text);
-  if (s == "LINEAR" || s == "0") return MultiplierNetwork::Linear;
-  if (s == "OS_MESH" || s == "1") return MultiplierNetwork::OsMesh;
-  fail("{}: unknown multiplier network '{}'; use LINEAR or OS_MESH", what, text);
+  return parse_named(kMultiplierNetworks, text, what, "multiplier network", true);
 }
-
 ReduceNetwork parse_reduce_network(std::string_view text, std::string_view what) {
-  const std::string s = upper(text);
-  if (s == "ASNETWORK" || s == "0") return ReduceNetwork::Art;
-  if (s == "FENETWORK" || s == "1") return ReduceNetwork::Fen;
-  if (s == "TEMPORALRN" || s == "2") return ReduceNetwork::Temporal;
-  fail("{}: unknown reduce network '{}'; use ASNETWORK, FENETWORK or TEMPORALRN", what, text);
+  return parse_named(kReduceNetworks, text, what, "reduce network", true);
 }
-
 Controller parse_controller(std::string_view text, std::string_view what) {
-  const std::string s = upper(text);
-  if (s == "MAERI_DENSE_WORKLOAD") return Controller::MaeriDense;
-  if (s == "SIGMA_SPARSE_GEMM") return Controller::SigmaSparseGemm;
-  if (s == "MAGMA_SPARSE_DENSE") return Controller::MagmaSparseDense;
-  if (s == "TPU_OS_DENSE") return Controller::TpuOsDense;
-  fail(
-      "{}: unknown memory controller '{}'; use MAERI_DENSE_WORKLOAD, TPU_OS_DENSE, "
-      "SIGMA_SPARSE_GEMM or MAGMA_SPARSE_DENSE",
-      what, text);
+  return parse_named(kControllers, text, what, "memory controller", false);
 }
 
 namespace {

@@ -4,14 +4,13 @@
 
 namespace telar::sim {
 
-DenseMachine::DenseMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
-                           const EngineOptions& options, std::size_t outputs)
-    : hw_(hw),
-      op_(op),
-      t_(tile),
-      data_(options.data),
-      fast_(options.fast),
-      values_valid_(options.data != nullptr) {
+DenseMachine::DenseMachine(const DenseJob& job, std::size_t outputs)
+    : hw_(job.hw),
+      op_(job.op),
+      t_(job.tile),
+      data_(job.options.data),
+      fast_(job.options.fast),
+      values_valid_(job.options.data != nullptr) {
   if (data_) {
     output_.assign(outputs, 0.0f);
     from_fabric_.assign(outputs, 0);

@@ -9,10 +9,17 @@
 
 namespace telar::sim {
 
+// What a dense engine is asked to run: the arguments of run_maeri and run_mesh.
+struct DenseJob {
+  const HardwareConfig& hw;
+  const DenseOp& op;
+  const Tile& tile;
+  const EngineOptions& options;
+};
+
 class DenseMachine {
  protected:
-  DenseMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
-               const EngineOptions& options, std::size_t outputs);
+  DenseMachine(const DenseJob& job, std::size_t outputs);
 
   // The run's result: `gb` is the traffic counted, or its closed form after a skip.
   EngineRun result(std::uint64_t stepped, int skips, const GlobalBufferTraffic& gb,

@@ -179,7 +179,7 @@ void MaeriMachine::process_writes() {
     if (++vnat_psum_[vn] < vnat_psums_) {
       ++gb_.psum_reads;
       const int dest = vn * g_.vn_size;
-      port_psum_[dest / per_port_].push(PsumPacket{p.value, dest});
+      port_psum_[dest / per_port_].push(PortPacket{p.value, dest});
     } else {
       vnat_psum_[vn] = 0;
     }
@@ -195,7 +195,7 @@ void MaeriMachine::send_ports() {
     Outgoing out{kPsum, 0.0f, 0, nullptr};
     bool have = false;
     if (!port_psum_[port].empty()) {  // partial sums go first
-      const PsumPacket pp = port_psum_[port].pop();
+      const PortPacket pp = port_psum_[port].pop();
       latch_psum_dest_[port] = pp.dest;
       out = Outgoing{kPsum, pp.value, 1, &latch_psum_dest_[port]};
       ++cnt_[c_psum_to_ + pp.dest];
@@ -401,7 +401,7 @@ void MaeriMachine::canonical_state(std::vector<std::uint64_t>& s, bool full) con
 void MaeriMachine::fabric_state(std::vector<std::uint64_t>& s) const {
   auto put = [&](std::uint64_t v) { s.push_back(v); };
   for (int port = 0; port < ports_; ++port) {
-    const Ring<PsumPacket>& q = port_psum_[port];
+    const Ring<PortPacket>& q = port_psum_[port];
     put(q.size());
     for (std::size_t i = 0; i < q.size(); ++i) put(static_cast<std::uint64_t>(q.at(i).dest));
   }
@@ -685,7 +685,7 @@ EngineRun MaeriMachine::run() {
 
 EngineRun run_maeri(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
                     const EngineOptions& options) {
-  maeri::MaeriMachine machine(hw, op, tile, options);
+  maeri::MaeriMachine machine({hw, op, tile, options});
   return machine.run();
 }
 

@@ -10,9 +10,9 @@
 
 namespace telar::sim::maeri {
 
-MaeriMachine::MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
-                           const EngineOptions& options)
-    : DenseMachine(hw, op, tile, options, static_cast<std::size_t>(op.output_elements())) {
+MaeriMachine::MaeriMachine(const DenseJob& job)
+    : DenseMachine(job, static_cast<std::size_t>(job.op.output_elements())) {
+  const auto& [hw, op, tile, options] = job;
   g_ = tile_geometry(hw, op, tile);
   R_ = op.R, S_ = op.S, Cg_ = op.c_per_group(), Kg_ = op.k_per_group(), G_ = op.G, N_ = op.N;
   Xo_ = op.out_x(), Yo_ = op.out_y(), stride_ = op.stride;

@@ -50,15 +50,9 @@ struct Outgoing {
   const int* dests;
 };
 
-struct PsumPacket {
-  float value;
-  int dest;
-};
-
 class MaeriMachine : DenseMachine {
  public:
-  MaeriMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
-               const EngineOptions& options);
+  explicit MaeriMachine(const DenseJob& job);
   EngineRun run();
 
  private:
@@ -87,7 +81,7 @@ class MaeriMachine : DenseMachine {
     std::uint32_t pos = 0;  // next part of this port within the step
   };
   std::vector<Cursor> cursor_;
-  std::vector<Ring<PsumPacket>> port_psum_;
+  std::vector<Ring<PortPacket>> port_psum_;
   // Ports that send parts of some template (the others never send a step's packet), the
   // oldest and newest of their cursors after the last send_ports(), and the first step that
   // must not be forgotten (a backlog mark still refers to it; -1: none).

@@ -146,30 +146,7 @@ EngineRun SparseMachine::run_magma(const SparseDenseOp& op, const SparseDenseTil
         if (state_ == State::Waiting) sta_complete = true;
       }
     }
-    switch (state_) {
-      case State::Configuring:
-        state_ = State::DistSta;
-        break;
-      case State::DistSta:
-        if (sta_complete) {
-          state_ = State::DistStr;
-          sta_complete = false;
-        }
-        break;
-      case State::DistStr:
-        if (cur_m >= M) {
-          state_ = State::AllSent;
-        } else if (sta_complete) {
-          state_ = State::Waiting;
-          sta_complete = false;
-        }
-        break;
-      case State::Waiting:
-        if (sta_complete) state_ = State::Configuring;
-        break;
-      case State::AllSent:
-        break;
-    }
+    step_controller(state_, sta_complete, cur_m >= M, true);
     if (fabric_cycle()) break;
   }
   if (with_values)

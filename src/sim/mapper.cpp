@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "sim/energy.hpp"
 
@@ -60,26 +61,18 @@ double cycle_bound(const HardwareConfig& hw, const DenseOp& op, const Tile& t) {
 
 }  // namespace
 
+constexpr EnumNames<MapObjective, MapObjective::Edp> kObjectives{{"performance", "energy", "edp"}};
+
 MapObjective parse_objective(std::string_view text, std::string_view what) {
   std::string s(text);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (s.empty() || s == "performance" || s == "perf" || s == "cycles")
-    return MapObjective::Performance;
-  if (s == "energy") return MapObjective::Energy;
-  if (s == "edp") return MapObjective::Edp;
-  fail("{}: unknown mapping objective '{}'; use performance, energy or edp", what, text);
+  if (s.empty() || s == "perf" || s == "cycles") return MapObjective::Performance;
+  if (auto o = kObjectives.find(s)) return *o;
+  fail("{}: unknown mapping objective '{}'; use {}", what, text, kObjectives.choices());
 }
 
 std::string_view name(MapObjective o) {
-  switch (o) {
-    case MapObjective::Performance:
-      return "performance";
-    case MapObjective::Energy:
-      return "energy";
-    case MapObjective::Edp:
-      return "edp";
-  }
-  return "?";
+  return kObjectives(o);
 }
 
 std::vector<Tile> candidate_tiles(const HardwareConfig& hw, const DenseOp& op) {

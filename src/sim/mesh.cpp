@@ -15,6 +15,7 @@
 #include "sim/engine.hpp"
 #include "sim/fabric/accumulation_buffer.hpp"
 #include "sim/fabric/collection_bus.hpp"
+#include "sim/fabric/controller_state.hpp"
 #include "sim/fabric/counters.hpp"
 #include "sim/fabric/distribution_tree.hpp"
 #include "sim/fabric/link.hpp"
@@ -32,17 +33,11 @@ struct OneLink {
   Psum item{0, 0};
 };
 
-struct EdgePacket {
-  float value;
-  int dest;  // edge index: columns first (weights), then rows (activations)
-};
-
-enum class State { Configuring, Distributing, Waiting, AllSent };
+using State = ControllerState;
 
 class MeshMachine : DenseMachine {
  public:
-  MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
-              const EngineOptions& options);
+  explicit MeshMachine(const DenseJob& job);
   EngineRun run();
 
  private:
@@ -51,9 +46,9 @@ class MeshMachine : DenseMachine {
   DistributionTree dn_;
 
   // Distribution.
-  std::vector<Ring<EdgePacket>> port_q_;
+  std::vector<Ring<PortPacket>> port_q_;  // dest: edge index, columns (weights) then rows
   std::vector<bool> latch_full_;
-  std::vector<EdgePacket> latch_;
+  std::vector<PortPacket> latch_;
   // Mesh: link into the top (weights) and the left (activations) of every element.
   std::vector<OneLink> top_in_, left_in_;
   std::vector<Ring<Psum>> top_fifo_, left_fifo_;
@@ -80,15 +75,15 @@ class MeshMachine : DenseMachine {
   void memory_cycle();
   void configure();
   void process_writes();
-  void deliver(int port, const EdgePacket& p);
+  void deliver(int port, const PortPacket& p);
   void mesh_cycle();
   void canonical_state(std::vector<std::uint64_t>& s) const;
   CountersFile counters_file(const GlobalBufferTraffic& gb) const;
 };
 
-MeshMachine::MeshMachine(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
-                         const EngineOptions& options)
-    : DenseMachine(hw, op, tile, options, static_cast<std::size_t>(op.X) * op.K) {
+MeshMachine::MeshMachine(const DenseJob& job)
+    : DenseMachine(job, static_cast<std::size_t>(job.op.X) * job.op.K) {
+  const auto& [hw, op, tile, options] = job;
   rows_ = hw.ms_rows, cols_ = hw.ms_cols;
   M_ = op.X, N_ = op.K, K_ = op.S;  // DenseGEMM mapped as STONNE's loadDenseGEMM does
   T_M_ = tile.T_X, T_N_ = tile.T_K;
@@ -142,18 +137,18 @@ void MeshMachine::configure() {
 
 void MeshMachine::memory_cycle() {
   if (state_ == State::Configuring) configure();
-  if (state_ == State::Distributing) {
+  if (state_ == State::DistStr) {
     const int n0 = cur_N_ * T_N_, m0 = cur_M_ * T_M_;
     for (int i = 0; i < cols_used_; ++i) {
       ++gb_.weight_reads;
       const float w = data_ ? data_->weights[static_cast<std::size_t>(n0 + i) * K_ + cur_K_] : 0.0f;
-      port_q_[i / per_port_].push(EdgePacket{w, i});
+      port_q_[i / per_port_].push(PortPacket{w, i});
     }
     for (int i = 0; i < rows_used_; ++i) {
       ++gb_.input_reads;
       const float a = data_ ? data_->input[static_cast<std::size_t>(m0 + i) * K_ + cur_K_] : 0.0f;
       const int dest = i + cols_;
-      port_q_[dest / per_port_].push(EdgePacket{a, dest});
+      port_q_[dest / per_port_].push(PortPacket{a, dest});
     }
     if (++cur_K_ == K_) {
       cur_K_ = 0;
@@ -167,29 +162,11 @@ void MeshMachine::memory_cycle() {
   for (int l = 0; l < lines_; ++l)
     if (bus_.out[l].pending) bus_.out[l].take([&](const Psum& p) { write_fifo_.push(p); });
   process_writes();
-  switch (state_) {
-    case State::Configuring:
-      state_ = State::Distributing;
-      break;
-    case State::Distributing:
-      if (iteration_completed_) {
-        if (cur_M_ >= iter_M_) {
-          state_ = State::AllSent;
-        } else {
-          state_ = State::Waiting;
-          iteration_completed_ = false;
-        }
-      }
-      break;
-    case State::Waiting:
-      if (iteration_completed_) state_ = State::Configuring;
-      break;
-    case State::AllSent:
-      break;
-  }
+  // All sent once the last iteration is complete.
+  step_controller(state_, iteration_completed_, iteration_completed_ && cur_M_ >= iter_M_, false);
   for (int port = 0; port < ports_; ++port) {
     if (port_q_[port].empty()) continue;
-    const EdgePacket p = port_q_[port].pop();
+    const PortPacket p = port_q_[port].pop();
     ++cnt_[dn_.c_top + port];
     if (dn_.has_switches()) {
       latch_full_[port] = true;
@@ -222,7 +199,7 @@ void MeshMachine::process_writes() {
   }
 }
 
-void MeshMachine::deliver(int port, const EdgePacket& p) {
+void MeshMachine::deliver(int port, const PortPacket& p) {
   if (dn_.has_switches()) dn_.count_route(port, &p.dest, 1, 1, cnt_.data());  // one path
   OneLink& in = p.dest < cols_ ? top_in_[p.dest] : left_in_[(p.dest - cols_) * cols_];
   in.pending = true;
@@ -382,7 +359,7 @@ CountersFile MeshMachine::counters_file(const GlobalBufferTraffic& gb) const {
 
 EngineRun run_mesh(const HardwareConfig& hw, const DenseOp& op, const Tile& tile,
                    const EngineOptions& options) {
-  MeshMachine machine(hw, op, tile, options);
+  MeshMachine machine({hw, op, tile, options});
   return machine.run();
 }
 

@@ -24,6 +24,7 @@
 #include "sim/engine.hpp"
 #include "sim/fabric/accumulation_buffer.hpp"
 #include "sim/fabric/collection_bus.hpp"
+#include "sim/fabric/controller_state.hpp"
 #include "sim/fabric/counters.hpp"
 #include "sim/fabric/distribution_tree.hpp"
 #include "sim/fabric/link.hpp"
@@ -42,7 +43,7 @@ struct PortPacket {
   std::uint32_t count;  // destinations, queued in the port's destination ring
 };
 
-enum class State : std::uint8_t { Configuring, DistSta, DistStr, Waiting, AllSent };
+using State = fabric::ControllerState;
 
 class SparseMachine {
  public:

@@ -1,6 +1,8 @@
 #include "sim/stonne_args.hpp"
 
-#include <map>
+#include <algorithm>
+#include <iterator>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/parse.hpp"
@@ -54,19 +56,31 @@ std::string hardware_flags(const HardwareConfig& hw) {
   return s;
 }
 
+// "-name=value" (the value maybe in double quotes) -> {"-name", "value"}.
+std::pair<std::string, std::string> split_parameter(const std::string& arg) {
+  const std::size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0 || arg[0] != '-')
+    fail("'{}' is not a STONNE parameter; parameters look like -name=value", arg);
+  std::string value = arg.substr(eq + 1);
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+    value = value.substr(1, value.size() - 2);
+  return {arg.substr(0, eq), value};
+}
+
 // Hardware flags common to every operation; returns false for other flags.
 bool parse_hardware_flag(StonneCommand& cmd, const std::string& name, const std::string& value) {
+  // The sizes, each a power of two.
+  static constexpr std::pair<std::string_view, int HardwareConfig::*> kSizes[] = {
+      {"-num_ms", &HardwareConfig::ms_size},
+      {"-dn_bw", &HardwareConfig::dn_bw},
+      {"-rn_bw", &HardwareConfig::rn_bw},
+      {"-ms_rows", &HardwareConfig::ms_rows},
+      {"-ms_cols", &HardwareConfig::ms_cols}};
   HardwareConfig& hw = cmd.hw;
-  if (name == "-num_ms") {
-    hw.ms_size = power_of_two(name, value);
-  } else if (name == "-dn_bw") {
-    hw.dn_bw = power_of_two(name, value);
-  } else if (name == "-rn_bw") {
-    hw.rn_bw = power_of_two(name, value);
-  } else if (name == "-ms_rows") {
-    hw.ms_rows = power_of_two(name, value);
-  } else if (name == "-ms_cols") {
-    hw.ms_cols = power_of_two(name, value);
+  const auto size = std::find_if(std::begin(kSizes), std::end(kSizes),
+                                 [&](const auto& flag) { return flag.first == name; });
+  if (size != std::end(kSizes)) {
+    hw.*(size->second) = power_of_two(name, value);
   } else if (name == "-rn_type") {
     hw.rn = parse_reduce_network(value, name);
   } else if (name == "-mn_type") {
@@ -129,14 +143,7 @@ StonneCommand parse_sparse_args(const std::vector<std::string>& args) {
                : std::vector<std::string>{"-M",           "-N",        "-K",       "-MK_sparsity",
                                           "-KN_sparsity", "-dataflow", "-optimize"};
   for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const std::size_t eq = arg.find('=');
-    if (eq == std::string::npos || eq == 0 || arg[0] != '-')
-      fail("'{}' is not a STONNE parameter; parameters look like -name=value", arg);
-    const std::string name = arg.substr(0, eq);
-    std::string value = arg.substr(eq + 1);
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
-      value = value.substr(1, value.size() - 2);
+    const auto [name, value] = split_parameter(args[i]);
     if (parse_hardware_flag(cmd, name, value)) continue;
     if (name == "-print_stats") {
       cmd.print_stats = parse_bool(value, name);
@@ -217,22 +224,35 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
                                        "-layer_name",
                                        "-generate_tile",
                                        "-generator"};
-  std::vector<std::string> known_dims =
+  // The operation's own flags: each a positive integer, some of them the tile's.
+  struct OwnFlag {
+    std::string name;
+    int* field;
+    bool tile;
+  };
+  const std::vector<OwnFlag> own =
       kind == OpKind::Conv
-          ? std::vector<std::string>{"-R",   "-S",   "-C",       "-K",    "-G",   "-N",
-                                     "-X",   "-Y",   "-strides", "-T_R",  "-T_S", "-T_C",
-                                     "-T_K", "-T_G", "-T_N",     "-T_X_", "-T_Y_"}
-          : std::vector<std::string>{"-M", "-N", "-K", "-T_M", "-T_N", "-T_K"};
+          ? std::vector<OwnFlag>{{"-R", &R, false},
+                                 {"-S", &S, false},
+                                 {"-C", &C, false},
+                                 {"-K", &K, false},
+                                 {"-G", &G, false},
+                                 {"-N", &N, false},
+                                 {"-X", &X, false},
+                                 {"-Y", &Y, false},
+                                 {"-strides", &strides, false},
+                                 {"-T_R", &conv_tile.T_R, true},
+                                 {"-T_S", &conv_tile.T_S, true},
+                                 {"-T_C", &conv_tile.T_C, true},
+                                 {"-T_K", &conv_tile.T_K, true},
+                                 {"-T_G", &conv_tile.T_G, true},
+                                 {"-T_N", &conv_tile.T_N, true},
+                                 {"-T_X_", &conv_tile.T_X, true},
+                                 {"-T_Y_", &conv_tile.T_Y, true}}
+          : std::vector<OwnFlag>{{"-M", &M, false},    {"-N", &gN, false},   {"-K", &gK, false},
+                                 {"-T_M", &T_M, true}, {"-T_N", &T_N, true}, {"-T_K", &T_K, true}};
   for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const std::size_t eq = arg.find('=');
-    if (eq == std::string::npos || eq == 0 || arg[0] != '-') {
-      fail("'{}' is not a STONNE parameter; parameters look like -name=value", arg);
-    }
-    const std::string name = arg.substr(0, eq);
-    std::string value = arg.substr(eq + 1);
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
-      value = value.substr(1, value.size() - 2);
+    const auto [name, value] = split_parameter(args[i]);
     if (parse_hardware_flag(cmd, name, value)) continue;
     if (name == "-print_stats") {
       cmd.print_stats = parse_bool(value, name);
@@ -247,61 +267,17 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
       continue;
     }
     if (name == "-generator") continue;  // STONNE's choice of mapper; telar has one
-    bool known = false;
-    for (const std::string& k : known_dims) known = known || k == name;
-    if (!known) {
+    const auto flag =
+        std::find_if(own.begin(), own.end(), [&](const OwnFlag& f) { return f.name == name; });
+    if (flag == own.end()) {
       std::vector<std::string> all = known_hw;
-      all.insert(all.end(), known_dims.begin(), known_dims.end());
+      for (const OwnFlag& f : own) all.push_back(f.name);
       const std::string near = closest_match(name, all);
       fail("parameter {} does not exist for {}{}", name, what,
            near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
     }
-    if (kind == OpKind::Conv) {
-      static const std::map<std::string, int Tile::*> tile_fields = {
-          {"-T_R", &Tile::T_R}, {"-T_S", &Tile::T_S}, {"-T_C", &Tile::T_C},  {"-T_K", &Tile::T_K},
-          {"-T_G", &Tile::T_G}, {"-T_N", &Tile::T_N}, {"-T_X_", &Tile::T_X}, {"-T_Y_", &Tile::T_Y}};
-      if (auto it = tile_fields.find(name); it != tile_fields.end()) {
-        conv_tile.*(it->second) = positive(name, value);
-        cmd.tile_given = true;
-        continue;
-      }
-      const int v = positive(name, value);
-      if (name == "-R")
-        R = v;
-      else if (name == "-S")
-        S = v;
-      else if (name == "-C")
-        C = v;
-      else if (name == "-K")
-        K = v;
-      else if (name == "-G")
-        G = v;
-      else if (name == "-N")
-        N = v;
-      else if (name == "-X")
-        X = v;
-      else if (name == "-Y")
-        Y = v;
-      else if (name == "-strides")
-        strides = v;
-    } else {
-      const int v = positive(name, value);
-      if (name == "-M")
-        M = v;
-      else if (name == "-N")
-        gN = v;
-      else if (name == "-K")
-        gK = v;
-      else {
-        cmd.tile_given = true;
-        if (name == "-T_M")
-          T_M = v;
-        else if (name == "-T_N")
-          T_N = v;
-        else if (name == "-T_K")
-          T_K = v;
-      }
-    }
+    *flag->field = positive(name, value);
+    if (flag->tile) cmd.tile_given = true;
   }
   if (kind == OpKind::Conv) {
     cmd.op = make_conv(R, S, C, K, G, N, X, Y, strides);

@@ -1,5 +1,6 @@
 #include "sim/workload.hpp"
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "sim/key_value.hpp"
@@ -13,16 +14,10 @@ int ceil_div(int a, int b) {
 }
 }  // namespace
 
+constexpr EnumNames<OpKind, OpKind::DenseGemm> kOpKinds{{"CONV", "FC", "DenseGEMM"}};
+
 std::string_view name(OpKind kind) {
-  switch (kind) {
-    case OpKind::Conv:
-      return "CONV";
-    case OpKind::Fc:
-      return "FC";
-    case OpKind::DenseGemm:
-      return "DenseGEMM";
-  }
-  return "?";
+  return kOpKinds(kind);
 }
 
 long long DenseOp::macs() const {

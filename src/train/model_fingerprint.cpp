@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "core/enum_names.hpp"
+
 namespace telar::train {
 
 namespace {
@@ -43,19 +45,8 @@ class StableHasher {
 };
 
 // Names rather than enum ordinals, so reordering an enum does not change fingerprints.
-std::string_view value_kind_name(graph::ValueKind kind) {
-  switch (kind) {
-    case graph::ValueKind::Input:
-      return "input";
-    case graph::ValueKind::Parameter:
-      return "parameter";
-    case graph::ValueKind::Buffer:
-      return "buffer";
-    case graph::ValueKind::Activation:
-      return "activation";
-  }
-  return "?";
-}
+constexpr EnumNames<graph::ValueKind, graph::ValueKind::Activation> kValueKindNames{
+    {"input", "parameter", "buffer", "activation"}};
 
 // One attribute field, by its type: integers as i64, floats as f32, flags, enums by name.
 template <typename F> void hash_field(StableHasher& h, const F& f) {
@@ -90,7 +81,7 @@ std::uint64_t model_fingerprint(const graph::Graph& graph) {
   h.text("telar-model-fingerprint-v1");
   h.u64(graph.values().size());
   for (const graph::Value& v : graph.values()) {
-    h.text(value_kind_name(v.kind));
+    h.text(kValueKindNames(v.kind));
     h.text(v.name);
     h.text(dtype_name(v.dtype));
     h.u64(v.shape.size());

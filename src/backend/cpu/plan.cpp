@@ -147,29 +147,23 @@ const void* row_block(const Tensor& t, RowRange rows, std::int64_t rows_here) {
 void Plan::forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t random_stream,
                    NodeObserver* observer, RowRange rows) {
   const auto& ids = graph_.inputs();
-  if (inputs.size() != ids.size())
-    fail("graph '{}' takes {} inputs, got {}", graph_.name(), ids.size(), inputs.size());
+  const auto slot_of = [&](graph::ValueId id) {
+    return value_slots_[static_cast<std::size_t>(id)];
+  };
+  check_inputs(graph_, inputs, slot_of, rows.whole());
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    Slot* s = value_slots_[static_cast<std::size_t>(ids[i])];
+    Slot* s = slot_of(ids[i]);
     const Tensor& t = inputs[i];
-    const graph::Value& v = graph_.value(ids[i]);
-    if (t.dtype() != s->dtype)
-      fail("input '{}' has dtype {}, expected {}", v.name, dtype_name(t.dtype()),
-           dtype_name(s->dtype));
     if (!rows.whole()) {
+      const graph::Value& v = graph_.value(ids[i]);
       if (s->dynamic() || t.rank() != static_cast<int>(s->shape.size()) ||
           !std::equal(s->shape.begin() + 1, s->shape.end(), t.shape().begin() + 1))
         fail("internal: input '{}' {} cannot be split into rows of {}", v.name,
              shape_str(t.shape()), shape_str(s->shape));
       std::memcpy(s->data.raw(), row_block(t, rows, batch_), s->data.nbytes());
     } else if (s->dynamic()) {
-      if (t.rank() != static_cast<int>(s->shape.size()))
-        fail("input '{}' has rank {}, expected {}", v.name, t.rank(), s->shape.size());
       s->data = t;
     } else {
-      if (t.shape() != s->shape)
-        fail("input '{}' has shape {}, expected {}", v.name, shape_str(t.shape()),
-             shape_str(s->shape));
       std::memcpy(s->data.raw(), t.raw(), t.nbytes());
     }
   }
@@ -247,13 +241,9 @@ const Tensor& Plan::output(std::size_t i) const {
 }
 
 const Tensor& Plan::input_gradient(std::size_t i) const {
-  const graph::ValueId id = graph_.inputs().at(i);
-  const Slot* s = value_slots_.at(static_cast<std::size_t>(id));
-  if (!s->requires_grad)
-    fail("internal: input '{}' was not compiled for a gradient (CompileOptions::input_gradients)",
-         graph_.value(id).name);
-  if (!s->grad.defined()) fail("internal: input_gradient() before a training-mode forward()");
-  return s->grad;
+  const Slot& s = input_gradient_slot(graph_, value_slots_, i);
+  if (!s.grad.defined()) fail("internal: input_gradient() before a training-mode forward()");
+  return s.grad;
 }
 
 }  // namespace telar::backend::cpu

@@ -117,24 +117,18 @@ void Plan::prepare_backward() {
 void Plan::forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t random_stream,
                    NodeObserver* observer) {
   const auto& ids = graph_.inputs();
-  if (inputs.size() != ids.size())
-    fail("graph '{}' takes {} inputs, got {}", graph_.name(), ids.size(), inputs.size());
+  const auto slot_of = [&](graph::ValueId id) {
+    return value_slots_[static_cast<std::size_t>(id)];
+  };
+  check_inputs(graph_, inputs, slot_of);
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    Slot* s = value_slots_[static_cast<std::size_t>(ids[i])];
+    Slot* s = slot_of(ids[i]);
     const Tensor& t = inputs[i];
     const graph::Value& v = graph_.value(ids[i]);
-    if (t.dtype() != s->dtype)
-      fail("input '{}' has dtype {}, expected {}", v.name, dtype_name(t.dtype()),
-           dtype_name(s->dtype));
     if (s->dynamic()) {
-      if (t.rank() != static_cast<int>(s->shape.size()))
-        fail("input '{}' has rank {}, expected {}", v.name, t.rank(), s->shape.size());
       s->storage.reserve(std::max<std::size_t>(t.nbytes(), 8));  // grows only
       s->data = s->storage.get();
       s->numel = t.numel();
-    } else if (t.shape() != s->shape) {
-      fail("input '{}' has shape {}, expected {}", v.name, shape_str(t.shape()),
-           shape_str(s->shape));
     }
     s->host = &t;
     if (t.nbytes() > 0)
@@ -229,11 +223,7 @@ void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer
 }
 
 const Tensor& Plan::input_gradient(std::size_t i) const {
-  const graph::ValueId id = graph_.inputs().at(i);
-  const Slot* s = value_slots_.at(static_cast<std::size_t>(id));
-  if (!s->requires_grad)
-    fail("internal: input '{}' was not compiled for a gradient (CompileOptions::input_gradients)",
-         graph_.value(id).name);
+  input_gradient_slot(graph_, value_slots_, i);  // checks it was compiled for a gradient
   const auto it = host_input_grads_.find(i);
   if (it == host_input_grads_.end())
     fail("internal: input_gradient() before a training-mode forward()");

@@ -9,7 +9,7 @@
 namespace telar::energy {
 
 enum class DeviceKind { CpuPackage, Dram, CpuCore, Uncore, Platform, Gpu };
-const char* device_kind_name(DeviceKind kind);  // "cpu", "dram", "core", "uncore", "platform", "gpu"
+std::string_view device_kind_name(DeviceKind kind);  // "cpu", "dram", "core", "uncore", "platform", "gpu"
 
 struct Domain {
   std::string name;  // "package-0", "dram-0", "gpu-0"

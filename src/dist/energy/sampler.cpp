@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "core/clock.hpp"
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/log.hpp"
@@ -15,23 +16,18 @@
 
 namespace telar::energy {
 
-const char* device_kind_name(DeviceKind kind) {
-  switch (kind) {
-    case DeviceKind::CpuPackage: return "cpu";
-    case DeviceKind::Dram: return "dram";
-    case DeviceKind::CpuCore: return "core";
-    case DeviceKind::Uncore: return "uncore";
-    case DeviceKind::Platform: return "platform";
-    case DeviceKind::Gpu: return "gpu";
-  }
-  return "?";
+namespace {
+constexpr EnumNames<DeviceKind, DeviceKind::Gpu> kDeviceKinds{
+    {"cpu", "dram", "core", "uncore", "platform", "gpu"}};
+}
+
+std::string_view device_kind_name(DeviceKind kind) {
+  return kDeviceKinds(kind);
 }
 
 namespace {
 DeviceKind kind_from_name(const std::string& s) {
-  for (DeviceKind k : {DeviceKind::CpuPackage, DeviceKind::Dram, DeviceKind::CpuCore,
-                       DeviceKind::Uncore, DeviceKind::Platform, DeviceKind::Gpu})
-    if (s == device_kind_name(k)) return k;
+  if (auto kind = kDeviceKinds.find(s)) return *kind;
   fail("energy summary: unknown device kind '{}'", s);
 }
 

@@ -16,6 +16,13 @@ struct Psum {
   int vn;
 };
 
+// A value queued at a distribution-network read port for one destination (a multiplier, or a
+// mesh edge).
+struct PortPacket {
+  float value;
+  int dest;
+};
+
 // A link carrying partial sums: one pending batch per cycle, almost always a single value
 // (kept out of the vector).
 struct Link {
