@@ -7,6 +7,9 @@ find_package(CLI11 REQUIRED)
 find_package(tomlplusplus REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(Threads REQUIRED)
+# ONNX import (src/onnx): Debian's ONNX protobuf classes.
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED CONFIG)
 
 # Optional parts: detected, never required unless set to ON.
 function(telar_optional name found)

@@ -15,6 +15,8 @@ packages=(
   libopenblas-dev              # BLAS dgemm for the profiler's validation benchmark
   dataset-fashion-mnist        # real data: /usr/share/datasets/fashion-mnist
   python3-torch python3-numpy  # the peer for side-by-side benchmarks
+  libonnx-dev libprotobuf-dev  # ONNX import (src/onnx): Debian's ONNX protobuf classes
+  python3-torchvision python3-onnx  # ONNX test fixtures exported at test time, and the checker
 )
 
 missing=()

@@ -77,6 +77,10 @@ CLI::Validator positive_real(bool allow_zero) {
       allow_zero ? "NUM>=0" : "NUM>0");
 }
 
+void add_overwrite_flag(CLI::App& app, bool* overwrite) {
+  app.add_flag("--overwrite", *overwrite, "replace the run already in --out (else refused)");
+}
+
 void add_threads_option(CLI::App& app, int* threads) {
   app.add_option("--threads", *threads, "compute threads (default: all cores)")
       ->check(at_least(0))

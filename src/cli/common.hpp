@@ -20,6 +20,9 @@ CLI::Validator at_least(long long min);
 // The same for real-valued options: a finite number > 0 (or >= 0 with allow_zero).
 CLI::Validator positive_real(bool allow_zero = false);
 
+// Adds --overwrite: replace the run already in --out (refused without it; report::reuse_for).
+void add_overwrite_flag(CLI::App& app, bool* overwrite);
+
 // Adds --threads (default: all cores) and applies it after parsing via apply_threads().
 void add_threads_option(CLI::App& app, int* threads);
 void apply_threads(int threads);

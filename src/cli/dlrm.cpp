@@ -84,7 +84,7 @@ void add_flags(CLI::App& app, runs::DlrmSetup& f, int* threads) {
   app.add_option("--warmup", f.warmup, "benchmark: untimed calls first");
   app.add_option("--repeats", f.repeats, "benchmark: timed calls");
   app.add_option("--out", f.out, "run directory (default: runs/dlrm-DATE-TIME)");
-  app.add_flag("--overwrite", f.overwrite, "replace the run already in --out (else refused)");
+  add_overwrite_flag(app, &f.overwrite);
   add_threads_option(app, threads);
   app.add_flag("--json", f.json, "print the result as one JSON object on the last line");
   app.add_flag("--quiet", f.quiet, "no per-batch lines");

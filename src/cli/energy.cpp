@@ -47,7 +47,7 @@ int run_energy(const Args& args) {
   app.add_option("--interval", interval_ms, "sampling interval in ms (the thesis' tool: 500)")
       ->check(positive_real());
   app.add_option("--out", out, "run directory (default: runs/energy-DATE-TIME)");
-  app.add_flag("--overwrite", overwrite, "replace the run already in --out (else refused)");
+  add_overwrite_flag(app, &overwrite);
   app.add_option("--powercap-root", powercap_root,
                  "RAPL powercap tree (default $TELAR_POWERCAP_ROOT or /sys/class/powercap)");
   app.add_option("--meters", meters, "meters to read: rapl, nvml or both (default rapl,nvml)");

@@ -11,6 +11,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/npy.hpp"
 #include "core/rng.hpp"
 #include "core/statistics.hpp"
 #include "core/threads.hpp"
@@ -27,7 +28,7 @@ int run_infer(const Args& args) {
   model.add_to(app);
   std::int64_t batch = 1;
   int warmup = 5, repeats = 30, threads = 0;
-  std::string backend_name = "cpu", out;
+  std::string backend_name = "cpu", out, inputs_file, outputs_file;
   bool json = false, overwrite = false;
   std::uint64_t seed = 0;
   app.add_option("--batch", batch, "batch size")->check(at_least(1));
@@ -36,16 +37,20 @@ int run_infer(const Args& args) {
   app.add_option("--backend", backend_name,
                  "backend: cpu, cpu:ref, cpu:threads=N, cuda:N (docs/cuda.md)");
   app.add_option("--seed", seed, "seed for the random weights and input");
+  app.add_option("--inputs", inputs_file,
+                 "run on this NumPy .npy input (float32, batch first) instead of a random one; "
+                 "its first dimension is the batch");
+  app.add_option("--outputs", outputs_file,
+                 "write the model's output of the first run to this .npy file (float32)");
   app.add_option("--out", out, "also write run.json and latency.csv to this directory");
-  app.add_flag("--overwrite", overwrite, "replace the run already in --out (else refused)");
+  add_overwrite_flag(app, &overwrite);
   add_threads_option(app, &threads);
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
   int code = 0;
   if (!parse(app, args, "infer", &code)) return code;
   apply_threads(threads);
 
-  graph::Graph g = model.build();
-  graph::ParameterSet params = graph::ParameterSet::initialize(g, seed);
+  auto [g, params] = model.load(seed);
   if (g.inputs().size() != 1)
     fail("model '{}' takes {} inputs; telar infer feeds one image batch", model.model,
          g.inputs().size());
@@ -55,12 +60,28 @@ int run_infer(const Args& args) {
   std::optional<report::RunDirectory> run;
   if (!out.empty())
     run.emplace(out, report::reuse_for(overwrite));
-  Shape shape = bind_batch(g.value(g.inputs()[0]).shape, batch);
-  Tensor x(shape);
-  Rng rng(seed);
-  for (auto& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+  const Shape& declared = g.value(g.inputs()[0]).shape;
+  Tensor x;
+  if (!inputs_file.empty()) {
+    x = read_npy(inputs_file);
+    require(x.rank() == static_cast<int>(declared.size()) &&
+                std::equal(declared.begin() + 1, declared.end(), x.shape().begin() + 1),
+            "--inputs {}: shape {} does not fit the model's input {} (the first dimension is "
+            "the batch)",
+            inputs_file, shape_str(x.shape()), shape_str(declared));
+    batch = x.dim(0);
+    require(batch >= 1, "--inputs {}: the batch is empty", inputs_file);
+  } else {
+    x = Tensor(bind_batch(declared, batch));
+    Rng rng(seed);
+    for (auto& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+  }
   std::vector<Tensor> inputs = {x};
 
+  if (!outputs_file.empty()) {
+    exe->forward(inputs, backend::Mode::Eval);
+    write_npy(outputs_file, exe->output(0));
+  }
   for (int i = 0; i < warmup; ++i) exe->forward(inputs, backend::Mode::Eval);
   std::vector<double> ms;
   for (int i = 0; i < repeats; ++i) {

@@ -2,13 +2,42 @@
 
 #include "core/error.hpp"
 #include "core/parse.hpp"
+#include "onnx/import.hpp"
 
 namespace telar::cli {
 
+namespace {
+
+onnx::ImportedModel import(const std::string& model, const graph::zoo::ModelOptions& options) {
+  require(!options.classes, "--classes does not apply to an ONNX model (its classes are fixed "
+                            "in the file); leave it out");
+  return onnx::import_model(model, {options.input});
+}
+
+}  // namespace
+
+graph::Graph build_model(const std::string& model, const graph::zoo::ModelOptions& options) {
+  if (onnx::is_onnx_file(model)) return import(model, options).graph;
+  return graph::zoo::build(model, options);
+}
+
+LoadedModel load_model(const std::string& model, const graph::zoo::ModelOptions& options,
+                       std::uint64_t seed) {
+  if (onnx::is_onnx_file(model)) {
+    onnx::ImportedModel m = import(model, options);
+    return {std::move(m.graph), std::move(m.weights)};
+  }
+  graph::Graph g = graph::zoo::build(model, options);
+  graph::ParameterSet weights = graph::ParameterSet::initialize(g, seed);
+  return {std::move(g), std::move(weights)};
+}
+
 void ModelOptions::add_to(CLI::App& app, const std::string& default_model) {
   model = default_model;
-  auto* opt = app.add_option("--model", model, "model NAME[:ARGS], e.g. mlp:784-256-128-10, "
-                                                "mnist_cnn, mobilenet_v1:0.5 (telar models)");
+  auto* opt = app.add_option("--model", model,
+                             "model NAME[:ARGS] or FILE.onnx, e.g. mlp:784-256-128-10, "
+                             "mnist_cnn, mobilenet_v1:0.5 (telar models), resnet18.onnx "
+                             "(docs/onnx.md)");
   if (default_model.empty()) opt->required();
   app.add_option("--input", input, "input shape CxHxW (default: the model's, or the data's)");
   app.add_option("--classes", classes, "number of classes (default: the model's, or the data's)")
@@ -21,7 +50,5 @@ graph::zoo::ModelOptions ModelOptions::zoo_options() const {
   if (classes > 0) o.classes = classes;
   return o;
 }
-
-graph::Graph ModelOptions::build() const { return graph::zoo::build(model, zoo_options()); }
 
 }  // namespace telar::cli

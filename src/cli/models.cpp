@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "cli/model_options.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "graph/cost.hpp"
@@ -18,7 +19,8 @@ int run_models(const Args& args) {
   std::int64_t classes = 0;
   bool json = false;
   auto* show = app.add_subcommand("show", "print one model's layers, shapes, parameters and MACs");
-  show->add_option("model", spec, "model as NAME[:ARGS], e.g. mlp:784-256-10")->required();
+  show->add_option("model", spec, "model as NAME[:ARGS] or FILE.onnx, e.g. mlp:784-256-10")
+      ->required();
   for (auto* a : {&app, show}) {
     a->add_option("--input", input, "input shape CxHxW (default: the model's own)");
     a->add_option("--classes", classes, "number of classes (default: the model's own)")
@@ -33,7 +35,7 @@ int run_models(const Args& args) {
   if (classes > 0) options.classes = classes;
 
   if (*show) {
-    graph::Graph g = graph::zoo::build(spec, options);
+    graph::Graph g = build_model(spec, options);
     std::cout << graph::dump(g);
     if (json) {
       nlohmann::json nodes = nlohmann::json::array();

@@ -24,7 +24,7 @@ void add_prof_counting_options(CLI::App& app, ProfCountingCli& cli,
   app.add_flag("--no-multiplex", cli.no_multiplex,
                "one counter group per thread/CPU; fail if the events do not fit the PMU");
   app.add_option("--out", cli.out, "run directory (default: runs/prof-...-TIMESTAMP)");
-  app.add_flag("--overwrite", cli.overwrite, "replace the run already in --out (else refused)");
+  add_overwrite_flag(app, &cli.overwrite);
   app.add_option("--colon", cli.colon, "also append `cpu:value::event` lines to this file");
   app.add_flag("--json", cli.json, "print the result as one JSON object on the last line");
 }

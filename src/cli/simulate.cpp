@@ -128,7 +128,7 @@ int run_simulate(const Args& args) {
       ->required();
   app.add_option("--batch", batch, "batch size")->check(at_least(1));
   app.add_option("--out", out, "run directory (default: runs/simulate-<time>)");
-  app.add_flag("--overwrite", overwrite, "replace the run already in --out (else refused)");
+  add_overwrite_flag(app, &overwrite);
   app.add_option("--weight-sparsity", weight_sparsity,
                  "prune Linear/Conv2d weights by magnitude to this fraction of zeros (0..1); "
                  "pruned layers run on the target's SIGMA accelerator");

@@ -122,7 +122,7 @@ void add_train_options(CLI::App& app, Setup& s) {
   app.add_option("--meters", s.meters, "energy meters to read: rapl, nvml or both (default rapl,nvml)");
   app.add_option("--seed", s.run.seed, "seed of initialization, data order and dropout");
   app.add_option("--out", s.out, "run directory (default: runs/train-DATE-TIME)");
-  app.add_flag("--overwrite", s.overwrite, "replace the run already in --out (else refused)");
+  add_overwrite_flag(app, &s.overwrite);
   app.add_option("--resume", s.resume, "continue the run in this directory from its checkpoint");
   app.add_option("--limit-batches", s.run.limit_batches, "train at most N batches per epoch (0: all)")
       ->check(at_least(0));

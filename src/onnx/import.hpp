@@ -1,0 +1,41 @@
+#pragma once
+// ONNX import: a model file written by PyTorch's exporter (or any other) becomes a telar Graph
+// with its weights, parsed with Debian's ONNX protobuf classes (libonnx-dev). Opsets 9 to 18.
+// Everything is checked before anything runs: an op, attribute or input telar cannot represent
+// is one telar::Error naming the node, its op type and what is wrong.
+//
+// The first dimension of the model's input is the batch (whatever size it was exported with);
+// the others must be fixed in the file or given with ImportOptions::input. Constant subgraphs
+// (Constant, Shape of a known shape, Gather, Unsqueeze, Squeeze, Concat, Cast over constants)
+// are folded while importing. docs/onnx.md lists the supported ops.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/shape.hpp"
+#include "graph/graph.hpp"
+#include "graph/parameters.hpp"
+
+namespace telar::onnx {
+
+struct ImportOptions {
+  std::optional<Shape> input;  // C x H x W (without the batch) for a file whose shape is dynamic
+};
+
+struct ImportedModel {
+  graph::Graph graph;
+  graph::ParameterSet weights;  // every parameter and buffer, from the file's initializers
+  int opset = 0;
+  std::string producer;  // e.g. "pytorch 1.13.1"
+};
+
+inline constexpr int kMinOpset = 9;
+inline constexpr int kMaxOpset = 18;
+
+// True for a model argument that names an ONNX file rather than a zoo model ("x.onnx").
+bool is_onnx_file(std::string_view model);
+
+ImportedModel import_model(const std::filesystem::path& file, const ImportOptions& options = {});
+
+}  // namespace telar::onnx

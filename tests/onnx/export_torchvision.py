@@ -1,0 +1,37 @@
+#!/usr/bin/python3
+"""Exports a torchvision 0.14 classifier (random weights) with PyTorch's ONNX exporter, with a
+random input and PyTorch's output for it, for telar's ONNX import tests.
+
+    export_torchvision.py OUT_DIR MODEL OPSET SIZE
+
+writes OUT_DIR/MODEL-opsetOPSET.onnx, .x.npy (input, batch 2) and .y.npy (PyTorch's output).
+"""
+import sys
+
+import numpy as np
+import torch
+import torchvision
+
+
+def main():
+    out_dir, name, opset, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    torch.manual_seed(0)
+    kwargs = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
+    model = getattr(torchvision.models, name)(**kwargs).eval()
+    # Give BatchNorm layers running statistics other than 0/1, so that folding them is tested.
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+    x = torch.randn(2, 3, size, size)
+    with torch.no_grad():
+        y = model(x)
+    stem = f"{out_dir}/{name}-opset{opset}"
+    torch.onnx.export(model, x, stem + ".onnx", opset_version=opset)
+    np.save(stem + ".x.npy", x.numpy())
+    np.save(stem + ".y.npy", y.numpy())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,344 @@
+// ONNX import: small models built here with ONNX's own protobuf classes, checked against
+// hand-derived outputs, and the bad files a user meets (each one error naming what is wrong).
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "backend/backend.hpp"
+#include "core/error.hpp"
+#include "core/npy.hpp"
+#include "e2e/run_command.hpp"
+#include "onnx/import.hpp"
+
+namespace telar::onnx {
+namespace {
+
+namespace fs = std::filesystem;
+namespace proto = ::onnx;
+
+fs::path temp_file(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / "telar_onnx_test";
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+// A model: input "x" of `dims` (0: dynamic), one Gemm-free chain added by the test.
+proto::ModelProto base_model(std::vector<std::int64_t> dims, int opset = 13) {
+  proto::ModelProto m;
+  m.set_ir_version(7);
+  m.set_producer_name("telar-test");
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  auto* g = m.mutable_graph();
+  g->set_name("test");
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(proto::TensorProto::FLOAT);
+  for (auto d : dims) {
+    auto* dim = tt->mutable_shape()->add_dim();
+    if (d > 0)
+      dim->set_dim_value(d);
+    else
+      dim->set_dim_param("n");
+  }
+  return m;
+}
+
+void add_initializer(proto::ModelProto& m, const std::string& name, std::vector<std::int64_t> dims,
+                     const std::vector<float>& values) {
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(proto::TensorProto::FLOAT);
+  for (auto d : dims) t->add_dims(d);
+  for (float v : values) t->add_float_data(v);
+}
+
+proto::NodeProto* add_node(proto::ModelProto& m, const std::string& op,
+                           std::vector<std::string> inputs, const std::string& output) {
+  auto* n = m.mutable_graph()->add_node();
+  n->set_name(op + "_" + output);
+  n->set_op_type(op);
+  for (auto& i : inputs) n->add_input(i);
+  n->add_output(output);
+  return n;
+}
+
+void add_output(proto::ModelProto& m, const std::string& name) {
+  m.mutable_graph()->add_output()->set_name(name);
+}
+
+fs::path save(const proto::ModelProto& m, const std::string& name) {
+  const fs::path p = temp_file(name);
+  std::ofstream out(p, std::ios::binary);
+  m.SerializeToOstream(&out);
+  return p;
+}
+
+std::string import_error(const fs::path& p, const ImportOptions& options = {}) {
+  try {
+    import_model(p, options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// y = relu(x W^T + b) with transB=1, then alpha/beta scaling, checked by hand.
+TEST(OnnxImport, GemmWithTransposeAlphaAndBetaMatchesHandComputedValues) {
+  auto m = base_model({1, 2});
+  add_initializer(m, "W", {3, 2}, {1, 2, 3, 4, -5, 6});
+  add_initializer(m, "b", {3}, {0.5f, -100.0f, 1.0f});
+  auto* gemm = add_node(m, "Gemm", {"x", "W", "b"}, "h");
+  auto* a = gemm->add_attribute();
+  a->set_name("transB");
+  a->set_type(proto::AttributeProto::INT);
+  a->set_i(1);
+  auto* alpha = gemm->add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(proto::AttributeProto::FLOAT);
+  alpha->set_f(2.0f);
+  add_node(m, "Relu", {"h"}, "y");
+  add_output(m, "y");
+  ImportedModel model = import_model(save(m, "gemm.onnx"));
+  EXPECT_EQ(model.opset, 13);
+  EXPECT_EQ(model.producer, "telar-test");
+  auto exe = backend::compile(backend::parse_backend_spec("cpu:ref"), model.graph, model.weights);
+  const Tensor x = Tensor::from(std::vector<float>{1.0f, -1.0f}, {1, 2});
+  exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  const Tensor& y = exe->output(0);
+  // rows of W: (1,2)->-1, (3,4)->-1, (-5,6)->-11; times alpha 2, plus beta*b.
+  EXPECT_FLOAT_EQ(y.f32()[0], 0.0f);  // relu(-2 + 0.5)
+  EXPECT_FLOAT_EQ(y.f32()[1], 0.0f);  // relu(-2 - 100)
+  EXPECT_FLOAT_EQ(y.f32()[2], 0.0f);  // relu(-22 + 1)
+  const Tensor x2 = Tensor::from(std::vector<float>{1.0f, 1.0f}, {1, 2});
+  exe->forward(std::span<const Tensor>(&x2, 1), backend::Mode::Eval);
+  EXPECT_FLOAT_EQ(exe->output(0).f32()[0], 6.5f);  // 2 * 3 + 0.5
+  EXPECT_FLOAT_EQ(exe->output(0).f32()[1], 0.0f);  // 2 * 7 - 100
+  EXPECT_FLOAT_EQ(exe->output(0).f32()[2], 3.0f);  // 2 * 1 + 1
+}
+
+// A Flatten written as Shape -> Gather -> Unsqueeze -> Concat -> Reshape (x.view(x.size(0), -1))
+// folds to telar's Flatten; Clip(0, 6) with its bounds as inputs (opset 11+) is ReLU6.
+TEST(OnnxImport, FoldsTheShapeSubgraphOfAViewAndReadsClipBoundsFromInputs) {
+  auto m = base_model({1, 2, 2, 2});
+  add_node(m, "Shape", {"x"}, "s");
+  auto* zero = add_node(m, "Constant", {}, "zero");
+  auto* v = zero->add_attribute();
+  v->set_name("value");
+  v->set_type(proto::AttributeProto::TENSOR);
+  v->mutable_t()->set_data_type(proto::TensorProto::INT64);
+  v->mutable_t()->add_int64_data(0);
+  add_node(m, "Gather", {"s", "zero"}, "n");
+  auto* axes = add_node(m, "Constant", {}, "axes");
+  auto* av = axes->add_attribute();
+  av->set_name("value_ints");
+  av->set_type(proto::AttributeProto::INTS);
+  av->add_ints(0);
+  add_node(m, "Unsqueeze", {"n", "axes"}, "n1");
+  auto* minus = add_node(m, "Constant", {}, "minus1");
+  auto* mv = minus->add_attribute();
+  mv->set_name("value_ints");
+  mv->set_type(proto::AttributeProto::INTS);
+  mv->add_ints(-1);
+  auto* cat = add_node(m, "Concat", {"n1", "minus1"}, "target");
+  auto* ax = cat->add_attribute();
+  ax->set_name("axis");
+  ax->set_type(proto::AttributeProto::INT);
+  ax->set_i(0);
+  add_node(m, "Reshape", {"x", "target"}, "flat");
+  add_initializer(m, "lo", {}, {0.0f});
+  add_initializer(m, "hi", {}, {6.0f});
+  add_node(m, "Clip", {"flat", "lo", "hi"}, "y");
+  add_output(m, "y");
+  ImportedModel model = import_model(save(m, "view.onnx"));
+  ASSERT_EQ(model.graph.nodes().size(), 2u);
+  EXPECT_EQ(model.graph.nodes()[0].kind, graph::OpKind::Flatten);
+  EXPECT_EQ(model.graph.nodes()[1].kind, graph::OpKind::ReLU6);
+  auto exe = backend::compile(backend::parse_backend_spec("cpu:ref"), model.graph, model.weights);
+  const Tensor x = Tensor::from(std::vector<float>{-1, 0, 1, 2, 5, 6, 7, 100}, {1, 2, 2, 2});
+  exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  const std::vector<float> expected{0, 0, 1, 2, 5, 6, 6, 6};
+  for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(exe->output(0).f32()[i], expected[i]) << i;
+}
+
+TEST(OnnxImport, AnUnknownOpNamesTheNodeAndItsOpType) {
+  auto m = base_model({1, 4});
+  add_node(m, "Relu", {"x"}, "h");
+  add_node(m, "Hardmax", {"h"}, "y");
+  add_output(m, "y");
+  const std::string e = import_error(save(m, "unknown.onnx"));
+  EXPECT_NE(e.find("node 'Hardmax_y' (Hardmax)"), std::string::npos) << e;
+  EXPECT_NE(e.find("not supported"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, AnUnsupportedAttributeIsNamed) {
+  auto m = base_model({1, 4});
+  auto* n = add_node(m, "Softmax", {"x"}, "y");
+  auto* a = n->add_attribute();
+  a->set_name("temperature");
+  a->set_type(proto::AttributeProto::FLOAT);
+  a->set_f(2.0f);
+  add_output(m, "y");
+  const std::string e = import_error(save(m, "attr.onnx"));
+  EXPECT_NE(e.find("attribute 'temperature'"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, AsymmetricPadsAreRefusedNamingTheAttribute) {
+  auto m = base_model({1, 1, 4, 4});
+  auto* n = add_node(m, "MaxPool", {"x"}, "y");
+  auto* k = n->add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(proto::AttributeProto::INTS);
+  k->add_ints(2);
+  k->add_ints(2);
+  auto* p = n->add_attribute();
+  p->set_name("pads");
+  p->set_type(proto::AttributeProto::INTS);
+  for (int v : {0, 0, 1, 1}) p->add_ints(v);
+  add_output(m, "y");
+  const std::string e = import_error(save(m, "pads.onnx"));
+  EXPECT_NE(e.find("'pads' [0, 0, 1, 1]"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, OpsetOutsideTheSupportedRangeIsRefused) {
+  auto m = base_model({1, 4}, 7);
+  add_node(m, "Relu", {"x"}, "y");
+  add_output(m, "y");
+  const std::string e = import_error(save(m, "opset7.onnx"));
+  EXPECT_NE(e.find("opset 7 is outside the supported range 9 to 18"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, ADynamicInputNeedsItsShapeGiven) {
+  auto m = base_model({0, 3, 0, 0});
+  add_node(m, "Relu", {"x"}, "y");
+  add_output(m, "y");
+  const fs::path p = save(m, "dynamic.onnx");
+  const std::string e = import_error(p);
+  EXPECT_NE(e.find("dynamic shape"), std::string::npos) << e;
+  EXPECT_NE(e.find("--input"), std::string::npos) << e;
+  const ImportedModel model = import_model(p, {Shape{3, 8, 8}});
+  EXPECT_EQ(model.graph.value(model.graph.inputs()[0]).shape, (Shape{kBatchDim, 3, 8, 8}));
+  EXPECT_NE(import_error(p, {Shape{4, 8, 8}}).find("fixed at"), std::string::npos);
+}
+
+TEST(OnnxImport, AnInitializerWhoseSizeDisagreesWithItsDimsIsRefused) {
+  auto m = base_model({1, 2});
+  add_initializer(m, "W", {3, 2}, {1, 2, 3, 4, 5});
+  add_node(m, "Gemm", {"x", "W"}, "y");
+  add_output(m, "y");
+  const std::string e = import_error(save(m, "short.onnx"));
+  EXPECT_NE(e.find("tensor 'W' has dims [3, 2] (6 values) but holds 5"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, AnUndefinedInputIsRefused) {
+  auto m = base_model({1, 4});
+  add_node(m, "Relu", {"nowhere"}, "y");
+  add_output(m, "y");
+  const std::string e = import_error(save(m, "undefined.onnx"));
+  EXPECT_NE(e.find("'nowhere' is not defined"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, MissingExternalDataIsNamed) {
+  auto m = base_model({1, 2});
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name("W");
+  t->set_data_type(proto::TensorProto::FLOAT);
+  t->add_dims(2);
+  t->add_dims(2);
+  t->set_data_location(proto::TensorProto::EXTERNAL);
+  auto* loc = t->add_external_data();
+  loc->set_key("location");
+  loc->set_value("weights.bin");
+  add_node(m, "Gemm", {"x", "W"}, "y");
+  add_output(m, "y");
+  const std::string e = import_error(save(m, "external.onnx"));
+  EXPECT_NE(e.find("weights.bin', which is missing"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, TruncatedAndForeignFilesAreNotOnnxModels) {
+  auto m = base_model({1, 4});
+  add_node(m, "Relu", {"x"}, "y");
+  add_output(m, "y");
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  const fs::path truncated = temp_file("truncated.onnx");
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  EXPECT_NE(import_error(truncated).find("not an ONNX model"), std::string::npos);
+  const fs::path text = temp_file("text.onnx");
+  std::ofstream(text) << "this is not a model\n";
+  EXPECT_NE(import_error(text).find("not an ONNX model"), std::string::npos);
+  EXPECT_NE(import_error(temp_file("missing.onnx")).find("no such file"), std::string::npos);
+}
+
+// The commands: `telar models show FILE.onnx`, and `telar infer` on a given .npy input writing
+// the model's output, checked by hand (relu(x W^T) with W = [[1, -1], [2, 0]]).
+TEST(OnnxCli, ModelsShowAndInferOnGivenInputs) {
+  auto m = base_model({1, 2});
+  add_initializer(m, "W", {2, 2}, {1, 2, -1, 0});  // [K, N] for MatMul
+  add_node(m, "MatMul", {"x", "W"}, "h");
+  add_node(m, "Relu", {"h"}, "y");
+  add_output(m, "y");
+  const fs::path model = save(m, "cli.onnx");
+  const auto shown = telar::testing::run_telar({"models", "show", model.string()});
+  ASSERT_EQ(shown.status, 0) << shown.err;
+  EXPECT_NE(shown.out.find("Linear"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("2->2"), std::string::npos) << shown.out;
+
+  const fs::path x = temp_file("x.npy"), y = temp_file("y.npy");
+  write_npy(x, Tensor::from(std::vector<float>{1, 1, 3, -1, 0, 2}, {3, 2}));
+  fs::remove(y);
+  const auto run =
+      telar::testing::run_telar({"infer", "--model", model.string(), "--inputs", x.string(),
+                                 "--outputs", y.string(), "--warmup", "0", "--repeats", "1"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("batch 3"), std::string::npos) << run.out;
+  const Tensor out = read_npy(y);
+  ASSERT_EQ(out.shape(), (Shape{3, 2}));
+  // x W: (1,1)->(0, 2), (3,-1)->(4, 6), (0,2)->(-2, 0); relu.
+  const std::vector<float> expected{0, 2, 4, 6, 0, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(out.f32()[i], expected[i]) << i;
+
+  write_npy(x, Tensor::from(std::vector<float>{1, 2, 3}, {1, 3}));
+  const auto bad = telar::testing::run_telar(
+      {"infer", "--model", model.string(), "--inputs", x.string(), "--outputs", y.string()});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("does not fit the model's input"), std::string::npos) << bad.err;
+  const auto classes =
+      telar::testing::run_telar({"infer", "--model", model.string(), "--classes", "10"});
+  EXPECT_EQ(classes.status, 2);
+  EXPECT_NE(classes.err.find("--classes does not apply"), std::string::npos) << classes.err;
+}
+
+// `telar simulate` lowers an imported model's layers onto the accelerator like a zoo model's.
+TEST(OnnxCli, SimulateRunsAnImportedModel) {
+  auto m = base_model({1, 16});
+  std::vector<float> w(16 * 8);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) - 3.0f;
+  add_initializer(m, "W", {16, 8}, w);
+  add_node(m, "MatMul", {"x", "W"}, "y");
+  add_output(m, "y");
+  const fs::path model = save(m, "sim.onnx");
+  const std::string out = (fs::temp_directory_path() / "telar_onnx_test" / "simulate").string();
+  const auto run = telar::testing::run_telar(
+      {"simulate", "--model", model.string(), "--backend",
+       std::string("sim:") + TELAR_SOURCE_DIR + "/configs/maeri_128mses_128_bw.cfg", "--out", out,
+       "--overwrite"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("1 simulated"), std::string::npos) << run.out;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "report.html"));
+}
+
+TEST(OnnxImport, RecognisesOnnxFileNames) {
+  EXPECT_TRUE(is_onnx_file("resnet18.onnx"));
+  EXPECT_TRUE(is_onnx_file("models/x.onnx"));
+  EXPECT_FALSE(is_onnx_file("mnist_cnn"));
+  EXPECT_FALSE(is_onnx_file(".onnx"));
+}
+
+}  // namespace
+}  // namespace telar::onnx
