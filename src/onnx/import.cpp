@@ -10,7 +10,6 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <utility>
 
 #include "core/error.hpp"
 
@@ -177,8 +176,9 @@ class Attributes {
 
 class Importer {
  public:
-  Importer(const proto::ModelProto& model, const fs::path& dir, const ImportOptions& options)
-      : model_(model), dir_(dir), options_(options), graph_(graph_name(model)) {}
+  Importer(const proto::ModelProto& model, int opset, const fs::path& dir,
+           const ImportOptions& options)
+      : model_(model), opset_(opset), dir_(dir), options_(options), graph_(graph_name(model)) {}
 
   ImportedModel run() {
     const auto& g = model_.graph();
@@ -193,7 +193,7 @@ class Importer {
               out.name());
       graph_.add_output(values_.at(out.name()));
     }
-    ImportedModel m{std::move(graph_), std::move(weights_), opset_of(model_), producer(model_)};
+    ImportedModel m{std::move(graph_), std::move(weights_), opset_, producer(model_)};
     return m;
   }
 
@@ -335,7 +335,7 @@ class Importer {
       const ValueId x = dynamic(n, 0);
       if (w.dims.size() != 2 || shape_of(x).size() != 2)
         unsupported(n, "telar imports MatMul of a [batch, K] tensor by a constant [K, N] matrix");
-      linear(n, x, transpose(w), w.dims[1], w.dims[0], nullptr, 1.0f, 1.0f);
+      linear(n, x, transpose(w, n.input(1)), w.dims[1], w.dims[0], nullptr, 1.0f, 1.0f);
     } else if (op == "BatchNormalization") {
       batchnorm(n, at);
     } else if (op == "Relu" || op == "Sigmoid" || op == "Tanh") {
@@ -348,7 +348,7 @@ class Importer {
     } else if (op == "Softmax") {
       const ValueId x = dynamic(n, 0);
       const auto rank = static_cast<std::int64_t>(shape_of(x).size());
-      const std::int64_t axis = at.i("axis", Importer::opset_of(model_) >= 13 ? -1 : 1);
+      const std::int64_t axis = at.i("axis", opset_ >= 13 ? -1 : 1);
       if (rank != 2 || (axis != 1 && axis != -1))
         unsupported(n, "telar imports Softmax over the last axis of a [batch, classes] tensor");
       define(n, graph_.add_node(OpKind::Softmax, node_name(n), {}, {x}));
@@ -406,10 +406,10 @@ class Importer {
     const auto ks = at.ints("kernel_shape", {a.kernel_h, a.kernel_w});
     if (ks != std::vector<std::int64_t>{a.kernel_h, a.kernel_w})
       unsupported(n, "kernel_shape disagrees with the weight's shape");
-    const auto st = at.ints("strides", {1, 1});
-    const auto dl = at.ints("dilations", {1, 1});
-    a.stride_h = st.at(0), a.stride_w = st.at(1);
-    a.dilation_h = dl.at(0), a.dilation_w = dl.at(1);
+    const auto st = pair(n, at, "strides", 1);
+    const auto dl = pair(n, at, "dilations", 1);
+    a.stride_h = st[0], a.stride_w = st[1];
+    a.dilation_h = dl[0], a.dilation_w = dl[1];
     const auto pads = pads_of(n, at, xs, {a.kernel_h, a.kernel_w}, st, dl);
     a.pad_h = pads[0], a.pad_w = pads[1];
     a.bias = present(n, 2);
@@ -421,6 +421,16 @@ class Importer {
     define(n, graph_.add_node(OpKind::Conv2d, node_name(n), a, std::move(inputs)));
   }
 
+  // A 2-D attribute (strides, dilations): two positive values, `fallback` for both if absent.
+  std::vector<std::int64_t> pair(const proto::NodeProto& n, Attributes& at, const std::string& name,
+                                 std::int64_t fallback) {
+    auto v = at.ints(name, {fallback, fallback});
+    if (v.size() != 2 || v[0] <= 0 || v[1] <= 0)
+      unsupported(n, fmt::format("attribute '{}' [{}] must be two positive values", name,
+                                 fmt::join(v, ", ")));
+    return v;
+  }
+
   // Symmetric padding {pad_h, pad_w} from `pads` or `auto_pad`.
   std::array<std::int64_t, 2> pads_of(const proto::NodeProto& n, Attributes& at, const Shape& xs,
                                       std::array<std::int64_t, 2> kernel,
@@ -430,9 +440,9 @@ class Importer {
     std::vector<std::int64_t> p = at.ints("pads", {0, 0, 0, 0});
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       for (int d = 0; d < 2; ++d) {
-        const std::int64_t in = xs[2 + d], s = strides.at(d);
+        const std::int64_t in = xs[2 + d], s = strides[d];
         const std::int64_t out = (in + s - 1) / s;
-        const std::int64_t effective = dilations.at(d) * (kernel[d] - 1) + 1;
+        const std::int64_t effective = dilations[d] * (kernel[d] - 1) + 1;
         const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + effective - in);
         p[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
         p[d + 2] = total - p[d];
@@ -449,7 +459,9 @@ class Importer {
     return {p[0], p[1]};
   }
 
-  static Constant transpose(const Constant& w) {
+  // `w` [r, c] -> [c, r]; `name` for the error when `w` is not a float matrix.
+  static Constant transpose(const Constant& w, const std::string& name) {
+    require(!w.integer, "tensor '{}' is an integer tensor where telar needs float weights", name);
     Constant t = w;
     const std::int64_t r = w.dims[0], c = w.dims[1];
     t.dims = {c, r};
@@ -466,7 +478,7 @@ class Importer {
     const float alpha = at.f("alpha", 1.0f), beta = at.f("beta", 1.0f);
     if (b.dims.size() != 2 || shape_of(x).size() != 2)
       unsupported(n, "telar imports Gemm of a [batch, K] tensor by a constant matrix");
-    const Constant w = trans_b ? b : transpose(b);  // [N, K], a Linear layer's weight
+    const Constant w = trans_b ? b : transpose(b, n.input(1));  // [N, K], a Linear layer's weight
     const Constant* bias = present(n, 2) ? &constant(n, 2) : nullptr;
     linear(n, x, w, w.dims[0], w.dims[1], bias, alpha, beta);
   }
@@ -534,8 +546,8 @@ class Importer {
     if (xs.size() != 4) unsupported(n, "telar imports 2-D pooling of NCHW tensors");
     const auto k = at.ints("kernel_shape", {});
     if (k.size() != 2) unsupported(n, "attribute 'kernel_shape' must give two sizes");
-    const auto st = at.ints("strides", {1, 1});
-    const auto dl = at.ints("dilations", {1, 1});
+    const auto st = pair(n, at, "strides", 1);
+    const auto dl = pair(n, at, "dilations", 1);
     if (dl != std::vector<std::int64_t>{1, 1})
       unsupported(n, "attribute 'dilations': telar pools without dilation");
     if (at.i("ceil_mode", 0) != 0)
@@ -548,7 +560,7 @@ class Importer {
       unsupported(n, "the Indices output of MaxPool is not supported");
     graph::Pool2dAttrs a;
     a.kernel_h = k[0], a.kernel_w = k[1];
-    a.stride_h = st.at(0), a.stride_w = st.at(1);
+    a.stride_h = st[0], a.stride_w = st[1];
     const auto pads = pads_of(n, at, xs, {k[0], k[1]}, st, dl);
     a.pad_h = pads[0], a.pad_w = pads[1];
     a.count_include_pad = max ? true : at.i("count_include_pad", 0) != 0;
@@ -647,32 +659,30 @@ class Importer {
       return true;
     }
     if (!all_inputs_constant(n)) return false;
+    // Folded with the batch size standing as 1; the result depends on it where an input does.
     bool batch = false;
     for (int k = 0; k < n.input_size(); ++k)
       if (present(n, k)) batch = batch || constants_.at(n.input(k)).batch;
-    if (batch) {
-      // Folded as if the batch size were 1, the result flagged as depending on it.
-      std::map<std::string, bool> flags;
-      for (int k = 0; k < n.input_size(); ++k)
-        if (present(n, k))
-          flags[n.input(k)] = std::exchange(constants_.at(n.input(k)).batch, false);
-      const bool folded = fold_values(n, at);
-      for (const auto& [name, flag] : flags) constants_.at(name).batch = flag;
-      if (folded) constants_.at(n.output(0)).batch = true;
-      return folded;
-    }
-    return fold_values(n, at);
+    if (!fold_values(n, at)) return false;
+    constants_.at(n.output(0)).batch = batch;
+    return true;
+  }
+
+  // An input of a folded node: a constant, batch-dependent or not (fold_constant flags the
+  // result).
+  const Constant& folded_input(const proto::NodeProto& n, int k) const {
+    return constant(n, k, true);
   }
 
   bool fold_values(const proto::NodeProto& n, Attributes& at) {
     const std::string& op = n.op_type();
     if (op == "Identity") {
-      set_constant(n, constant(n, 0));
+      set_constant(n, folded_input(n, 0));
       return true;
     }
     if (op == "Cast") {
       const std::int64_t to = at.i("to", proto::TensorProto::FLOAT);
-      Constant c = constant(n, 0);
+      Constant c = folded_input(n, 0);
       if (to == proto::TensorProto::FLOAT || to == proto::TensorProto::DOUBLE) {
         if (c.integer) c.f.assign(c.i.begin(), c.i.end());
         c.integer = false;
@@ -688,8 +698,8 @@ class Importer {
       return true;
     }
     if (op == "Gather") {
-      const Constant& data = constant(n, 0);
-      const auto idx = constant(n, 1).ints();
+      const Constant& data = folded_input(n, 0);
+      const auto idx = folded_input(n, 1).ints();
       if (at.i("axis", 0) != 0 || data.dims.size() != 1)
         unsupported(n, "telar folds Gather of a 1-D constant along axis 0");
       Constant c = data;
@@ -703,17 +713,21 @@ class Importer {
         else
           c.f.push_back(data.f[static_cast<std::size_t>(k)]);
       }
-      c.dims = constant(n, 1).dims;
+      c.dims = folded_input(n, 1).dims;
       set_constant(n, std::move(c));
       return true;
     }
     if (op == "Unsqueeze" || op == "Squeeze") {
-      Constant c = constant(n, 0);
-      std::vector<std::int64_t> axes = present(n, 1) ? constant(n, 1).ints() : at.ints("axes", {});
+      Constant c = folded_input(n, 0);
+      std::vector<std::int64_t> axes =
+          present(n, 1) ? folded_input(n, 1).ints() : at.ints("axes", {});
       if (op == "Unsqueeze") {
         std::sort(axes.begin(), axes.end());
+        const auto rank = static_cast<std::int64_t>(c.dims.size() + axes.size());
         for (auto a : axes) {
-          if (a < 0) a += static_cast<std::int64_t>(c.dims.size()) + 1;
+          if (a < 0) a += rank;
+          if (a < 0 || a > static_cast<std::int64_t>(c.dims.size()))
+            unsupported(n, fmt::format("axis {} is out of range for rank {}", a, rank));
           c.dims.insert(c.dims.begin() + a, 1);
         }
       } else {
@@ -731,10 +745,10 @@ class Importer {
     }
     if (op == "Concat") {
       at.i("axis", 0);
-      Constant c = constant(n, 0);
+      Constant c = folded_input(n, 0);
       c.dims = {c.numel()};
       for (int k = 1; k < n.input_size(); ++k) {
-        const Constant& more = constant(n, k);
+        const Constant& more = folded_input(n, k);
         if (more.integer != c.integer) unsupported(n, "Concat of integer and float constants");
         c.i.insert(c.i.end(), more.i.begin(), more.i.end());
         c.f.insert(c.f.end(), more.f.begin(), more.f.end());
@@ -747,6 +761,7 @@ class Importer {
   }
 
   const proto::ModelProto& model_;
+  int opset_;
   fs::path dir_;
   ImportOptions options_;
   graph::Graph graph_;
@@ -775,7 +790,7 @@ ImportedModel import_model(const fs::path& file, const ImportOptions& options) {
           "torch.onnx.export(..., opset_version=13)",
           file.string(), opset, kMinOpset, kMaxOpset);
   try {
-    return Importer(model, file.parent_path(), options).run();
+    return Importer(model, opset, file.parent_path(), options).run();
   } catch (const Error& e) {
     fail("{}: {}", file.filename().string(), e.what());
   }
