@@ -4,8 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "core/error.hpp"
@@ -37,9 +35,10 @@ std::string dict_value(const std::string& header, const std::string& key,
 }  // namespace
 
 Tensor read_npy(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  require(static_cast<bool>(in), "{}: cannot be read (give a NumPy .npy file)", file.string());
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::error_code ec;
+  require(std::filesystem::is_regular_file(file, ec), "{}: cannot be read (give a NumPy .npy file)",
+          file.string());
+  const std::string bytes = read_file(file);
   require(bytes.size() >= 10 && bytes.compare(0, 6, kMagic, 6) == 0,
           "{}: not a NumPy .npy file (save it with numpy.save)", file.string());
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -67,6 +66,8 @@ Tensor read_npy(const std::filesystem::path& file) {
           file.string(), descr);
   Shape shape;
   const std::string dims = dict_value(header, "shape", file);
+  require(dims.size() >= 2 && dims.front() == '(', "{}: the .npy shape {} is not a tuple",
+          file.string(), dims);
   std::int64_t numel = 1;
   for (const std::string& piece : split(dims.substr(1, dims.size() - 2), ',')) {
     const std::string_view part = trim(piece);
@@ -79,6 +80,8 @@ Tensor read_npy(const std::filesystem::path& file) {
               dims);
     }
     shape.push_back(d);
+    require(d == 0 || numel <= (std::int64_t{1} << 40) / d, "{}: the .npy shape {} is too large",
+            file.string(), dims);
     numel *= d;
   }
   const std::size_t data = offset + header_len;
