@@ -41,7 +41,7 @@ int run_infer(const Args& args) {
                  "run on this NumPy .npy input (float32, batch first) instead of a random one; "
                  "its first dimension is the batch");
   app.add_option("--outputs", outputs_file,
-                 "write the model's output of the first run to this .npy file (float32)");
+                 "write the model's output to this .npy file (float32)");
   app.add_option("--out", out, "also write run.json and latency.csv to this directory");
   add_overwrite_flag(app, &overwrite);
   add_threads_option(app, &threads);
@@ -54,12 +54,7 @@ int run_infer(const Args& args) {
   if (g.inputs().size() != 1)
     fail("model '{}' takes {} inputs; telar infer feeds one image batch", model.model,
          g.inputs().size());
-  auto exe = backend::compile(backend::parse_backend_spec(backend_name), g, params);
-  // The output directory is checked before the measurement, so an unwritable --out fails
-  // at once instead of after the timed runs.
-  std::optional<report::RunDirectory> run;
-  if (!out.empty())
-    run.emplace(out, report::reuse_for(overwrite));
+  // The input is read and checked before anything is compiled or written.
   const Shape& declared = g.value(g.inputs()[0]).shape;
   Tensor x;
   if (!inputs_file.empty()) {
@@ -77,11 +72,13 @@ int run_infer(const Args& args) {
     for (auto& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
   }
   std::vector<Tensor> inputs = {x};
+  auto exe = backend::compile(backend::parse_backend_spec(backend_name), g, params);
+  // The output directory is checked before the measurement, so an unwritable --out fails
+  // at once instead of after the timed runs.
+  std::optional<report::RunDirectory> run;
+  if (!out.empty())
+    run.emplace(out, report::reuse_for(overwrite));
 
-  if (!outputs_file.empty()) {
-    exe->forward(inputs, backend::Mode::Eval);
-    write_npy(outputs_file, exe->output(0));
-  }
   for (int i = 0; i < warmup; ++i) exe->forward(inputs, backend::Mode::Eval);
   std::vector<double> ms;
   for (int i = 0; i < repeats; ++i) {
@@ -89,6 +86,7 @@ int run_infer(const Args& args) {
     exe->forward(inputs, backend::Mode::Eval);
     ms.push_back(sw.seconds() * 1e3);
   }
+  if (!outputs_file.empty()) write_npy(outputs_file, exe->output(0));  // the same every run
   const double median = percentile(ms, 0.5);
   const double throughput = static_cast<double>(batch) / (median * 1e-3);
   std::cout << fmt::format(
