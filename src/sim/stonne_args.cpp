@@ -67,6 +67,27 @@ std::pair<std::string, std::string> split_parameter(const std::string& arg) {
   return {arg.substr(0, eq), value};
 }
 
+// Fails for a parameter `command` does not have, suggesting the closest of its own parameters
+// and those every command has (the hardware's, -print_stats, -layer_name).
+[[noreturn]] void unknown_parameter(const std::string& name, const std::string& command,
+                                    const std::vector<std::string>& own) {
+  std::vector<std::string> known = {"-num_ms",
+                                    "-dn_bw",
+                                    "-rn_bw",
+                                    "-rn_type",
+                                    "-mn_type",
+                                    "-mem_ctrl",
+                                    "-accumulation_buffer",
+                                    "-ms_rows",
+                                    "-ms_cols",
+                                    "-print_stats",
+                                    "-layer_name"};
+  known.insert(known.end(), own.begin(), own.end());
+  const std::string near = closest_match(name, known);
+  fail("parameter {} does not exist for {}{}", name, command,
+       near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+}
+
 // Hardware flags common to every operation; returns false for other flags.
 bool parse_hardware_flag(StonneCommand& cmd, const std::string& name, const std::string& value) {
   // The sizes, each a power of two.
@@ -120,17 +141,6 @@ StonneCommand parse_sparse_args(const std::vector<std::string>& args) {
     a.M = 4, a.N = 4, a.K = 8, a.mk_sparsity = 20, a.kn_sparsity = 20;
     cmd.hw.controller = Controller::SigmaSparseGemm;
   }
-  const std::vector<std::string> hw_names = {"-num_ms",
-                                             "-dn_bw",
-                                             "-rn_bw",
-                                             "-rn_type",
-                                             "-mn_type",
-                                             "-mem_ctrl",
-                                             "-ms_rows",
-                                             "-ms_cols",
-                                             "-print_stats",
-                                             "-layer_name",
-                                             "-accumulation_buffer"};
   const std::vector<std::string> own =
       dense_kn ? std::vector<std::string>{"-M",
                                           "-N",
@@ -171,11 +181,7 @@ StonneCommand parse_sparse_args(const std::vector<std::string>& args) {
     } else if (name == "-generator" && dense_kn) {
       // STONNE's choice of mapper; telar has one
     } else {
-      std::vector<std::string> all = hw_names;
-      all.insert(all.end(), own.begin(), own.end());
-      const std::string near = closest_match(name, all);
-      fail("parameter {} does not exist for {}{}", name, args[0],
-           near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+      unknown_parameter(name, args[0], own);
     }
   }
   cmd.hw.name = "cli";
@@ -211,19 +217,6 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
   int M = 1, gK = 3, gN = 1, T_M = 1, T_N = 1, T_K = 1;
   Tile conv_tile{1, 3, 1, 1, 1, 1, 1, 1};
   std::string layer_name = "TestLayer";
-  std::vector<std::string> known_hw = {"-num_ms",
-                                       "-dn_bw",
-                                       "-rn_bw",
-                                       "-rn_type",
-                                       "-mn_type",
-                                       "-mem_ctrl",
-                                       "-accumulation_buffer",
-                                       "-ms_rows",
-                                       "-ms_cols",
-                                       "-print_stats",
-                                       "-layer_name",
-                                       "-generate_tile",
-                                       "-generator"};
   // The operation's own flags: each a positive integer, some of them the tile's.
   struct OwnFlag {
     std::string name;
@@ -270,11 +263,9 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
     const auto flag =
         std::find_if(own.begin(), own.end(), [&](const OwnFlag& f) { return f.name == name; });
     if (flag == own.end()) {
-      std::vector<std::string> all = known_hw;
-      for (const OwnFlag& f : own) all.push_back(f.name);
-      const std::string near = closest_match(name, all);
-      fail("parameter {} does not exist for {}{}", name, what,
-           near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+      std::vector<std::string> names = {"-generate_tile", "-generator"};
+      for (const OwnFlag& f : own) names.push_back(f.name);
+      unknown_parameter(name, what, names);
     }
     *flag->field = positive(name, value);
     if (flag->tile) cmd.tile_given = true;
