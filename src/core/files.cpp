@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -106,14 +107,8 @@ int remove_stale_temporaries(const fs::path& dir) {
     const auto dot = rest.find('.');
     if (dot == std::string::npos || dot == 0) continue;
     long pid = 0;
-    for (char c : rest.substr(0, dot)) {
-      if (c < '0' || c > '9') {
-        pid = -1;
-        break;
-      }
-      pid = pid * 10 + (c - '0');
-    }
-    if (pid <= 0) continue;
+    const auto [end, err] = std::from_chars(rest.data(), rest.data() + dot, pid);
+    if (err != std::errc() || end != rest.data() + dot || pid <= 0) continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
     if (fs::remove(entry.path(), ec)) ++removed;
   }
