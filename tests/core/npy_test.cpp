@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "../train/test_support.hpp"
 #include "core/error.hpp"
 
 namespace telar {
@@ -16,9 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A file in this test process's temporary directory (removed at exit).
 fs::path temp(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / "telar_npy_test";
-  fs::create_directories(dir);
+  static const train::testing::TempDir dir("npy");
   return dir / name;
 }
 
@@ -69,29 +70,24 @@ TEST(Npy, ReadsFloat64AndConvertsIt) {
 }
 
 TEST(Npy, RefusesWhatItCannotRead) {
-  auto error = [](const fs::path& p) {
-    try {
-      read_npy(p);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
+  auto expect_refused = [](const fs::path& p, const std::string& fragment) {
+    train::testing::expect_error([&] { read_npy(p); }, {fragment});
   };
   std::ofstream(temp("text.npy")) << "not numpy";
-  EXPECT_NE(error(temp("text.npy")).find("not a NumPy .npy file"), std::string::npos);
+  expect_refused(temp("text.npy"), "not a NumPy .npy file");
   write_npy(temp("short.npy"), Tensor::from(std::vector<float>{1, 2, 3}, {3}));
   const std::string b = read_bytes(temp("short.npy"));
   std::ofstream(temp("short.npy"), std::ios::binary) << b.substr(0, b.size() - 4);
-  EXPECT_NE(error(temp("short.npy")).find("needs 12"), std::string::npos);
+  expect_refused(temp("short.npy"), "needs 12");
   std::string i4 = b;
   i4.replace(i4.find("<f4"), 3, "<i4");
   std::ofstream(temp("int.npy"), std::ios::binary) << i4;
-  EXPECT_NE(error(temp("int.npy")).find("dtype '<i4' is not supported"), std::string::npos);
+  expect_refused(temp("int.npy"), "dtype '<i4' is not supported");
   std::string fortran = b;
   fortran.replace(fortran.find("False"), 5, "True ");
   std::ofstream(temp("f.npy"), std::ios::binary) << fortran;
-  EXPECT_NE(error(temp("f.npy")).find("Fortran order"), std::string::npos);
-  EXPECT_NE(error(temp("missing.npy")).find("cannot be read"), std::string::npos);
+  expect_refused(temp("f.npy"), "Fortran order");
+  expect_refused(temp("missing.npy"), "cannot be read");
 }
 
 }  // namespace
