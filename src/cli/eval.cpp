@@ -12,6 +12,7 @@
 #include "core/files.hpp"
 #include "core/threads.hpp"
 #include "graph/loss.hpp"
+#include "onnx/import.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data/data_loader.hpp"
 #include "train/data/split.hpp"
@@ -76,7 +77,19 @@ int run_eval(const Args& args) {
   } else {
     for (std::int64_t i = 0; i < set.size(); ++i) indices.push_back(i);
   }
-  graph::Graph net = graph::zoo::build(config["model"].get<std::string>(), zoo);
+  const std::string model = config["model"].get<std::string>();
+  graph::Graph net;
+  if (onnx::is_onnx_file(model)) {
+    // The file's graph fed the run's samples, as telar train built it; the weights come from
+    // the checkpoint.
+    const std::string onnx_input = config.value("onnx_input", std::string(""));
+    onnx::ImportOptions io;
+    if (!onnx_input.empty()) io.input = parse_dims(onnx_input, "checkpoint ONNX input shape");
+    io.feed = zoo.input;
+    net = onnx::import_model(model, io).graph;
+  } else {
+    net = graph::zoo::build(model, zoo);
+  }
   graph::Graph g = graph::with_loss(net, graph::parse_loss(config.value("loss", std::string("cross_entropy"))));
   graph::ParameterSet params = graph::ParameterSet::initialize(g, 0);
   train::restore_checkpoint(ckpt, path, g, params, nullptr);

@@ -8,10 +8,11 @@ namespace telar::cli {
 
 namespace {
 
-onnx::ImportedModel import(const std::string& model, const graph::zoo::ModelOptions& options) {
+onnx::ImportedModel import(const std::string& model, const graph::zoo::ModelOptions& options,
+                           std::optional<Shape> feed = {}) {
   require(!options.classes, "--classes does not apply to an ONNX model (its classes are fixed "
                             "in the file); leave it out");
-  return onnx::import_model(model, {options.input});
+  return onnx::import_model(model, {options.input, std::move(feed)});
 }
 
 }  // namespace
@@ -22,14 +23,25 @@ graph::Graph build_model(const std::string& model, const graph::zoo::ModelOption
 }
 
 LoadedModel load_model(const std::string& model, const graph::zoo::ModelOptions& options,
-                       std::uint64_t seed) {
+                       const LoadOptions& load) {
   if (onnx::is_onnx_file(model)) {
-    onnx::ImportedModel m = import(model, options);
+    onnx::ImportedModel m = import(model, options, load.feed);
+    if (load.random_weights) m.weights = graph::ParameterSet::initialize(m.graph, load.seed);
     return {std::move(m.graph), std::move(m.weights)};
   }
-  graph::Graph g = graph::zoo::build(model, options);
-  graph::ParameterSet weights = graph::ParameterSet::initialize(g, seed);
+  graph::zoo::ModelOptions fed = options;
+  if (load.feed && !fed.input) fed.input = load.feed;
+  graph::Graph g = graph::zoo::build(model, fed);
+  graph::ParameterSet weights = graph::ParameterSet::initialize(g, load.seed);
   return {std::move(g), std::move(weights)};
+}
+
+bool ModelOptions::random_weights() const {
+  if (onnx::is_onnx_file(model)) return init == "random";
+  require(init != "file", "--init file: {} is a zoo model, whose weights are random (--seed); "
+                          "--init file takes an ONNX model's own",
+          model);
+  return true;
 }
 
 void ModelOptions::add_to(CLI::App& app, const std::string& default_model) {
@@ -42,6 +54,10 @@ void ModelOptions::add_to(CLI::App& app, const std::string& default_model) {
   app.add_option("--input", input, "input shape CxHxW (default: the model's, or the data's)");
   app.add_option("--classes", classes, "number of classes (default: the model's, or the data's)")
       ->check(at_least(1));
+  app.add_option("--init", init,
+                 "an ONNX model's weights: file (its own, the default) or random (PyTorch's "
+                 "initialisation of each layer, from --seed)")
+      ->check(CLI::IsMember({"file", "random"}));
 }
 
 graph::zoo::ModelOptions ModelOptions::zoo_options() const {

@@ -1,6 +1,7 @@
 #pragma once
 // The model options shared by commands: --model NAME[:ARGS] or FILE.onnx, --input CxHxW,
-// --classes N.
+// --classes N, --init file|random.
+#include <optional>
 #include <string>
 
 #include "cli/common.hpp"
@@ -17,19 +18,33 @@ struct LoadedModel {
 
 // The graph of a zoo model or of an ONNX file (its structure; see load_model for its weights).
 graph::Graph build_model(const std::string& model, const graph::zoo::ModelOptions& options);
-// The model with its weights: an ONNX file's own, a zoo model's initialised from `seed`.
+// How a model is loaded. `random_weights`: initialised from `seed` (a zoo model always is; an
+// ONNX file's own weights are used otherwise). `feed`: the shape of the samples it will be fed
+// (a data set's), which an ONNX model fits to its input (onnx::check_feed).
+struct LoadOptions {
+  std::uint64_t seed = 0;
+  bool random_weights = false;
+  std::optional<Shape> feed;
+};
+
+// The model with its weights.
 LoadedModel load_model(const std::string& model, const graph::zoo::ModelOptions& options,
-                       std::uint64_t seed);
+                       const LoadOptions& load);
 
 struct ModelOptions {
   std::string model;
   std::string input;
   std::int64_t classes = 0;
+  std::string init;  // --init: "file", "random" or "" (the model's default)
 
   void add_to(CLI::App& app, const std::string& default_model = "");
   graph::zoo::ModelOptions zoo_options() const;
+  // --init random, or a zoo model; throws telar::Error for --init file with a zoo model.
+  bool random_weights() const;
   graph::Graph build() const { return build_model(model, zoo_options()); }
-  LoadedModel load(std::uint64_t seed) const { return load_model(model, zoo_options(), seed); }
+  LoadedModel load(std::uint64_t seed, std::optional<Shape> feed = {}) const {
+    return load_model(model, zoo_options(), {seed, random_weights(), std::move(feed)});
+  }
 };
 
 }  // namespace telar::cli

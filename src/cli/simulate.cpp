@@ -167,8 +167,7 @@ int run_simulate(const Args& args) {
     require(fs::is_directory(tile_dir), "--tiles {}: not a directory", tile_dir);
   if (!energy_table.empty()) sim::load_energy_table(energy_table);
 
-  graph::Graph net = model.build();
-  graph::ParameterSet params = graph::ParameterSet::initialize(net, seed);
+  auto [net, params] = model.load(seed);  // an ONNX model's own weights, unless --init random
   if (!checkpoint.empty()) {
     fs::path path = checkpoint;
     if (fs::is_directory(path)) path /= train::kCheckpointFileName;

@@ -81,12 +81,19 @@ void print_layer_table(std::ostream& out, const SimulateRun& run, const Simulate
   out << fmt::format("{:<16} {:<13} {:<24} {:>12} {:>11} {:>10} {:>7} {:>11.5g}\n", "total", "",
                      fmt::format("{} simulated", t.simulated_nodes), t.cycles, t.gb_reads,
                      t.gb_writes, "", t.energy);
+  // The host's layers counted by op, in the order they first run ("2 MaxPool2d, 1 Flatten").
+  std::vector<std::pair<std::string, int>> by_op;
+  for (const NodeSimulation& n : b.nodes) {
+    if (n.simulated()) continue;
+    auto it = std::find_if(by_op.begin(), by_op.end(), [&](const auto& e) { return e.first == n.op; });
+    if (it == by_op.end())
+      by_op.emplace_back(n.op, 1);
+    else
+      ++it->second;
+  }
   std::string host;
-  for (const NodeSimulation& n : b.nodes)
-    if (!n.simulated() && n.op != "ReLU" && n.op != "BatchNorm2d")
-      host += (host.empty() ? "" : ", ") + n.node;
-  out << fmt::format("on the host: {} layer(s){}\n", t.host_nodes,
-                     host.empty() ? "" : " (besides activations and batch norms: " + host + ")");
+  for (const auto& [op, count] : by_op) host += fmt::format("{}{} {}", host.empty() ? "" : ", ", count, op);
+  out << fmt::format("on the host: {} layer(s){}\n", t.host_nodes, host.empty() ? "" : ": " + host);
   for (const NodeSimulation& n : b.nodes)
     if (!n.simulated() && (n.op == "EmbeddingBag" || n.op == "Linear" || n.op == "Conv2d"))
       out << fmt::format("  {}: {}\n", n.node, n.note);

@@ -13,6 +13,7 @@
 #include "core/log.hpp"
 #include "core/threads.hpp"
 #include "graph/loss.hpp"
+#include "onnx/import.hpp"
 #include "prof/cpu_list.hpp"
 #include "prof/event_list.hpp"
 #include "prof/table_writer.hpp"
@@ -247,15 +248,36 @@ int run_train(const Args& given) {
   r.test_set = s.data.load_test(r.seed);
   r.data_description = s.data.describe();
   r.validation = s.data.validation;
-  graph::zoo::ModelOptions zoo = s.model.zoo_options();
-  if (!zoo.input) zoo.input = r.train_set.sample_shape();
-  if (!zoo.classes && s.model.model.rfind("mlp", 0) != 0) zoo.classes = r.train_set.num_classes;
   r.model_name = s.model.model;
-  r.net = graph::zoo::build(s.model.model, zoo);
-  r.extra_config = {
-      {"input", fmt::format("{}", fmt::join(*zoo.input, "x"))},
-      {"classes", zoo.classes.value_or(r.net.value(r.net.outputs()[0]).shape.back())},
-      {"options", options_to_keep(app)}};
+  const Shape feed = r.train_set.sample_shape();
+  if (onnx::is_onnx_file(s.model.model)) {
+    // The file's graph, fed the data's samples; its own weights unless --init random.
+    LoadedModel m = s.model.load(r.seed, feed);
+    r.net = std::move(m.graph);
+    if (!s.model.random_weights()) r.initial_weights = std::move(m.weights);
+    const std::int64_t outputs = r.net.value(r.net.outputs()[0]).shape.back();
+    require(outputs >= r.train_set.num_classes,
+            "{} has {} outputs but the data has {} classes; export it with at least {} (e.g. "
+            "torchvision.models.resnet18(num_classes={}))",
+            s.model.model, outputs, r.train_set.num_classes, r.train_set.num_classes,
+            r.train_set.num_classes);
+    r.extra_config = {{"model", fs::absolute(s.model.model).string()},
+                      {"input", fmt::format("{}", fmt::join(feed, "x"))},
+                      {"onnx_input", s.model.input},
+                      {"init", s.model.random_weights() ? "random" : "file"},
+                      {"classes", outputs},
+                      {"options", options_to_keep(app)}};
+  } else {
+    graph::zoo::ModelOptions zoo = s.model.zoo_options();
+    s.model.random_weights();  // refuses --init file
+    if (!zoo.input) zoo.input = feed;
+    if (!zoo.classes && s.model.model.rfind("mlp", 0) != 0) zoo.classes = r.train_set.num_classes;
+    r.net = graph::zoo::build(s.model.model, zoo);
+    r.extra_config = {
+        {"input", fmt::format("{}", fmt::join(*zoo.input, "x"))},
+        {"classes", zoo.classes.value_or(r.net.value(r.net.outputs()[0]).shape.back())},
+        {"options", options_to_keep(app)}};
+  }
   if (!s.preset.empty()) r.extra_config["preset"] = s.preset;
   r.out = s.out;
   r.resume = s.resume;

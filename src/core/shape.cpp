@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace telar {
 
 std::int64_t shape_numel(const Shape& shape) {
@@ -25,6 +27,22 @@ bool shape_is_concrete(const Shape& shape) {
   for (auto d : shape)
     if (d < 0) return false;
   return true;
+}
+
+std::optional<Shape> broadcast_shape(const Shape& a, const Shape& b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (std::size_t k = 0; k < rank; ++k) {
+    const std::int64_t da = k < rank - a.size() ? 1 : a[k - (rank - a.size())];
+    const std::int64_t db = k < rank - b.size() ? 1 : b[k - (rank - b.size())];
+    if (da == db || db == 1)
+      out[k] = da;
+    else if (da == 1)
+      out[k] = db;
+    else
+      return std::nullopt;
+  }
+  return out;
 }
 
 Shape bind_batch(const Shape& shape, std::int64_t batch) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <tuple>
 #include <variant>
+#include <vector>
 
 namespace telar::graph {
 
@@ -19,6 +20,9 @@ enum class OpKind : std::uint8_t {
   ReLU6,
   Sigmoid,
   Tanh,
+  LeakyReLU,
+  HardSigmoid,
+  HardSwish,
   Softmax,
   MaxPool2d,
   AvgPool2d,
@@ -26,7 +30,14 @@ enum class OpKind : std::uint8_t {
   Flatten,
   Dropout,
   Add,
+  Sub,
+  Mul,
+  Div,
   Concat,
+  Reshape,
+  Transpose,
+  Slice,
+  Pad,
   EmbeddingBag,
   DotInteraction,
   CrossEntropy,
@@ -40,10 +51,11 @@ inline constexpr std::size_t kOpKindCount = static_cast<std::size_t>(OpKind::Cou
 // kernel, the losses one). An op's definition names its family; each backend defines one
 // kernel set per family, k<Family> in its op_kernel_defs, and builds its table from this list,
 // so the list is written once (a backend missing a family fails to link, naming it).
+// Binary serves Add, Sub, Mul and Div; Flatten serves every relabelling (Flatten, Reshape).
 #define TELAR_KERNEL_FAMILIES(X)                                                              \
   X(Linear) X(Conv2d) X(BatchNorm2d) X(Activation) X(Softmax) X(MaxPool2d) X(AvgPool2d)       \
-  X(GlobalAvgPool) X(Flatten) X(Dropout) X(Add) X(Concat) X(EmbeddingBag) X(DotInteraction) \
-  X(Loss)
+  X(GlobalAvgPool) X(Flatten) X(Dropout) X(Binary) X(Concat) X(Transpose) X(Slice) X(Pad)     \
+  X(EmbeddingBag) X(DotInteraction) X(Loss)
 #define TELAR_KERNEL_FAMILY_ENUMERATOR(family) family,
 enum class KernelFamily : std::uint8_t {
   TELAR_KERNEL_FAMILIES(TELAR_KERNEL_FAMILY_ENUMERATOR) Count
@@ -104,6 +116,45 @@ struct Pool2dAttrs {
   }
 };
 
+// LeakyReLU: y = x < 0 ? alpha * x : x. HardSigmoid: y = clamp(alpha * x + beta, 0, 1).
+struct EltwiseAttrs {
+  float alpha = 0.0f;
+  float beta = 0.0f;
+
+  auto fields() const { return std::tie(alpha, beta); }
+};
+
+// The output's dimensions after the batch (the batch dimension is kept).
+struct ReshapeAttrs {
+  std::vector<std::int64_t> dims;
+
+  auto fields() const { return std::tie(dims); }
+};
+
+// Output dimension d is input dimension perm[d]; perm[0] is 0 (the batch stays first).
+struct TransposeAttrs {
+  std::vector<std::int64_t> perm;
+
+  auto fields() const { return std::tie(perm); }
+};
+
+// Elements [start, end) of one axis (not the batch), step 1.
+struct SliceAttrs {
+  std::int64_t axis = 1;
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+
+  auto fields() const { return std::tie(axis, start, end); }
+};
+
+// Constant padding of the two spatial axes of an NCHW tensor, each side on its own.
+struct PadAttrs {
+  std::int64_t top = 0, left = 0, bottom = 0, right = 0;
+  float value = 0.0f;  // -inf pads a max pooling's input
+
+  auto fields() const { return std::tie(top, left, bottom, right, value); }
+};
+
 struct DropoutAttrs {
   float p = 0.5f;
 
@@ -143,6 +194,7 @@ struct MseAttrs {
 };
 
 using Attrs = std::variant<std::monostate, LinearAttrs, Conv2dAttrs, BatchNormAttrs, Pool2dAttrs,
+                           EltwiseAttrs, ReshapeAttrs, TransposeAttrs, SliceAttrs, PadAttrs,
                            DropoutAttrs, ConcatAttrs, EmbeddingBagAttrs, DotInteractionAttrs,
                            MseAttrs>;
 

@@ -33,7 +33,15 @@ struct Constant {
   bool integer = false;
   std::vector<float> f;
   std::vector<std::int64_t> i;
-  bool batch = false;  // derived from the input's shape, whose batch size is not known here
+  // Per element: whether it is the batch size or computed from it (a shape read from the input
+  // is folded with the batch size standing as 1, as telar binds it at run time); empty: neither.
+  enum class Batch : char { No, Is, From };
+  std::vector<Batch> batch;
+
+  Batch batch_at(std::size_t k) const { return batch.empty() ? Batch::No : batch[k]; }
+  bool depends_on_batch() const {
+    return std::any_of(batch.begin(), batch.end(), [](Batch b) { return b != Batch::No; });
+  }
 
   std::int64_t numel() const {
     std::int64_t n = 1;
@@ -118,9 +126,13 @@ Constant read_tensor(const proto::TensorProto& t, const fs::path& dir) {
       c.integer = true;
       decode<std::int32_t>(t, t.int32_data(), c.i, c);
       return c;
+    case proto::TensorProto::BOOL:  // a flag (Dropout's training_mode): one byte each in raw_data
+      c.integer = true;
+      decode<std::uint8_t>(t, t.int32_data(), c.i, c);
+      return c;
     default:
       fail(
-          "tensor '{}' is {}; telar imports float32 weights and int64/int32 shapes: export the "
+          "tensor '{}' is {}; telar imports float32 weights, int64/int32 shapes and bool flags: export the "
           "model in float32",
           t.name(), type_name(t.data_type()));
   }
@@ -248,9 +260,32 @@ class Importer {
                 "e.g. --input 3x224x224",
                 in.name(), shape_str(shape));
       }
-      values_[in.name()] = graph_.add_input(in.name(), shape, DType::F32);
+      values_[in.name()] = options_.feed ? fed_input(in.name(), shape)
+                                         : graph_.add_input(in.name(), shape, DType::F32);
     }
     require(count == 1, "the model has {} inputs; telar imports models with one input", count);
+  }
+
+  // The graph's input of the feed's shape, fitted to the model's `shape` by replicating its
+  // channels and padding it (centred) with zeros.
+  ValueId fed_input(const std::string& name, const Shape& shape) {
+    Shape model(shape.begin() + 1, shape.end());
+    check_feed(*options_.feed, model);
+    Shape feed{kBatchDim};
+    feed.insert(feed.end(), options_.feed->begin(), options_.feed->end());
+    ValueId x = graph_.add_input(name, feed, DType::F32);
+    if (feed[1] != shape[1]) {
+      graph::ConcatAttrs cat;
+      x = graph_.add_node(OpKind::Concat, "feed/channels", cat,
+                          std::vector<ValueId>(static_cast<std::size_t>(shape[1]), x));
+    }
+    if (feed.size() == 4 && (feed[2] != shape[2] || feed[3] != shape[3])) {
+      graph::PadAttrs pad;
+      pad.top = (shape[2] - feed[2]) / 2, pad.bottom = shape[2] - feed[2] - pad.top;
+      pad.left = (shape[3] - feed[3]) / 2, pad.right = shape[3] - feed[3] - pad.left;
+      x = graph_.add_node(OpKind::Pad, "feed/pad", pad, {x});
+    }
+    return x;
   }
 
   // --- helpers over a node's inputs ---
@@ -267,6 +302,9 @@ class Importer {
           "node '{}' ({}): input '{}' is a constant where telar needs a tensor computed from the "
           "model's input",
           n.name(), n.op_type(), n.input(k));
+    if (auto internal = internal_.find(n.input(k)); internal != internal_.end())
+      fail("node '{}' ({}): input '{}' is {}, which telar keeps to itself", n.name(), n.op_type(),
+           n.input(k), internal->second);
     fail(
         "node '{}' ({}): input '{}' is not defined by any earlier node, initializer or graph "
         "input (the graph is not topologically sorted, or has a cycle)",
@@ -281,7 +319,7 @@ class Importer {
           "node '{}' ({}): input '{}' must be a constant (an initializer or a folded subgraph) "
           "for telar",
           n.name(), n.op_type(), n.input(k));
-    if (it->second.batch && !batch_ok)
+    if (it->second.depends_on_batch() && !batch_ok)
       fail(
           "node '{}' ({}): input '{}' depends on the batch size, which telar binds at run time; "
           "export with a fixed computation (e.g. torch.flatten(x, 1) instead of "
@@ -297,8 +335,10 @@ class Importer {
     require(n.output_size() >= 1, "node '{}' ({}) has no output", n.name(), n.op_type());
     values_[n.output(0)] = v;
   }
-  // A parameter (or, with `buffer`, a running statistic) holding `c`, named after the ONNX tensor.
-  ValueId weight(const std::string& name, const Constant& c, Shape shape, bool buffer = false) {
+  // A parameter (or, with `buffer`, a running statistic) holding `c`, named after the ONNX
+  // tensor; `init` initialises it when the model is trained from scratch.
+  ValueId weight(const std::string& name, const Constant& c, Shape shape, graph::Initializer init,
+                 bool buffer = false) {
     require(!c.integer, "tensor '{}' is an integer tensor where telar needs float weights", name);
     std::int64_t n = 1;
     for (auto d : shape) n *= d;
@@ -306,10 +346,15 @@ class Importer {
             shape_str(shape));
     std::string unique = name;
     for (int k = 2; graph_.find_value(unique); ++k) unique = fmt::format("{}#{}", name, k);
-    const ValueId id = buffer ? graph_.add_buffer(unique, shape, graph::Initializer::zeros())
-                              : graph_.add_parameter(unique, shape, graph::Initializer::zeros());
+    const ValueId id = buffer ? graph_.add_buffer(unique, shape, init)
+                              : graph_.add_parameter(unique, shape, init);
     weights_.set(id, Tensor::from(c.f, shape));
     return id;
+  }
+  // PyTorch's default for convolution and linear layers: uniform within 1/sqrt(fan-in).
+  static graph::Initializer fan_in_bound(std::int64_t fan_in) {
+    const float bound = 1.0f / std::sqrt(static_cast<float>(std::max<std::int64_t>(fan_in, 1)));
+    return graph::Initializer::uniform(-bound, bound);
   }
   void unsupported(const proto::NodeProto& n, const std::string& what) const {
     fail("node '{}' ({}): {}", n.name(), n.op_type(), what);
@@ -355,32 +400,38 @@ class Importer {
     } else if (op == "MaxPool" || op == "AveragePool") {
       pool(n, at);
     } else if (op == "GlobalAveragePool") {
+      global_average(n, dynamic(n, 0), true);
+    } else if (op == "ReduceMean") {
+      reduce_mean(n, at);
+    } else if (op == "Flatten") {
       const ValueId x = dynamic(n, 0);
-      if (shape_of(x).size() != 4)
-        unsupported(n, "telar imports GlobalAveragePool of NCHW tensors");
-      define(n, graph_.add_node(OpKind::GlobalAvgPool, node_name(n), {}, {x}));
-      squeezed_.insert(n.output(0));  // [B, C] in telar, [B, C, 1, 1] in the file
-    } else if (op == "Flatten" || op == "Reshape") {
-      flatten(n, at);
-    } else if (op == "Dropout" || op == "Identity") {
-      if (op == "Dropout") {
-        at.f("ratio", 0.5f);
-        at.i("seed", 0);
-        if (present(n, 2)) {
-          const Constant& training = constant(n, 2);
-          if (training.numel() == 1 && training.scalar() != 0.0f)
-            unsupported(n, "a Dropout exported in training mode; export with model.eval()");
-        }
-      }
+      if (at.i("axis", 1) != 1) unsupported(n, "telar imports Flatten with axis 1");
+      define(n, shape_of(x).size() == 2 ? x : graph_.add_node(OpKind::Flatten, node_name(n), {}, {x}));
+    } else if (op == "Reshape") {
+      reshape(n, at);
+    } else if (op == "Transpose") {
+      transpose_node(n, at);
+    } else if (op == "Slice") {
+      slice(n, at);
+    } else if (op == "Split") {
+      split(n, at);
+    } else if (op == "Pad") {
+      pad(n, at);
+    } else if (op == "LeakyRelu" || op == "HardSigmoid") {
+      const bool leaky = op == "LeakyRelu";
+      graph::EltwiseAttrs a;
+      a.alpha = at.f("alpha", leaky ? 0.01f : 0.2f);
+      a.beta = leaky ? 0.0f : at.f("beta", 0.5f);
+      define(n, graph_.add_node(leaky ? OpKind::LeakyReLU : OpKind::HardSigmoid, node_name(n), a,
+                                {dynamic(n, 0)}));
+    } else if (op == "HardSwish") {
+      define(n, graph_.add_node(OpKind::HardSwish, node_name(n), {}, {dynamic(n, 0)}));
+    } else if (op == "Dropout") {
+      dropout(n, at);
+    } else if (op == "Identity") {
       define(n, dynamic(n, 0));
-      if (squeezed_.count(n.input(0))) squeezed_.insert(n.output(0));
-    } else if (op == "Add") {
-      const ValueId a = dynamic(n, 0), b = dynamic(n, 1);
-      if (shape_of(a) != shape_of(b))
-        unsupported(n, fmt::format("Add of {} and {}: telar adds tensors of one shape (no "
-                                   "broadcasting yet)",
-                                   shape_str(shape_of(a)), shape_str(shape_of(b))));
-      define(n, graph_.add_node(OpKind::Add, node_name(n), {}, {a, b}));
+    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+      binary(n);
     } else if (op == "Concat") {
       concat(n, at);
     } else {
@@ -410,14 +461,16 @@ class Importer {
     const auto dl = pair(n, at, "dilations", 1);
     a.stride_h = st[0], a.stride_w = st[1];
     a.dilation_h = dl[0], a.dilation_w = dl[1];
-    const auto pads = pads_of(n, at, xs, {a.kernel_h, a.kernel_w}, st, dl);
+    const auto [padded, pads] =
+        split_pads(n, x, pads_of(n, at, xs, {a.kernel_h, a.kernel_w}, st, dl), 0.0f);
     a.pad_h = pads[0], a.pad_w = pads[1];
     a.bias = present(n, 2);
     if (a.groups <= 0 || xs[1] % a.groups || w.dims[1] * a.groups != xs[1])
       unsupported(n, fmt::format("group {} does not fit {} input channels and a weight of {}",
                                  a.groups, xs[1], shape_str(w.dims)));
-    std::vector<ValueId> inputs{x, weight(n.input(1), w, w.dims)};
-    if (a.bias) inputs.push_back(weight(n.input(2), constant(n, 2), {a.out_channels}));
+    const auto bound = fan_in_bound(w.dims[1] * a.kernel_h * a.kernel_w);
+    std::vector<ValueId> inputs{padded, weight(n.input(1), w, w.dims, bound)};
+    if (a.bias) inputs.push_back(weight(n.input(2), constant(n, 2), {a.out_channels}, bound));
     define(n, graph_.add_node(OpKind::Conv2d, node_name(n), a, std::move(inputs)));
   }
 
@@ -431,8 +484,8 @@ class Importer {
     return v;
   }
 
-  // Symmetric padding {pad_h, pad_w} from `pads` or `auto_pad`.
-  std::array<std::int64_t, 2> pads_of(const proto::NodeProto& n, Attributes& at, const Shape& xs,
+  // Padding {top, left, bottom, right} from `pads` or `auto_pad`.
+  std::array<std::int64_t, 4> pads_of(const proto::NodeProto& n, Attributes& at, const Shape& xs,
                                       std::array<std::int64_t, 2> kernel,
                                       const std::vector<std::int64_t>& strides,
                                       const std::vector<std::int64_t>& dilations) {
@@ -452,11 +505,25 @@ class Importer {
     } else if (auto_pad != "NOTSET") {
       unsupported(n, fmt::format("auto_pad '{}' is not an ONNX value", auto_pad));
     }
-    if (p.size() != 4 || p[0] != p[2] || p[1] != p[3])
-      unsupported(n, fmt::format("attribute 'pads' [{}]: telar supports the same padding at both "
-                                 "ends of each axis (asymmetric pads are not supported yet)",
+    if (p.size() != 4 || *std::min_element(p.begin(), p.end()) < 0)
+      unsupported(n, fmt::format("attribute 'pads' [{}] must give four sizes, none negative",
                                  fmt::join(p, ", ")));
-    return {p[0], p[1]};
+    return {p[0], p[1], p[2], p[3]};
+  }
+
+  // Padding {top, left, bottom, right} as telar's convolutions and pools take it: the part
+  // both ends of an axis share stays with the op ({pad_h, pad_w}); the rest becomes a Pad node
+  // filled with `value` in front of it (x itself where there is no rest).
+  std::pair<ValueId, std::array<std::int64_t, 2>> split_pads(const proto::NodeProto& n,
+                                                             ValueId x,
+                                                             std::array<std::int64_t, 4> p,
+                                                             float value) {
+    const std::int64_t h = std::min(p[0], p[2]), w = std::min(p[1], p[3]);
+    if (p[0] == p[2] && p[1] == p[3]) return {x, {h, w}};
+    graph::PadAttrs a;
+    a.top = p[0] - h, a.left = p[1] - w, a.bottom = p[2] - h, a.right = p[3] - w;
+    a.value = value;
+    return {graph_.add_node(OpKind::Pad, node_name(n) + "/pad", a, {x}), {h, w}};
   }
 
   // `w` [r, c] -> [c, r]; `name` for the error when `w` is not a float matrix.
@@ -490,7 +557,8 @@ class Importer {
                   fmt::format("the input has {} features and the weight {}", shape_of(x)[1], in));
     for (float& v : w.f) v *= alpha;
     graph::LinearAttrs a{in, out, bias != nullptr};
-    std::vector<ValueId> inputs{x, weight(n.input(1), w, {out, in})};
+    const auto bound = fan_in_bound(in);
+    std::vector<ValueId> inputs{x, weight(n.input(1), w, {out, in}, bound)};
     if (bias) {
       Constant c = *bias;
       if (c.numel() != out)
@@ -498,7 +566,7 @@ class Importer {
                                    "per output)",
                                    c.numel(), out));
       for (float& v : c.f) v *= beta;
-      inputs.push_back(weight(n.input(2), c, {out}));
+      inputs.push_back(weight(n.input(2), c, {out}, bound));
     }
     define(n, graph_.add_node(OpKind::Linear, node_name(n), a, std::move(inputs)));
   }
@@ -506,10 +574,10 @@ class Importer {
   void batchnorm(const proto::NodeProto& n, Attributes& at) {
     const ValueId x = dynamic(n, 0);
     if (shape_of(x).size() != 4) unsupported(n, "telar imports BatchNormalization of NCHW tensors");
-    if (at.i("training_mode", 0) != 0 || n.output_size() > 1)
-      unsupported(n,
-                  "a BatchNormalization exported in training mode; export with model.eval() "
-                  "(the running statistics are then the layer's)");
+    // Exported in training mode, it also outputs the updated running statistics: telar's
+    // BatchNorm2d normalises with the batch's statistics and updates its own when training.
+    at.i("training_mode", 0);
+    internal_outputs(n, 1, "running statistics");
     at.i("spatial", 1);
     graph::BatchNormAttrs a;
     a.channels = shape_of(x)[1];
@@ -517,9 +585,37 @@ class Importer {
     a.momentum = 1.0f - at.f("momentum", 0.9f);  // ONNX weighs the running value, PyTorch the batch
     const Shape c{a.channels};
     std::vector<ValueId> inputs{
-        x, weight(n.input(1), constant(n, 1), c), weight(n.input(2), constant(n, 2), c),
-        weight(n.input(3), constant(n, 3), c, true), weight(n.input(4), constant(n, 4), c, true)};
+        x, weight(n.input(1), constant(n, 1), c, graph::Initializer::ones()),
+        weight(n.input(2), constant(n, 2), c, graph::Initializer::zeros()),
+        weight(n.input(3), constant(n, 3), c, graph::Initializer::zeros(), true),
+        weight(n.input(4), constant(n, 4), c, graph::Initializer::ones(), true)};
     define(n, graph_.add_node(OpKind::BatchNorm2d, node_name(n), a, std::move(inputs)));
+  }
+
+  // Dropout exported in training mode is telar's Dropout (active when training); in inference
+  // mode (or with ratio 0) it is removed.
+  void dropout(const proto::NodeProto& n, Attributes& at) {
+    const ValueId x = dynamic(n, 0);
+    float ratio = at.f("ratio", 0.5f);
+    at.i("seed", 0);
+    at.i("is_test", 0);
+    if (present(n, 1)) ratio = constant(n, 1).scalar();
+    const bool training = present(n, 2) && constant(n, 2).scalar() != 0.0f;
+    internal_outputs(n, 1, "mask");
+    if (ratio < 0.0f || ratio >= 1.0f) unsupported(n, fmt::format("ratio {} is outside [0, 1)", ratio));
+    if (!training || ratio == 0.0f) {
+      define(n, x);
+      return;
+    }
+    define(n, graph_.add_node(OpKind::Dropout, node_name(n), graph::DropoutAttrs{ratio}, {x}));
+  }
+
+  // Outputs `first` on of node n are what telar computes for itself (`what`): no later node
+  // may read them.
+  void internal_outputs(const proto::NodeProto& n, int first, const std::string& what) {
+    for (int k = first; k < n.output_size(); ++k)
+      if (!n.output(k).empty())
+        internal_[n.output(k)] = fmt::format("the {} of node '{}' ({})", what, n.name(), n.op_type());
   }
 
   void clip(const proto::NodeProto& n, Attributes& at) {
@@ -550,10 +646,6 @@ class Importer {
     const auto dl = pair(n, at, "dilations", 1);
     if (dl != std::vector<std::int64_t>{1, 1})
       unsupported(n, "attribute 'dilations': telar pools without dilation");
-    if (at.i("ceil_mode", 0) != 0)
-      unsupported(n,
-                  "attribute 'ceil_mode' = 1 is not supported yet (pool with "
-                  "ceil_mode=False, or pad the input)");
     if (at.i("storage_order", 0) != 0) unsupported(n, "attribute 'storage_order' = 1");
     const bool max = n.op_type() == "MaxPool";
     if (max && n.output_size() > 1 && !n.output(1).empty())
@@ -561,34 +653,294 @@ class Importer {
     graph::Pool2dAttrs a;
     a.kernel_h = k[0], a.kernel_w = k[1];
     a.stride_h = st[0], a.stride_w = st[1];
-    const auto pads = pads_of(n, at, xs, {k[0], k[1]}, st, dl);
-    a.pad_h = pads[0], a.pad_w = pads[1];
     a.count_include_pad = max ? true : at.i("count_include_pad", 0) != 0;
-    define(n, graph_.add_node(max ? OpKind::MaxPool2d : OpKind::AvgPool2d, node_name(n), a, {x}));
+    auto pads = pads_of(n, at, xs, {k[0], k[1]}, st, dl);
+    if (at.i("ceil_mode", 0) != 0) {
+      // PyTorch's rule: the output rounds up, but the last window must start inside the input
+      // or its leading padding. The windows past the trailing padding become more padding.
+      for (int d = 0; d < 2; ++d) {
+        const std::int64_t in = xs[2 + d] + pads[d] + pads[d + 2];
+        std::int64_t out = (in - k[d] + st[d] - 1) / st[d] + 1;
+        if ((out - 1) * st[d] >= xs[2 + d] + pads[d]) --out;
+        const std::int64_t extra = std::max<std::int64_t>(0, (out - 1) * st[d] + k[d] - in);
+        if (extra > 0 && !max)
+          unsupported(n, "attribute 'ceil_mode' = 1 where it adds a window: telar's average "
+                         "pooling has no partial windows (export with ceil_mode=False)");
+        pads[d + 2] += extra;
+      }
+    }
+    const bool symmetric = pads[0] == pads[2] && pads[1] == pads[3];
+    if (!max && !symmetric && !a.count_include_pad)
+      unsupported(n, fmt::format("pads [{}] differ at the two ends of an axis with "
+                                 "count_include_pad = 0, which telar cannot split",
+                                 fmt::join(pads, ", ")));
+    const float fill = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+    const auto [padded, sym] = split_pads(n, x, pads, fill);
+    a.pad_h = sym[0], a.pad_w = sym[1];
+    define(n, graph_.add_node(max ? OpKind::MaxPool2d : OpKind::AvgPool2d, node_name(n), a,
+                              {padded}));
   }
 
-  // Flatten(axis 1), or a Reshape to [batch, everything else]: telar's Flatten.
-  void flatten(const proto::NodeProto& n, Attributes& at) {
+  // GlobalAvgPool gives [B, C]; with `keep`, reshaped to the file's [B, C, 1, 1] (a relabelling
+  // that moves no data).
+  void global_average(const proto::NodeProto& n, ValueId x, bool keep) {
+    const Shape& xs = shape_of(x);
+    if (xs.size() != 4) unsupported(n, "telar imports global average pooling of NCHW tensors");
+    ValueId y = graph_.add_node(OpKind::GlobalAvgPool, node_name(n), {}, {x});
+    if (keep) {
+      graph::ReshapeAttrs r;
+      r.dims = {xs[1], 1, 1};
+      y = graph_.add_node(OpKind::Reshape, node_name(n) + "/keepdims", r, {y});
+    }
+    define(n, y);
+  }
+
+  // ReduceMean over the two spatial axes of NCHW (x.mean([2, 3]), as MNASNet and ShuffleNet end).
+  void reduce_mean(const proto::NodeProto& n, Attributes& at) {
+    const ValueId x = dynamic(n, 0);
+    auto axes = present(n, 1) ? constant(n, 1).ints() : at.ints("axes", {});
+    const bool keep = at.i("keepdims", 1) != 0;
+    at.i("noop_with_empty_axes", 0);
+    const auto rank = static_cast<std::int64_t>(shape_of(x).size());
+    for (auto& axis : axes)
+      if (axis < 0) axis += rank;
+    std::sort(axes.begin(), axes.end());
+    if (rank != 4 || axes != std::vector<std::int64_t>{2, 3})
+      unsupported(n, fmt::format("ReduceMean over axes [{}] of {}: telar imports the mean over "
+                                 "the spatial axes 2 and 3 of NCHW",
+                                 fmt::join(axes, ", "), shape_str(shape_of(x))));
+    global_average(n, x, keep);
+  }
+
+  // A Reshape whose first target dimension is the batch (read from the input's shape, 0 to copy
+  // it, or -1), the others fixed at import.
+  void reshape(const proto::NodeProto& n, Attributes& at) {
     const ValueId x = dynamic(n, 0);
     const Shape& xs = shape_of(x);
-    std::int64_t features = 1;
-    for (std::size_t d = 1; d < xs.size(); ++d) features *= xs[d];
-    if (n.op_type() == "Flatten") {
-      if (at.i("axis", 1) != 1) unsupported(n, "telar imports Flatten with axis 1");
-    } else {
-      at.i("allowzero", 0);
-      const auto target = constant(n, 1, true).ints();
-      const bool to_rows = target.size() == 2 && (target[1] == -1 || target[1] == features);
-      if (!to_rows)
-        unsupported(n, fmt::format("Reshape to [{}]: telar imports a Reshape to [batch, -1] (a "
-                                   "flatten)",
-                                   fmt::join(target, ", ")));
+    const bool allowzero = at.i("allowzero", 0) != 0;
+    const Constant& t = constant(n, 1, true);
+    const auto target = t.ints();
+    const std::string what = fmt::format("Reshape of {} to [{}]", shape_str(xs),
+                                         fmt::join(target, ", "));
+    if (target.size() < 2)
+      unsupported(n, what + ": telar keeps the batch as the first of at least two dimensions");
+    for (std::size_t k = 1; k < target.size(); ++k)
+      if (t.batch_at(k) != Constant::Batch::No)
+        unsupported(n, what + ": only the first dimension may depend on the batch size");
+    if (t.batch_at(0) == Constant::Batch::From)
+      unsupported(n, what + ": the first dimension is computed from the batch size; telar keeps "
+                            "the batch as it is (merge no other dimension into it)");
+    std::int64_t per_sample = 1;
+    for (std::size_t k = 1; k < xs.size(); ++k) per_sample *= xs[k];
+    std::vector<std::int64_t> dims;
+    std::int64_t known = 1;
+    int infer_at = -1;
+    for (std::size_t k = 1; k < target.size(); ++k) {
+      std::int64_t d = target[k];
+      if (d == 0 && !allowzero) {
+        if (k >= xs.size()) unsupported(n, what + ": a 0 copies a dimension the input lacks");
+        d = xs[k];
+      }
+      if (d == -1) {
+        if (infer_at >= 0) unsupported(n, what + ": more than one -1");
+        infer_at = static_cast<int>(dims.size());
+      } else if (d <= 0) {
+        unsupported(n, what + ": dimensions must be positive, 0 (copy) or -1 (infer)");
+      } else {
+        known *= d;
+      }
+      dims.push_back(d);
     }
-    if (xs.size() == 2) {
-      define(n, x);  // already [batch, features] (e.g. after telar's GlobalAvgPool)
+    const bool batch_first = t.batch_at(0) == Constant::Batch::Is || target[0] > 0 ||
+                             (target[0] == 0 && !allowzero);
+    if (!batch_first && infer_at >= 0)
+      unsupported(n, what + ": the batch and another dimension are both left to infer");
+    if (infer_at >= 0) {
+      if (known == 0 || per_sample % known)
+        unsupported(n, what + ": the sizes do not divide the input's elements per sample");
+      dims[static_cast<std::size_t>(infer_at)] = per_sample / known;
+    } else if (known != per_sample) {
+      unsupported(n, what + fmt::format(": it does not keep the batch first ({} elements per "
+                                        "sample, not {})",
+                                        known, per_sample));
+    }
+    if (dims == std::vector<std::int64_t>(xs.begin() + 1, xs.end())) {
+      define(n, x);
+    } else if (dims.size() == 1) {
+      define(n, graph_.add_node(OpKind::Flatten, node_name(n), {}, {x}));
+    } else {
+      graph::ReshapeAttrs a;
+      a.dims = std::move(dims);
+      define(n, graph_.add_node(OpKind::Reshape, node_name(n), a, {x}));
+    }
+  }
+
+  void transpose_node(const proto::NodeProto& n, Attributes& at) {
+    const ValueId x = dynamic(n, 0);
+    const auto rank = static_cast<std::int64_t>(shape_of(x).size());
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(rank));
+    for (std::int64_t d = 0; d < rank; ++d) perm[static_cast<std::size_t>(d)] = rank - 1 - d;
+    perm = at.ints("perm", perm);
+    if (perm.empty() || perm[0] != 0)
+      unsupported(n, fmt::format("perm [{}] moves the batch dimension; telar keeps it first",
+                                 fmt::join(perm, ", ")));
+    bool identity = true;
+    for (std::size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<std::int64_t>(d);
+    if (identity && static_cast<std::int64_t>(perm.size()) == rank) {
+      define(n, x);
       return;
     }
-    define(n, graph_.add_node(OpKind::Flatten, node_name(n), {}, {x}));
+    graph::TransposeAttrs a;
+    a.perm = std::move(perm);
+    define(n, graph_.add_node(OpKind::Transpose, node_name(n), a, {x}));
+  }
+
+  // [start, end) of `axis` as telar's Slice (x itself where it is the whole axis); `start` and
+  // `end` as ONNX gives them (negative from the end, clamped to the axis).
+  ValueId slice_axis(const proto::NodeProto& n, const std::string& name, ValueId x,
+                     std::int64_t axis, std::int64_t start, std::int64_t end) {
+    const auto rank = static_cast<std::int64_t>(shape_of(x).size());
+    if (axis < 0) axis += rank;
+    if (axis <= 0 || axis >= rank)
+      unsupported(n, fmt::format("a slice along axis {} of a rank-{} tensor: telar slices the "
+                                 "axes after the batch",
+                                 axis, rank));
+    const std::int64_t size = shape_of(x)[static_cast<std::size_t>(axis)];
+    auto clamp = [size](std::int64_t v) {
+      if (v < 0) v += size;
+      return std::clamp<std::int64_t>(v, 0, size);
+    };
+    start = clamp(start), end = clamp(end);
+    if (start >= end)
+      unsupported(n, fmt::format("an empty slice [{}, {}) of axis {}", start, end, axis));
+    if (start == 0 && end == size) return x;
+    graph::SliceAttrs a;
+    a.axis = axis, a.start = start, a.end = end;
+    return graph_.add_node(OpKind::Slice, name, a, {x});
+  }
+
+  void slice(const proto::NodeProto& n, Attributes& at) {
+    ValueId x = dynamic(n, 0);
+    std::vector<std::int64_t> starts, ends, axes, steps;
+    if (opset_ < 10) {
+      starts = at.ints("starts", {}), ends = at.ints("ends", {}), axes = at.ints("axes", {});
+    } else {
+      starts = constant(n, 1).ints(), ends = constant(n, 2).ints();
+      if (present(n, 3)) axes = constant(n, 3).ints();
+      if (present(n, 4)) steps = constant(n, 4).ints();
+    }
+    if (axes.empty())
+      for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<std::int64_t>(k));
+    if (starts.size() != ends.size() || axes.size() != starts.size() ||
+        (!steps.empty() && steps.size() != starts.size()))
+      unsupported(n, "starts, ends, axes and steps must have one entry per sliced axis");
+    for (auto step : steps)
+      if (step != 1) unsupported(n, fmt::format("a step of {}: telar slices with step 1", step));
+    for (std::size_t k = 0; k < starts.size(); ++k)
+      x = slice_axis(n, fmt::format("{}/{}", node_name(n), k), x, axes[k], starts[k], ends[k]);
+    define(n, x);
+  }
+
+  // Split into consecutive parts along one axis: one Slice per output.
+  void split(const proto::NodeProto& n, Attributes& at) {
+    const ValueId x = dynamic(n, 0);
+    const auto rank = static_cast<std::int64_t>(shape_of(x).size());
+    std::int64_t axis = at.i("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis <= 0 || axis >= rank)
+      unsupported(n, fmt::format("a split along axis {}: telar splits the axes after the batch",
+                                 axis));
+    const std::int64_t size = shape_of(x)[static_cast<std::size_t>(axis)];
+    std::vector<std::int64_t> parts =
+        present(n, 1) ? constant(n, 1).ints() : at.ints("split", {});
+    const std::int64_t count = at.i("num_outputs", n.output_size());
+    if (parts.empty()) {
+      if (count <= 0) unsupported(n, "a split into no parts");
+      const std::int64_t each = (size + count - 1) / count;
+      for (std::int64_t k = 0, left = size; k < count; ++k, left -= each)
+        parts.push_back(std::min(each, left));
+    }
+    if (static_cast<int>(parts.size()) != n.output_size())
+      unsupported(n, fmt::format("{} parts for {} outputs", parts.size(), n.output_size()));
+    std::int64_t start = 0;
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      const ValueId part = slice_axis(n, fmt::format("{}/{}", node_name(n), k), x, axis, start,
+                                      start + parts[k]);
+      values_[n.output(static_cast<int>(k))] = part;
+      start += parts[k];
+    }
+    if (start != size)
+      unsupported(n, fmt::format("parts of {} elements for an axis of {}", start, size));
+  }
+
+  // Constant padding of the spatial axes of NCHW.
+  void pad(const proto::NodeProto& n, Attributes& at) {
+    const ValueId x = dynamic(n, 0);
+    const auto rank = static_cast<std::int64_t>(shape_of(x).size());
+    const std::string mode = at.s("mode", "constant");
+    if (mode != "constant")
+      unsupported(n, fmt::format("mode '{}': telar pads with a constant", mode));
+    std::vector<std::int64_t> pads = opset_ < 11 ? at.ints("pads", {}) : constant(n, 1).ints();
+    float value = opset_ < 11 ? at.f("value", 0.0f) : 0.0f;
+    if (opset_ >= 11 && present(n, 2)) value = constant(n, 2).scalar();
+    std::vector<std::int64_t> axes;
+    if (present(n, 3)) {
+      axes = constant(n, 3).ints();
+    } else {
+      for (std::int64_t d = 0; d < rank; ++d) axes.push_back(d);
+    }
+    if (pads.size() != 2 * axes.size())
+      unsupported(n, fmt::format("{} pads for {} axes", pads.size(), axes.size()));
+    std::array<std::int64_t, 4> p{};  // top, left, bottom, right
+    const auto k = axes.size();
+    for (std::size_t j = 0; j < k; ++j) {
+      std::int64_t axis = axes[j] < 0 ? axes[j] + rank : axes[j];
+      const std::int64_t begin = pads[j], end = pads[j + k];
+      if (begin < 0 || end < 0)
+        unsupported(n, fmt::format("negative pads [{}] (a crop)", fmt::join(pads, ", ")));
+      if (rank == 4 && (axis == 2 || axis == 3)) {
+        p[static_cast<std::size_t>(axis - 2)] = begin;
+        p[static_cast<std::size_t>(axis)] = end;
+      } else if (begin || end) {
+        unsupported(n, fmt::format("pads [{}] of {}: telar pads the spatial axes of NCHW",
+                                   fmt::join(pads, ", "), shape_str(shape_of(x))));
+      }
+    }
+    if (p == std::array<std::int64_t, 4>{}) {
+      define(n, x);
+      return;
+    }
+    graph::PadAttrs a;
+    a.top = p[0], a.left = p[1], a.bottom = p[2], a.right = p[3];
+    a.value = value;
+    define(n, graph_.add_node(OpKind::Pad, node_name(n), a, {x}));
+  }
+
+  // Add, Sub, Mul, Div of two tensors, or of a tensor and a constant (which becomes a weight of
+  // the graph, trainable like the others).
+  void binary(const proto::NodeProto& n) {
+    const std::string& op = n.op_type();
+    const OpKind kind = op == "Add"   ? OpKind::Add
+                        : op == "Sub" ? OpKind::Sub
+                        : op == "Mul" ? OpKind::Mul
+                                      : OpKind::Div;
+    auto operand = [&](int k) {
+      if (present(n, k) && known(n.input(k))) {
+        Constant c = constant(n, k);
+        if (c.integer) {
+          c.f.assign(c.i.begin(), c.i.end());
+          c.integer = false;
+        }
+        Shape dims = c.dims;
+        if (dims.empty()) dims = {1};
+        // From scratch: the operand that leaves the other unchanged.
+        const bool scales = kind == OpKind::Mul || kind == OpKind::Div;
+        return weight(n.input(k), c, dims,
+                      scales ? graph::Initializer::ones() : graph::Initializer::zeros());
+      }
+      return dynamic(n, k);
+    };
+    define(n, graph_.add_node(kind, node_name(n), {}, {operand(0), operand(1)}));
   }
 
   void concat(const proto::NodeProto& n, Attributes& at) {
@@ -620,14 +972,6 @@ class Importer {
     c.dims = std::move(dims);
     return c;
   }
-  // The file's shape of tensor `name` (a squeezed GlobalAveragePool keeps its 1 x 1), its batch
-  // size written as 1.
-  std::vector<std::int64_t> file_shape(const std::string& name) const {
-    std::vector<std::int64_t> s = shape_of(values_.at(name));
-    s[0] = 1;
-    if (squeezed_.count(name)) s.insert(s.end(), {1, 1});
-    return s;
-  }
 
   bool fold_constant(const proto::NodeProto& n, Attributes& at) {
     const std::string& op = n.op_type();
@@ -650,21 +994,29 @@ class Importer {
       return true;
     }
     if (op == "Shape" && present(n, 0) && values_.count(n.input(0))) {
-      // Marked as depending on the batch: only a Reshape's leading dimension may use it.
-      auto s = file_shape(n.input(0));
+      // The batch size stands as 1; its element is marked (only a Reshape's first may use it).
+      const Shape& s = shape_of(values_.at(n.input(0)));
       const auto rank = static_cast<std::int64_t>(s.size());
-      Constant c = ints(std::move(s), {rank});
-      c.batch = true;
+      std::int64_t start = at.i("start", 0), end = at.i("end", rank);
+      if (start < 0) start += rank;
+      if (end < 0) end += rank;
+      start = std::clamp<std::int64_t>(start, 0, rank);
+      end = std::clamp<std::int64_t>(end, start, rank);
+      Constant c = ints({s.begin() + start, s.begin() + end}, {end - start});
+      for (std::int64_t d = start; d < end; ++d)
+        c.batch.push_back(d == 0 ? Constant::Batch::Is : Constant::Batch::No);
+      if (start == 0) c.i[0] = 1;
       set_constant(n, std::move(c));
       return true;
     }
     if (!all_inputs_constant(n)) return false;
-    // Folded with the batch size standing as 1; the result depends on it where an input does.
-    bool batch = false;
-    for (int k = 0; k < n.input_size(); ++k)
-      if (present(n, k)) batch = batch || constants_.at(n.input(k)).batch;
     if (!fold_values(n, at)) return false;
-    constants_.at(n.output(0)).batch = batch;
+    // Every fold carries its inputs' batch marks along; one that does not is caught here.
+    Constant& out = constants_.at(n.output(0));
+    bool from_batch = false;
+    for (int k = 0; k < n.input_size(); ++k)
+      if (present(n, k)) from_batch = from_batch || constants_.at(n.input(k)).depends_on_batch();
+    if (from_batch && out.batch.empty()) out.batch.assign(static_cast<std::size_t>(out.numel()), Constant::Batch::From);
     return true;
   }
 
@@ -705,13 +1057,16 @@ class Importer {
       Constant c = data;
       c.i.clear();
       c.f.clear();
+      c.batch.clear();
       for (auto k : idx) {
         if (k < 0) k += data.numel();
         require(k >= 0 && k < data.numel(), "node '{}' (Gather): index out of range", n.name());
+        const auto at_k = static_cast<std::size_t>(k);
         if (data.integer)
-          c.i.push_back(data.i[static_cast<std::size_t>(k)]);
+          c.i.push_back(data.i[at_k]);
         else
-          c.f.push_back(data.f[static_cast<std::size_t>(k)]);
+          c.f.push_back(data.f[at_k]);
+        if (data.depends_on_batch()) c.batch.push_back(data.batch_at(at_k));
       }
       c.dims = folded_input(n, 1).dims;
       set_constant(n, std::move(c));
@@ -747,17 +1102,63 @@ class Importer {
       at.i("axis", 0);
       Constant c = folded_input(n, 0);
       c.dims = {c.numel()};
+      c.batch.clear();
+      bool marked = false;
+      for (int k = 0; k < n.input_size(); ++k) marked = marked || folded_input(n, k).depends_on_batch();
+      auto mark = [&](const Constant& part) {
+        if (!marked) return;
+        for (std::int64_t e = 0; e < part.numel(); ++e)
+          c.batch.push_back(part.batch_at(static_cast<std::size_t>(e)));
+      };
+      mark(folded_input(n, 0));
       for (int k = 1; k < n.input_size(); ++k) {
         const Constant& more = folded_input(n, k);
         if (more.integer != c.integer) unsupported(n, "Concat of integer and float constants");
         c.i.insert(c.i.end(), more.i.begin(), more.i.end());
         c.f.insert(c.f.end(), more.f.begin(), more.f.end());
         c.dims[0] += more.numel();
+        mark(more);
       }
       set_constant(n, std::move(c));
       return true;
     }
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+      set_constant(n, arithmetic(n, folded_input(n, 0), folded_input(n, 1)));
+      return true;
+    }
     return false;
+  }
+
+  // Element-wise arithmetic of two constants of one shape, or of one and a scalar (the shape
+  // computations of x.view(b, g, c // g, h, w)); integers stay integers (Div truncates).
+  Constant arithmetic(const proto::NodeProto& n, const Constant& a, const Constant& b) const {
+    const std::int64_t count = std::max(a.numel(), b.numel());
+    if ((a.numel() != count && a.numel() != 1) || (b.numel() != count && b.numel() != 1))
+      unsupported(n, fmt::format("folding constants of shapes {} and {}", shape_str(a.dims),
+                                 shape_str(b.dims)));
+    if (a.integer != b.integer) unsupported(n, "folding an integer and a float constant");
+    const char op = n.op_type() == "Add" ? '+' : n.op_type() == "Sub" ? '-' : n.op_type() == "Mul" ? '*' : '/';
+    Constant c;
+    c.integer = a.integer;
+    c.dims = a.numel() == count ? a.dims : b.dims;
+    const bool marked = a.depends_on_batch() || b.depends_on_batch();
+    for (std::int64_t e = 0; e < count; ++e) {
+      const auto ia = static_cast<std::size_t>(a.numel() == 1 ? 0 : e);
+      const auto ib = static_cast<std::size_t>(b.numel() == 1 ? 0 : e);
+      if (c.integer) {
+        const std::int64_t u = a.i[ia], v = b.i[ib];
+        if (op == '/' && v == 0) unsupported(n, "an integer division by zero");
+        c.i.push_back(op == '+' ? u + v : op == '-' ? u - v : op == '*' ? u * v : u / v);
+      } else {
+        const float u = a.f[ia], v = b.f[ib];
+        c.f.push_back(op == '+' ? u + v : op == '-' ? u - v : op == '*' ? u * v : u / v);
+      }
+      if (marked)
+        c.batch.push_back(a.batch_at(ia) == Constant::Batch::No && b.batch_at(ib) == Constant::Batch::No
+                              ? Constant::Batch::No
+                              : Constant::Batch::From);
+    }
+    return c;
   }
 
   const proto::ModelProto& model_;
@@ -768,10 +1169,22 @@ class Importer {
   graph::ParameterSet weights_;
   std::map<std::string, Constant> constants_;
   std::map<std::string, ValueId> values_;
-  std::set<std::string> squeezed_;  // GlobalAveragePool outputs, and what aliases them
+  std::map<std::string, std::string> internal_;  // outputs telar computes itself, described
 };
 
 }  // namespace
+
+void check_feed(const Shape& feed, const Shape& input) {
+  const bool fits =
+      feed == input ||
+      (feed.size() == 3 && input.size() == 3 && (feed[0] == input[0] || feed[0] == 1) &&
+       feed[1] <= input[1] && feed[2] <= input[2]);
+  require(fits,
+          "samples of {} cannot be fed to the model's input {}: telar replicates one channel and "
+          "centres a smaller image in zeros, no more (export the model for the data's shape, or "
+          "give --input CxHxW where its shape is dynamic)",
+          shape_str(feed), shape_str(input));
+}
 
 ImportedModel import_model(const fs::path& file, const ImportOptions& options) {
   std::error_code ec;

@@ -8,6 +8,11 @@
 // the others must be fixed in the file or given with ImportOptions::input. Constant subgraphs
 // (Constant, Shape of a known shape, Gather, Unsqueeze, Squeeze, Concat, Cast over constants)
 // are folded while importing. docs/onnx.md lists the supported ops.
+//
+// Every parameter also gets the initializer PyTorch would give its layer (uniform within
+// 1/sqrt(fan-in) for convolution and linear weights and biases, ones and zeros for batch norm,
+// the identity for a constant operand of Add/Sub/Mul/Div), which ParameterSet::initialize uses
+// to train the architecture from scratch (--init random).
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -21,7 +26,15 @@ namespace telar::onnx {
 
 struct ImportOptions {
   std::optional<Shape> input;  // C x H x W (without the batch) for a file whose shape is dynamic
+  // The shape of the samples the model will be fed (a data set's), when it differs from its
+  // input: the graph then takes `feed` and fits it to the input first (see check_feed).
+  std::optional<Shape> feed;
 };
+
+// Samples of `feed` (C x H x W) fitted to a model input of `input`: channels replicated (from
+// one channel) and the image centred with zero padding (docs/onnx.md). Throws telar::Error when
+// they cannot be fitted (more channels or a larger image than the model takes).
+void check_feed(const Shape& feed, const Shape& input);
 
 struct ImportedModel {
   graph::Graph graph;

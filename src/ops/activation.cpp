@@ -1,5 +1,8 @@
 // Element-wise activations. NaN inputs propagate (like PyTorch); derivatives at the kinks
-// follow PyTorch: ReLU passes the gradient where x > 0, ReLU6 where 0 < x < 6.
+// follow PyTorch: ReLU passes the gradient where x > 0, ReLU6 where 0 < x < 6, LeakyReLU
+// scales it by alpha where x <= 0, HardSigmoid passes alpha where 0 < alpha x + beta < 1,
+// HardSwish's is 0 below -3, x / 3 + 1/2 up to 3 and 1 above.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -22,7 +25,7 @@ float sigmoid(float x) {
 
 }  // namespace
 
-void activation_forward(Activation kind, const Tensor& x, Tensor& y) {
+void activation_forward(Activation kind, const Tensor& x, Tensor& y, ActivationParams p) {
   detail::expect_same_numel("activation_forward", "y", y, x.numel());
   const std::int64_t count = x.numel();
   const float* xp = x.f32();
@@ -45,12 +48,26 @@ void activation_forward(Activation kind, const Tensor& x, Tensor& y) {
       parallel_for(0, count, count > kParallelThreshold,
                    [&](std::int64_t i) { yp[i] = std::tanh(xp[i]); });
       return;
+    case Activation::LeakyReLU:
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { yp[i] = xp[i] < 0.0f ? p.alpha * xp[i] : xp[i]; });
+      return;
+    case Activation::HardSigmoid:
+      parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
+        yp[i] = std::clamp(p.alpha * xp[i] + p.beta, 0.0f, 1.0f);
+      });
+      return;
+    case Activation::HardSwish:
+      parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
+        yp[i] = xp[i] * std::clamp(xp[i] + 3.0f, 0.0f, 6.0f) / 6.0f;
+      });
+      return;
   }
   fail("internal: activation_forward: unknown activation {}", static_cast<int>(kind));
 }
 
 void activation_backward(Activation kind, const Tensor& x, const Tensor& y, const Tensor& dy,
-                         Tensor& dx) {
+                         Tensor& dx, ActivationParams p) {
   const std::int64_t count = dy.numel();
   detail::expect_same_numel("activation_backward", "dx", dx, count);
   const float* dyp = dy.f32();
@@ -83,6 +100,26 @@ void activation_backward(Activation kind, const Tensor& x, const Tensor& y, cons
       const float* yp = y.f32();
       parallel_for(0, count, count > kParallelThreshold,
                    [&](std::int64_t i) { dxp[i] = dyp[i] * (1.0f - yp[i] * yp[i]); });
+      return;
+    }
+    case Activation::LeakyReLU:
+    case Activation::HardSigmoid:
+    case Activation::HardSwish: {
+      detail::expect_same_numel("activation_backward", "x", x, count);
+      const float* xp = x.f32();
+      parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
+        const float v = xp[i];
+        float slope;
+        if (kind == Activation::LeakyReLU) {
+          slope = v > 0.0f ? 1.0f : p.alpha;
+        } else if (kind == Activation::HardSigmoid) {
+          const float z = p.alpha * v + p.beta;
+          slope = z > 0.0f && z < 1.0f ? p.alpha : 0.0f;
+        } else {
+          slope = v < -3.0f ? 0.0f : (v <= 3.0f ? v / 3.0f + 0.5f : 1.0f);
+        }
+        dxp[i] = dyp[i] * slope;
+      });
       return;
     }
   }

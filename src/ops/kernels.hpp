@@ -25,7 +25,9 @@ using graph::BatchNormAttrs;
 using graph::Conv2dAttrs;
 using graph::DotInteractionAttrs;
 using graph::EmbeddingBagAttrs;
+using graph::PadAttrs;
 using graph::Pool2dAttrs;
+using graph::SliceAttrs;
 
 // ---- Linear: y[B,out] = x[B,in] * w[out,in]^T + b[out]
 void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y);
@@ -52,12 +54,16 @@ void batchnorm_backward(const BatchNormAttrs& a, const Tensor& x, const Tensor& 
                         const Tensor& saved_mean, const Tensor& saved_inv_std, const Tensor& dy,
                         Tensor* dx, Tensor* dgamma, Tensor* dbeta);
 
-// ---- Element-wise activations
-enum class Activation { ReLU, ReLU6, Sigmoid, Tanh };
-void activation_forward(Activation kind, const Tensor& x, Tensor& y);
-// Uses x (ReLU, ReLU6) or y (Sigmoid, Tanh), whichever the derivative needs.
+// ---- Element-wise activations. LeakyReLU: x < 0 ? alpha * x : x; HardSigmoid:
+// clamp(alpha * x + beta, 0, 1); HardSwish: x * clamp(x + 3, 0, 6) / 6 (PyTorch's).
+enum class Activation { ReLU, ReLU6, Sigmoid, Tanh, LeakyReLU, HardSigmoid, HardSwish };
+struct ActivationParams {
+  float alpha = 0.0f, beta = 0.0f;
+};
+void activation_forward(Activation kind, const Tensor& x, Tensor& y, ActivationParams p = {});
+// Uses y (Sigmoid, Tanh) or x (the others), whichever the derivative needs.
 void activation_backward(Activation kind, const Tensor& x, const Tensor& y, const Tensor& dy,
-                         Tensor& dx);
+                         Tensor& dx, ActivationParams p = {});
 
 // ---- Softmax over axis 1 of [B,N]
 void softmax_forward(const Tensor& x, Tensor& y);
@@ -76,8 +82,24 @@ void global_avgpool_backward(const Tensor& dy, Tensor& dx);
 void dropout_forward(float p, Rng& rng, const Tensor& x, Tensor& y, Tensor& mask);
 void dropout_backward(float p, const Tensor& mask, const Tensor& dy, Tensor& dx);
 
-// ---- Add and Concat (axis 1)
-void add_forward(const Tensor& a, const Tensor& b, Tensor& y);
+// ---- Add, Sub, Mul, Div with NumPy broadcasting: y has the broadcast shape of a and b. The
+// backward sums the gradient over the dimensions an operand was stretched along.
+enum class Binary { Add, Sub, Mul, Div };
+void binary_forward(Binary op, const Tensor& a, const Tensor& b, Tensor& y);
+void binary_backward(Binary op, const Tensor& a, const Tensor& b, const Tensor& dy, Tensor* da,
+                     Tensor* db);
+
+// ---- Data movement. Transpose: y's dimension d is x's dimension perm[d]; its backward is the
+// transpose by the inverse permutation. Slice: [start, end) of one axis. Pad: a constant border
+// around the two spatial axes of NCHW; its backward crops.
+void transpose_forward(std::span<const std::int64_t> perm, const Tensor& x, Tensor& y);
+void transpose_backward(std::span<const std::int64_t> perm, const Tensor& dy, Tensor& dx);
+void slice_forward(const SliceAttrs& a, const Tensor& x, Tensor& y);
+void slice_backward(const SliceAttrs& a, const Tensor& dy, Tensor& dx);
+void pad_forward(const PadAttrs& a, const Tensor& x, Tensor& y);
+void pad_backward(const PadAttrs& a, const Tensor& dy, Tensor& dx);
+
+// ---- Concat (axis 1)
 void concat_forward(std::span<const Tensor> xs, Tensor& y);
 void concat_backward(const Tensor& dy, std::span<Tensor> dxs);
 

@@ -204,6 +204,8 @@ std::optional<TrainingOutcome> train_replica(const Plan& p, dist::Communicator* 
   const TrainingSetup& s = p.s;
   const bool leader = comm == nullptr || comm->rank() == 0;
   graph::ParameterSet params = graph::ParameterSet::initialize(p.g, s.seed);
+  if (s.initial_weights)  // copied: each worker updates its own
+    for (graph::ValueId id : s.initial_weights->ids()) params.at(id).copy_from(s.initial_weights->at(id));
   auto optimizer = train::make_optimizer(s.optimizer);
   auto lr_schedule = train::LrSchedule::parse(s.lr_schedule, s.lr);
 

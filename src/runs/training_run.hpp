@@ -26,6 +26,8 @@ struct TrainingSetup {
   // What: the model (without a loss), its name for messages, the loss, the data.
   std::string model_name;
   graph::Graph net;
+  // The weights to start from (an ONNX file's); none: initialised from `seed`.
+  std::optional<graph::ParameterSet> initial_weights;
   graph::LossKind loss = graph::LossKind::CrossEntropy;
   train::Dataset train_set, test_set;
   std::string data_description;

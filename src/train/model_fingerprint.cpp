@@ -48,7 +48,8 @@ class StableHasher {
 constexpr EnumNames<graph::ValueKind, graph::ValueKind::Activation> kValueKindNames{
     {"input", "parameter", "buffer", "activation"}};
 
-// One attribute field, by its type: integers as i64, floats as f32, flags, enums by name.
+// One attribute field, by its type: integers as i64, floats as f32, flags, enums by name, lists
+// of integers as their length and elements.
 template <typename F> void hash_field(StableHasher& h, const F& f) {
   if constexpr (std::is_same_v<F, bool>) {
     h.flag(f);
@@ -56,6 +57,9 @@ template <typename F> void hash_field(StableHasher& h, const F& f) {
     h.f32(f);
   } else if constexpr (std::is_integral_v<F>) {
     h.i64(f);
+  } else if constexpr (std::is_same_v<F, std::vector<std::int64_t>>) {
+    h.i64(static_cast<std::int64_t>(f.size()));
+    for (auto v : f) h.i64(v);
   } else if constexpr (std::is_same_v<F, graph::EmbeddingBagMode>) {
     h.text(graph::mode_name(f));
   } else {

@@ -50,15 +50,25 @@ TEST(OpDef, AcceleratorsLowerLinearConvAndEmbeddingBagOnly) {
 
 // Kinds share a kernel family exactly where one backend kernel serves several ops: the
 // element-wise activations and the losses; every other op has its own.
-TEST(OpDef, OnlyActivationsAndLossesShareAKernelFamily) {
+// Families shared by several ops: the activations, the binary arithmetic ops, the relabellings
+// and the losses. Every other op has its own.
+TEST(OpDef, OnlyTheListedFamiliesAreShared) {
+  const std::set<OpKind> activations{OpKind::ReLU,      OpKind::ReLU6,       OpKind::Sigmoid,
+                                     OpKind::Tanh,      OpKind::LeakyReLU,   OpKind::HardSigmoid,
+                                     OpKind::HardSwish};
+  const std::set<OpKind> binary{OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div};
+  const std::set<OpKind> relabel{OpKind::Flatten, OpKind::Reshape};
   std::set<KernelFamily> own;
   for (std::size_t i = 0; i < kOpKindCount; ++i) {
     const OpKind kind = kind_at(i);
     const KernelFamily family = kernel_family(kind);
     EXPECT_LT(static_cast<std::size_t>(family), static_cast<std::size_t>(KernelFamily::Count));
-    if (kind == OpKind::ReLU || kind == OpKind::ReLU6 || kind == OpKind::Sigmoid ||
-        kind == OpKind::Tanh) {
+    if (activations.count(kind)) {
       EXPECT_EQ(family, KernelFamily::Activation) << op_name(kind);
+    } else if (binary.count(kind)) {
+      EXPECT_EQ(family, KernelFamily::Binary) << op_name(kind);
+    } else if (relabel.count(kind)) {
+      EXPECT_EQ(family, KernelFamily::Flatten) << op_name(kind);
     } else if (op_is_loss(kind)) {
       EXPECT_EQ(family, KernelFamily::Loss) << op_name(kind);
     } else {
@@ -66,7 +76,7 @@ TEST(OpDef, OnlyActivationsAndLossesShareAKernelFamily) {
     }
   }
   // Every family runs some op.
-  EXPECT_EQ(own.size() + 2, static_cast<std::size_t>(KernelFamily::Count));
+  EXPECT_EQ(own.size() + 4, static_cast<std::size_t>(KernelFamily::Count));
 }
 
 TEST(OpDef, AKindOutsideTheEnumIsAnInternalError) {

@@ -2,9 +2,12 @@
 """Exports a torchvision 0.14 classifier (random weights) with PyTorch's ONNX exporter, with a
 random input and PyTorch's output for it, for telar's ONNX import tests.
 
-    export_torchvision.py OUT_DIR MODEL OPSET SIZE
+    export_torchvision.py OUT_DIR MODEL OPSET SIZE [CLASSES MODE]
 
 writes OUT_DIR/MODEL-opsetOPSET.onnx, .x.npy (input, batch 2) and .y.npy (PyTorch's output).
+With CLASSES and MODE (eval or train) it writes OUT_DIR/MODEL-CLASSES-MODE.onnx instead: a
+model of CLASSES outputs exported for training (MODE train: PyTorch's training mode, BatchNorm
+and Dropout as in training), without the input and output files.
 """
 import sys
 
@@ -17,6 +20,14 @@ def main():
     out_dir, name, opset, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     torch.manual_seed(0)
     kwargs = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
+    if len(sys.argv) > 6:
+        classes, mode = int(sys.argv[5]), sys.argv[6]
+        model = getattr(torchvision.models, name)(num_classes=classes, **kwargs)
+        model.train(mode == "train")
+        training = torch.onnx.TrainingMode.TRAINING if mode == "train" else torch.onnx.TrainingMode.EVAL
+        torch.onnx.export(model, torch.randn(2, 3, size, size), f"{out_dir}/{name}-{classes}-{mode}.onnx",
+                          opset_version=opset, training=training, do_constant_folding=mode != "train")
+        return
     model = getattr(torchvision.models, name)(**kwargs).eval()
     # Give BatchNorm layers running statistics other than 0/1, so that folding them is tested.
     with torch.no_grad():

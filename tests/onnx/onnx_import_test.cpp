@@ -179,21 +179,183 @@ TEST(OnnxImport, AnUnsupportedAttributeIsNamed) {
                                {"attribute 'temperature'"});
 }
 
-TEST(OnnxImport, AsymmetricPadsAreRefusedNamingTheAttribute) {
+void set_ints(proto::NodeProto* n, const std::string& name, std::vector<std::int64_t> values) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(proto::AttributeProto::INTS);
+  for (auto v : values) a->add_ints(v);
+}
+
+void set_int(proto::NodeProto* n, const std::string& name, std::int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(proto::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void add_int_initializer(proto::ModelProto& m, const std::string& name,
+                         std::vector<std::int64_t> values) {
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(proto::TensorProto::INT64);
+  t->add_dims(static_cast<std::int64_t>(values.size()));
+  for (auto v : values) t->add_int64_data(v);
+}
+
+// Runs an imported model on the reference kernels.
+Tensor run(ImportedModel model, const Tensor& x) {
+  auto exe = backend::compile(backend::parse_backend_spec("cpu:ref"), model.graph, model.weights);
+  exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  return exe->output(0);
+}
+
+void expect_floats(const Tensor& t, const std::vector<float>& expected) {
+  ASSERT_EQ(t.numel(), static_cast<std::int64_t>(expected.size()));
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    EXPECT_FLOAT_EQ(t.f32()[i], expected[i]) << "element " << i;
+}
+
+// MaxPool with ceil_mode and pads at one end only: both become a -inf Pad in front of it.
+TEST(OnnxImport, MaxPoolWithCeilModeAndOneSidedPadsMatchesHandValues) {
   auto m = base_model({1, 1, 4, 4});
   auto* n = add_node(m, "MaxPool", {"x"}, "y");
-  auto* k = n->add_attribute();
-  k->set_name("kernel_shape");
-  k->set_type(proto::AttributeProto::INTS);
-  k->add_ints(2);
-  k->add_ints(2);
-  auto* p = n->add_attribute();
-  p->set_name("pads");
-  p->set_type(proto::AttributeProto::INTS);
-  for (int v : {0, 0, 1, 1}) p->add_ints(v);
+  set_ints(n, "kernel_shape", {3, 3});
+  set_ints(n, "strides", {2, 2});
+  set_int(n, "ceil_mode", 1);
   add_output(m, "y");
-  train::testing::expect_error([&] { import_model(save(m, "pads.onnx")); },
-                               {"'pads' [0, 0, 1, 1]"});
+  ImportedModel model = import_model(save(m, "ceil.onnx"));
+  // x = 0..15 negated: windows rows/cols {0..2} and {2..3} (the second cut by the edge).
+  std::vector<float> v(16);
+  for (int i = 0; i < 16; ++i) v[i] = -static_cast<float>(i);
+  const Tensor x = Tensor::from(v, {1, 1, 4, 4});
+  // max of each window is its top-left element: 0, -2, -8, -10.
+  expect_floats(run(model, x), {0, -2, -8, -10});
+
+  auto m2 = base_model({1, 1, 3, 3});
+  auto* p = add_node(m2, "MaxPool", {"x"}, "y");
+  set_ints(p, "kernel_shape", {2, 2});
+  set_ints(p, "strides", {2, 2});
+  set_ints(p, "pads", {0, 0, 1, 1});
+  add_output(m2, "y");
+  const Tensor x2 = Tensor::from(std::vector<float>{-1, -2, -3, -4, -5, -6, -7, -8, -9}, {1, 1, 3, 3});
+  // Windows {0,1}x{0,1}, {0,1}x{2}, {2}x{0,1}, {2}x{2}: the padding never wins.
+  expect_floats(run(import_model(save(m2, "pads.onnx")), x2), {-1, -3, -7, -9});
+}
+
+TEST(OnnxImport, AveragePoolOverOneSidedPadsWithoutThemInTheDivisorIsRefused) {
+  auto m = base_model({1, 1, 4, 4});
+  auto* n = add_node(m, "AveragePool", {"x"}, "y");
+  set_ints(n, "kernel_shape", {2, 2});
+  set_ints(n, "pads", {0, 0, 1, 1});
+  add_output(m, "y");
+  train::testing::expect_error([&] { import_model(save(m, "avgpads.onnx")); },
+                               {"(AveragePool)", "pads [0, 0, 1, 1]", "count_include_pad"});
+}
+
+// ShuffleNet's channel shuffle and split, then a squeeze-and-excitation style scale by a
+// constant [C, 1, 1] and a HardSigmoid: every step checked by hand on 4 channels of 1x1.
+TEST(OnnxImport, ChannelShuffleSplitAndBroadcastScaleMatchHandValues) {
+  auto m = base_model({1, 4, 1, 1});
+  add_int_initializer(m, "grouped", {0, 2, 2, 1, 1});  // 0: copy the batch
+  add_node(m, "Reshape", {"x", "grouped"}, "g");
+  auto* t = add_node(m, "Transpose", {"g"}, "gt");
+  set_ints(t, "perm", {0, 2, 1, 3, 4});
+  add_int_initializer(m, "back", {-1, 4, 1, 1});
+  add_node(m, "Reshape", {"gt", "back"}, "shuffled");
+  add_int_initializer(m, "halves", {2, 2});
+  auto* split = m.mutable_graph()->add_node();
+  split->set_name("split");
+  split->set_op_type("Split");
+  split->add_input("shuffled");
+  split->add_input("halves");
+  split->add_output("first");
+  split->add_output("second");
+  set_int(split, "axis", 1);
+  add_initializer(m, "scale", {2, 1, 1}, {6.0f, -6.0f});
+  add_node(m, "Mul", {"second", "scale"}, "scaled");
+  add_node(m, "HardSigmoid", {"scaled"}, "hs");
+  add_node(m, "Sub", {"hs", "first"}, "y");
+  add_output(m, "y");
+  ImportedModel model = import_model(save(m, "shuffle.onnx"));
+  const Tensor x = Tensor::from(std::vector<float>{0.5f, 1, 2, 3}, {1, 4, 1, 1});
+  // shuffle of channels (a, b | c, d) -> (a, c, b, d) = (0.5, 2, 1, 3); first (0.5, 2), second
+  // (1, 3); scaled (6, -18); HardSigmoid(0.2 x + 0.5) = (1, 0); minus first: (0.5, -2).
+  expect_floats(run(model, x), {0.5f, -2.0f});
+  // The shuffle keeps working at another batch size (the Reshape's 0 and -1 are the batch).
+  const Tensor x2 = Tensor::from(std::vector<float>{0.5f, 1, 2, 3, 0, 0, 0, 0}, {2, 4, 1, 1});
+  expect_floats(run(model, x2), {0.5f, -2.0f, 0.5f, 0.5f});
+}
+
+TEST(OnnxImport, PadBeforeAveragePoolMatchesHandValues) {
+  auto m = base_model({1, 1, 2, 2});
+  add_int_initializer(m, "pads", {0, 0, 1, 0, 0, 0, 0, 1});  // top 1, right 1
+  add_node(m, "Pad", {"x", "pads"}, "p");
+  auto* n = add_node(m, "AveragePool", {"p"}, "y");
+  set_ints(n, "kernel_shape", {3, 3});
+  add_output(m, "y");
+  const Tensor x = Tensor::from(std::vector<float>{1, 2, 3, 4}, {1, 1, 2, 2});
+  expect_floats(run(import_model(save(m, "pad.onnx")), x), {10.0f / 9});
+}
+
+TEST(OnnxImport, AReshapeThatMergesTheBatchIsRefused) {
+  auto m = base_model({2, 4});
+  add_int_initializer(m, "target", {-1, 2});
+  add_node(m, "Reshape", {"x", "target"}, "y");
+  add_output(m, "y");
+  train::testing::expect_error([&] { import_model(save(m, "merge.onnx")); },
+                               {"(Reshape)", "batch"});
+}
+
+// Samples of one channel and a smaller image fed to a 3-channel model: the channel is copied
+// and the image centred in zeros, before the model's first node.
+TEST(OnnxImport, AFeedOfOtherSamplesIsReplicatedAndPadded) {
+  auto m = base_model({1, 3, 4, 5});
+  add_node(m, "Relu", {"x"}, "y");
+  add_output(m, "y");
+  const fs::path p = save(m, "feed.onnx");
+  ImportedModel model = import_model(p, {std::nullopt, Shape{1, 2, 2}});
+  EXPECT_EQ(model.graph.value(model.graph.inputs()[0]).shape, (Shape{kBatchDim, 1, 2, 2}));
+  const Tensor x = Tensor::from(std::vector<float>{1, 2, 3, 4}, {1, 1, 2, 2});
+  // 4 x 5: one row above and below, one column left and two right ((5 - 2) / 2 = 1 on the left).
+  const std::vector<float> plane{0, 0, 0, 0, 0,  //
+                                 0, 1, 2, 0, 0,  //
+                                 0, 3, 4, 0, 0,  //
+                                 0, 0, 0, 0, 0};
+  std::vector<float> expected;
+  for (int c = 0; c < 3; ++c) expected.insert(expected.end(), plane.begin(), plane.end());
+  expect_floats(run(std::move(model), x), expected);
+  train::testing::expect_error([&] { import_model(p, {std::nullopt, Shape{2, 2, 2}}); },
+                               {"samples of [2, 2, 2]", "[3, 4, 5]"});
+  train::testing::expect_error([&] { import_model(p, {std::nullopt, Shape{1, 8, 8}}); },
+                               {"cannot be fed"});
+}
+
+// A training-mode export: BatchNormalization with its running statistics as extra outputs, and
+// Dropout with training_mode true, which becomes telar's Dropout.
+TEST(OnnxImport, TrainingModeBatchNormAndDropoutImport) {
+  auto m = base_model({2, 2, 1, 1});
+  for (const char* t : {"gamma", "beta", "mean", "var"}) add_initializer(m, t, {2}, {1, 1});
+  auto* bn = add_node(m, "BatchNormalization", {"x", "gamma", "beta", "mean", "var"}, "h");
+  bn->add_output("new_mean");
+  bn->add_output("new_var");
+  set_int(bn, "training_mode", 1);
+  add_initializer(m, "ratio", {}, {0.25f});
+  auto* training = m.mutable_graph()->add_initializer();
+  training->set_name("training");
+  training->set_data_type(proto::TensorProto::BOOL);
+  training->add_int32_data(1);
+  add_node(m, "Dropout", {"h", "ratio", "training"}, "y");
+  add_output(m, "y");
+  ImportedModel model = import_model(save(m, "trainmode.onnx"));
+  ASSERT_EQ(model.graph.nodes().size(), 2u);
+  EXPECT_EQ(model.graph.nodes()[0].kind, graph::OpKind::BatchNorm2d);
+  EXPECT_EQ(model.graph.nodes()[1].kind, graph::OpKind::Dropout);
+  EXPECT_FLOAT_EQ(model.graph.nodes()[1].attr<graph::DropoutAttrs>().p, 0.25f);
+
+  add_node(m, "Add", {"y", "new_mean"}, "z");
+  add_output(m, "z");
+  train::testing::expect_error([&] { import_model(save(m, "trainmode2.onnx")); },
+                               {"'new_mean'", "running statistics", "keeps to itself"});
 }
 
 TEST(OnnxImport, OpsetOutsideTheSupportedRangeIsRefused) {
@@ -210,9 +372,9 @@ TEST(OnnxImport, ADynamicInputNeedsItsShapeGiven) {
   add_output(m, "y");
   const fs::path p = save(m, "dynamic.onnx");
   train::testing::expect_error([&] { import_model(p); }, {"dynamic shape", "--input"});
-  const ImportedModel model = import_model(p, {Shape{3, 8, 8}});
+  const ImportedModel model = import_model(p, {Shape{3, 8, 8}, std::nullopt});
   EXPECT_EQ(model.graph.value(model.graph.inputs()[0]).shape, (Shape{kBatchDim, 3, 8, 8}));
-  train::testing::expect_error([&] { import_model(p, {Shape{4, 8, 8}}); }, {"fixed at"});
+  train::testing::expect_error([&] { import_model(p, {Shape{4, 8, 8}, std::nullopt}); }, {"fixed at"});
 }
 
 TEST(OnnxImport, AnInitializerWhoseSizeDisagreesWithItsDimsIsRefused) {

@@ -11,24 +11,27 @@ using namespace telar::ops::testing;
 
 namespace {
 
-Tensor forward(Activation kind, const Tensor& x) {
+Tensor forward(Activation kind, const Tensor& x, ActivationParams p = {}) {
   Tensor y(x.shape());
-  activation_forward(kind, x, y);
+  activation_forward(kind, x, y, p);
   return y;
 }
 
-void check_gradient(Activation kind, Tensor x, const char* what) {
+void check_gradient(Activation kind, Tensor x, const char* what, ActivationParams p = {}) {
   Rng rng(61);
   Tensor y(x.shape()), r = uniform(x.shape(), rng);
   auto objective = [&] {
-    activation_forward(kind, x, y);
+    activation_forward(kind, x, y, p);
     return project(y, r);
   };
   objective();
   Tensor dx(x.shape());
-  activation_backward(kind, x, y, r, dx);
+  activation_backward(kind, x, y, r, dx, p);
   expect_gradient(what, x, dx, objective);
 }
+
+// PyTorch's hardsigmoid as ONNX writes it: alpha 1/6, beta 1/2.
+constexpr ActivationParams kTorchHardSigmoid{1.0f / 6.0f, 0.5f};
 
 }  // namespace
 
@@ -42,6 +45,27 @@ TEST(OpsActivation, ForwardByHand) {
   expect_values(forward(Activation::Sigmoid, s), {0.5f, 0.75f, 0.25f, 1, 0, 0});
   Tensor t = f32({0, ln2, -ln2, 50}, {4});
   expect_values(forward(Activation::Tanh, t), {0, 0.6f, -0.6f, 1});
+}
+
+TEST(OpsActivation, ParametrisedForwardByHand) {
+  Tensor x = f32({-6, -3, -1.5f, 0, 1.5f, 3, 6}, {7});
+  expect_values(forward(Activation::LeakyReLU, x, {0.1f, 0}), {-0.6f, -0.3f, -0.15f, 0, 1.5f, 3, 6});
+  // clamp(x / 6 + 1/2, 0, 1)
+  expect_values(forward(Activation::HardSigmoid, x, kTorchHardSigmoid),
+                {0, 0, 0.25f, 0.5f, 0.75f, 1, 1});
+  // x * clamp(x + 3, 0, 6) / 6: -1.5 * 1.5 / 6 = -0.375, 1.5 * 4.5 / 6 = 1.125.
+  expect_values(forward(Activation::HardSwish, x), {0, 0, -0.375f, 0, 1.125f, 3, 6});
+}
+
+TEST(OpsActivation, ParametrisedBackwardByHand) {
+  Tensor x = f32({-4, -1.5f, 0, 1.5f, 4}, {5});
+  Tensor dy = f32({1, 1, 1, 1, 1}, {5}), dx({5});
+  activation_backward(Activation::LeakyReLU, x, Tensor(), dy, dx, {0.2f, 0});
+  expect_values(dx, {0.2f, 0.2f, 0.2f, 1, 1});  // PyTorch: slope 1 only where x > 0
+  activation_backward(Activation::HardSigmoid, x, Tensor(), dy, dx, kTorchHardSigmoid);
+  expect_values(dx, {0, 1.0f / 6, 1.0f / 6, 1.0f / 6, 0});
+  activation_backward(Activation::HardSwish, x, Tensor(), dy, dx);
+  expect_values(dx, {0, 0, 0.5f, 1, 1});  // x / 3 + 1/2 between -3 and 3
 }
 
 TEST(OpsActivation, NaNPropagates) {
@@ -78,6 +102,14 @@ TEST(OpsActivation, GradientsMatchFiniteDifferences) {
   check_gradient(Activation::ReLU6, x6, "relu6");
   check_gradient(Activation::Sigmoid, uniform({3, 7}, rng, -4, 4), "sigmoid");
   check_gradient(Activation::Tanh, uniform({3, 7}, rng, -2, 2), "tanh");
+  check_gradient(Activation::LeakyReLU, away_from_zero({3, 7}, rng), "leaky relu", {0.01f, 0});
+  // HardSigmoid's kinks are at -3 and 3, HardSwish's at -3 and 3 too: stay 0.1 away.
+  Tensor xh = away_from_zero({3, 7}, rng, 0.1f, 2.8f);
+  for (std::int64_t i = 0; i < xh.numel(); i += 4) xh.f32()[i] *= 2.0f;
+  for (float& v : xh.span<float>())
+    if (std::fabs(std::fabs(v) - 3.0f) < 0.1f) v *= 0.9f;
+  check_gradient(Activation::HardSigmoid, xh, "hard sigmoid", kTorchHardSigmoid);
+  check_gradient(Activation::HardSwish, xh, "hard swish");
 }
 
 TEST(OpsActivation, LargeTensorsUseEveryElement) {

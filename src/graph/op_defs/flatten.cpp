@@ -16,6 +16,6 @@ InferredValue infer(const ShapeCheck& c) {
 
 }  // namespace
 
-const OpDef kFlatten{"Flatten", KernelFamily::Flatten, infer};
+const OpDef kFlatten{"Flatten", KernelFamily::Flatten, infer, relabelling_cost};
 
 }  // namespace telar::graph::op_defs

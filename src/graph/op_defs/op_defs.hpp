@@ -4,6 +4,10 @@
 
 namespace telar::graph::op_defs {
 
+// The cost of a relabelling (Flatten, Reshape): no arithmetic and no bytes moved.
+void relabelling_cost(const Graph& graph, const Node& node, const CostOptions& options,
+                      NodeCost& cost);
+
 extern const OpDef kLinear;
 extern const OpDef kConv2d;
 extern const OpDef kBatchNorm2d;
@@ -11,6 +15,9 @@ extern const OpDef kReLU;
 extern const OpDef kReLU6;
 extern const OpDef kSigmoid;
 extern const OpDef kTanh;
+extern const OpDef kLeakyReLU;
+extern const OpDef kHardSigmoid;
+extern const OpDef kHardSwish;
 extern const OpDef kSoftmax;
 extern const OpDef kMaxPool2d;
 extern const OpDef kAvgPool2d;
@@ -18,7 +25,14 @@ extern const OpDef kGlobalAvgPool;
 extern const OpDef kFlatten;
 extern const OpDef kDropout;
 extern const OpDef kAdd;
+extern const OpDef kSub;
+extern const OpDef kMul;
+extern const OpDef kDiv;
 extern const OpDef kConcat;
+extern const OpDef kReshape;
+extern const OpDef kTranspose;
+extern const OpDef kSlice;
+extern const OpDef kPad;
 extern const OpDef kEmbeddingBag;
 extern const OpDef kDotInteraction;
 extern const OpDef kCrossEntropy;

@@ -1,4 +1,5 @@
-// ReLU, ReLU6, Sigmoid and Tanh on oneDNN eltwise, in the layout of the input.
+// The element-wise activations on oneDNN eltwise, in the layout of the input; HardSigmoid
+// (which oneDNN 2.6 lacks) on the reference kernel.
 #include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
@@ -22,6 +23,11 @@ class DnnlEltwise final : public DnnlKernel {
         beta_ = 6.0f;
         break;
       case graph::OpKind::Sigmoid: alg_ = algorithm::eltwise_logistic; break;
+      case graph::OpKind::LeakyReLU:
+        alg_ = algorithm::eltwise_relu;
+        alpha_ = node().attr<graph::EltwiseAttrs>().alpha;
+        break;
+      case graph::OpKind::HardSwish: alg_ = algorithm::eltwise_hardswish; break;
       default: alg_ = algorithm::eltwise_tanh; break;
     }
   }
@@ -59,35 +65,51 @@ class DnnlEltwise final : public DnnlKernel {
   BoundPrimitive train_, infer_, bwd_;
 };
 
+std::unique_ptr<Kernel> fast_eltwise(KernelIO io, LayoutConverter& converter) {
+  if (io.node->kind == graph::OpKind::HardSigmoid) return nullptr;
+  return fast_kernel<DnnlEltwise>(std::move(io), converter);
+}
+
 ops::Activation activation_of(graph::OpKind kind) {
   switch (kind) {
     case graph::OpKind::ReLU: return ops::Activation::ReLU;
     case graph::OpKind::ReLU6: return ops::Activation::ReLU6;
     case graph::OpKind::Sigmoid: return ops::Activation::Sigmoid;
+    case graph::OpKind::LeakyReLU: return ops::Activation::LeakyReLU;
+    case graph::OpKind::HardSigmoid: return ops::Activation::HardSigmoid;
+    case graph::OpKind::HardSwish: return ops::Activation::HardSwish;
     default: return ops::Activation::Tanh;
   }
 }
 
+ops::ActivationParams params_of(const graph::Node& node) {
+  if (const auto* a = std::get_if<graph::EltwiseAttrs>(&node.attrs)) return {a->alpha, a->beta};
+  return {};
+}
+
 class RefActivation final : public Kernel {
  public:
-  explicit RefActivation(KernelIO io) : Kernel(std::move(io)), kind_(activation_of(node().kind)) {
+  explicit RefActivation(KernelIO io)
+      : Kernel(std::move(io)), kind_(activation_of(node().kind)), params_(params_of(node())) {
     define_plain_output();
   }
   void forward(bool, std::uint64_t) override {
-    ops::activation_forward(kind_, in(0).data, out().data);
+    ops::activation_forward(kind_, in(0).data, out().data, params_);
   }
   void backward() override {
     if (grad_of(0).tensor)
-      ops::activation_backward(kind_, in(0).data, out().data, out().grad, *grad_of(0).tensor);
+      ops::activation_backward(kind_, in(0).data, out().data, out().grad, *grad_of(0).tensor,
+                              params_);
   }
 
  private:
   ops::Activation kind_;
+  ops::ActivationParams params_;
 };
 
 }  // namespace
 
-const OpKernels op_kernel_defs::kActivation{fast_kernel<DnnlEltwise>,
+const OpKernels op_kernel_defs::kActivation{fast_eltwise,
                                              reference_kernel<RefActivation>};
 
 }  // namespace telar::backend::cpu

@@ -19,13 +19,20 @@ class RefConcat final : public Kernel {
     ops::concat_forward(inputs_, out().data);
   }
   void prepare_backward() override {
-    for (std::size_t i = 0; i < grads_.size(); ++i)
+    needed_ = false;
+    for (std::size_t i = 0; i < grads_.size(); ++i) {
+      needed_ = needed_ || grad_of(i).tensor;
       grads_[i] = grad_of(i).tensor ? *grad_of(i).tensor : Tensor(in(i).shape);
+    }
   }
-  void backward() override { ops::concat_backward(out().grad, grads_); }
+  // Nothing to do where no input wants a gradient (a concatenation of the model's input).
+  void backward() override {
+    if (needed_) ops::concat_backward(out().grad, grads_);
+  }
 
  private:
   std::vector<Tensor> inputs_, grads_;
+  bool needed_ = false;
 };
 
 }  // namespace

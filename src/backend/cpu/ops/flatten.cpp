@@ -1,4 +1,4 @@
-// Flatten: a relabelling of its input (reference kernel only; it moves no data).
+// Flatten and Reshape: a relabelling of the input (reference kernel only; it moves no data).
 #include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {

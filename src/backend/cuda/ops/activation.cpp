@@ -1,4 +1,5 @@
-// ReLU, ReLU6, Sigmoid and Tanh on the kernels of kernels.cu.
+// ReLU, ReLU6, Sigmoid and Tanh on the kernels of kernels.cu (LeakyReLU, HardSigmoid and
+// HardSwish have no CUDA kernel yet).
 #include "backend/cuda/ops/op_kernels.hpp"
 
 namespace telar::backend::cuda {
@@ -8,6 +9,7 @@ namespace {
 class Activation final : public Kernel {
  public:
   explicit Activation(KernelIO io) : Kernel(std::move(io)), kind_(kernel_kind(node().kind)) {
+    if (kind_ < 0) no_cuda_kernel(node());
     define_output();
   }
   void forward(bool, std::uint64_t) override {
@@ -28,7 +30,8 @@ class Activation final : public Kernel {
       case graph::OpKind::ReLU: return 0;
       case graph::OpKind::ReLU6: return 1;
       case graph::OpKind::Sigmoid: return 2;
-      default: return 3;
+      case graph::OpKind::Tanh: return 3;
+      default: return -1;
     }
   }
   int kind_;

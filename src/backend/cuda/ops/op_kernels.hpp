@@ -34,6 +34,14 @@ namespace op_kernel_defs {
 TELAR_KERNEL_FAMILIES(TELAR_DECLARE_KERNEL_FAMILY)
 }
 
+// For a node this backend has no kernel for (yet): one error naming it, at plan time.
+[[noreturn]] inline void no_cuda_kernel(const graph::Node& node, std::string_view what = "this op") {
+  fail("node '{}' ({}): the CUDA backend has no kernel for {} yet; run the model with --backend "
+       "cpu",
+       node.name, graph::op_name(node.kind), what);
+}
+inline std::unique_ptr<Kernel> no_kernel(KernelIO io) { no_cuda_kernel(*io.node); }
+
 inline constexpr float kOne = 1.0f, kZero = 0.0f;
 
 inline int to_int(std::int64_t v, std::string_view what) {

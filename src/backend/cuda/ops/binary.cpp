@@ -1,4 +1,5 @@
-// Add (residual connections).
+// Add of two tensors of one shape (residual connections); Sub, Mul, Div and broadcasting have
+// no CUDA kernel yet.
 #include "backend/cuda/ops/op_kernels.hpp"
 
 namespace telar::backend::cuda {
@@ -7,7 +8,11 @@ namespace {
 
 class Add final : public Kernel {
  public:
-  explicit Add(KernelIO io) : Kernel(std::move(io)) { define_output(); }
+  explicit Add(KernelIO io) : Kernel(std::move(io)) {
+    if (node().kind != graph::OpKind::Add) no_cuda_kernel(node());
+    if (in(0).shape != in(1).shape) no_cuda_kernel(node(), "broadcasting");
+    define_output();
+  }
   void forward(bool, std::uint64_t) override {
     kernels::add(stream(), in(0).f32(), in(1).f32(), out().f32(), out().numel);
     check_launch("add forward");
@@ -21,6 +26,6 @@ class Add final : public Kernel {
 
 }  // namespace
 
-const OpKernels op_kernel_defs::kAdd{kernel_of<Add>};
+const OpKernels op_kernel_defs::kBinary{kernel_of<Add>};
 
 }  // namespace telar::backend::cuda

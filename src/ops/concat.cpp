@@ -1,4 +1,4 @@
-// Add, and Concat along axis 1 (any rank >= 2: each input contributes a contiguous run of
+// Concat along axis 1 (any rank >= 2: each input contributes a contiguous run of
 // dim(1) * inner elements per sample). Concat moves bytes, so it works for any dtype.
 #include <algorithm>
 #include <cstdint>
@@ -9,16 +9,6 @@
 #include "ops/kernels.hpp"
 
 namespace telar::ops {
-
-void add_forward(const Tensor& a, const Tensor& b, Tensor& y) {
-  detail::expect_shape("add_forward", "b", b, a.shape());
-  detail::expect_shape("add_forward", "y", y, a.shape());
-  const std::int64_t count = a.numel();
-  const float* ap = a.f32();
-  const float* bp = b.f32();
-  float* yp = y.f32();
-  parallel_for(0, count, count > (1 << 16), [&](std::int64_t i) { yp[i] = ap[i] + bp[i]; });
-}
 
 namespace {
 

@@ -1,5 +1,6 @@
-// Add (residual connections) on oneDNN binary, in the first operand's layout. Its backward
-// hands the output gradient to both operands, reordering where their layouts differ.
+// Add, Sub, Mul, Div. The residual Add of two tensors of one shape runs on oneDNN binary, in the
+// first operand's layout; its backward hands the output gradient to both operands, reordering
+// where their layouts differ. The others (and broadcasting) run on the reference kernel.
 #include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
@@ -40,18 +41,40 @@ class DnnlAdd final : public DnnlKernel {
   BoundPrimitive copies_[2];
 };
 
-class RefAdd final : public Kernel {
- public:
-  explicit RefAdd(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
-  void forward(bool, std::uint64_t) override { ops::add_forward(in(0).data, in(1).data, out().data); }
-  void backward() override {
-    for (std::size_t i = 0; i < 2; ++i)
-      if (grad_of(i).tensor) grad_of(i).tensor->copy_from(out().grad);
+std::unique_ptr<Kernel> fast_binary(KernelIO io, LayoutConverter& converter) {
+  if (io.node->kind != graph::OpKind::Add || io.inputs[0]->shape != io.inputs[1]->shape)
+    return nullptr;
+  return fast_kernel<DnnlAdd>(std::move(io), converter);
+}
+
+ops::Binary binary_of(graph::OpKind kind) {
+  switch (kind) {
+    case graph::OpKind::Add: return ops::Binary::Add;
+    case graph::OpKind::Sub: return ops::Binary::Sub;
+    case graph::OpKind::Mul: return ops::Binary::Mul;
+    default: return ops::Binary::Div;
   }
+}
+
+class RefBinary final : public Kernel {
+ public:
+  explicit RefBinary(KernelIO io) : Kernel(std::move(io)), op_(binary_of(node().kind)) {
+    define_plain_output();
+  }
+  void forward(bool, std::uint64_t) override {
+    ops::binary_forward(op_, in(0).data, in(1).data, out().data);
+  }
+  void backward() override {
+    ops::binary_backward(op_, in(0).data, in(1).data, out().grad, grad_of(0).tensor,
+                         grad_of(1).tensor);
+  }
+
+ private:
+  ops::Binary op_;
 };
 
 }  // namespace
 
-const OpKernels op_kernel_defs::kAdd{fast_kernel<DnnlAdd>, reference_kernel<RefAdd>};
+const OpKernels op_kernel_defs::kBinary{fast_binary, reference_kernel<RefBinary>};
 
 }  // namespace telar::backend::cpu

@@ -9,12 +9,6 @@ using namespace telar;
 using namespace telar::ops;
 using namespace telar::ops::testing;
 
-TEST(OpsAdd, ForwardByHand) {
-  Tensor a = f32({1, 2, 3, 4}, {2, 2}), b = f32({10, -2, 0.5f, 0}, {2, 2}), y({2, 2});
-  add_forward(a, b, y);
-  expect_values(y, {11, 0, 3.5f, 4});
-}
-
 TEST(OpsConcat, ForwardBackwardByHand) {
   Tensor a = f32({1, 2}, {2, 1}), b = f32({3, 4, 5, 6, 7, 8}, {2, 3});
   std::array<Tensor, 2> parts{a, b};
