@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Side-by-side speed of telar and PyTorch 1.13 (Debian's python3-torch) on this machine, same
-# threads, one run of the script: each figure is the median of REPEATS alternating runs.
-#   bench/peer_compare.sh [--threads N] [--repeats R] [--quick]
+# threads, one run of the script: each figure is the median of REPEATS alternating runs. Then
+# inference against ONNX Runtime (npm's onnxruntime-node, installed into a cache folder by
+# bench/peer/install_ort.sh on first use): both run the same file PyTorch exported, quiet and
+# with one competing busy process.
+#   bench/peer_compare.sh [--threads N] [--repeats R] [--quick] [--no-ort]
 # --quick: fewer batches (a smoke run for tests), not for quoting.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 threads=$(nproc)
 repeats=3
+no_ort=0
 mlp_batches=300
 cnn_batches=60
 while [ $# -gt 0 ]; do
@@ -14,7 +18,8 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --quick) repeats=1; mlp_batches=20; cnn_batches=4; shift ;;
-    -h|--help) sed -n 2,6p "$0"; exit 0 ;;
+    --no-ort) no_ort=1; shift ;;
+    -h|--help) sed -n 2,9p "$0"; exit 0 ;;
     *) echo "peer_compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -58,3 +63,43 @@ read -r t p <<<"$(train_pair mnist_cnn "$cnn_batches")"
 printf '%-48s %12.0f %12.0f %7.2fx %s\n' "seed-001 CNN train, batch 128 (samples/s)" "$t" "$p" "$("$py" -c "print($t/$p)")" ">= 3x"
 read -r t p <<<"$(infer_pair mobilenet_v1 3x224x224 1)"
 printf '%-48s %12.3f %12.3f %7.2fx %s\n' "MobileNetV1 224 batch 1 latency (ms)" "$t" "$p" "$("$py" -c "print($t/$p)")" "<= 0.8x"
+
+[ "$no_ort" = 1 ] && exit 0
+ort_dir=$(bench/peer/install_ort.sh)
+export NODE_PATH="$ort_dir/node_modules"
+ort_version=$(node -e "console.log(require('onnxruntime-node').env.versions.common)")
+
+ort_pair() {  # file input batch -> "telar ort" median latency ms, alternating runs
+  local file=$1 input=$2 batch=$3 t=() o=()
+  for r in $(seq "$repeats"); do
+    t+=("$("$telar" infer --model "$file" --batch "$batch" --threads "$threads" --repeats 30 \
+        --json | json_field latency_ms_median)")
+    o+=("$(node bench/peer/ort_infer.js "$file" --input "$input" --batch "$batch" \
+        --threads "$threads" --repeats 30 | json_field latency_ms_median)")
+  done
+  echo "$(median "${t[@]}") $(median "${o[@]}")"
+}
+
+busy_pid=""
+stop_busy() { [ -n "$busy_pid" ] && kill "$busy_pid" 2>/dev/null; busy_pid=""; }
+trap 'stop_busy; rm -rf "$tmp"' EXIT
+
+for load in quiet busy; do
+  if [ "$load" = busy ]; then
+    ( while :; do :; done ) &  # one competing busy process
+    busy_pid=$!
+  fi
+  echo
+  echo "telar vs ONNX Runtime $ort_version (same PyTorch-exported file), $threads threads, $load, median of $repeats, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf '%-48s %12s %12s %8s %s\n' "inference latency (ms)" "telar" "onnxruntime" "ratio" "goal"
+  for row in "mobilenet_v1 3x224x224 1" "mobilenet_v1 3x224x224 32" "resnet18 3x224x224 1" "mnist_cnn 1x28x28 1"; do
+    read -r model input batch <<<"$row"
+    file="$tmp/$model-$input.onnx"
+    [ -f "$file" ] || "$py" bench/peer/torch_export.py --model "$model" --input "$input" --out "$file" 2>/dev/null
+    read -r t o <<<"$(ort_pair "$file" "$input" "$batch")"
+    goal="<= 0.8x"
+    [ "$model" = mnist_cnn ] && goal="-"
+    printf '%-48s %12.3f %12.3f %7.2fx %s\n' "$model $input batch $batch" "$t" "$o" "$("$py" -c "print($t/$o)")" "$goal"
+  done
+  stop_busy
+done

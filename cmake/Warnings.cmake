@@ -22,6 +22,8 @@ function(telar_test name)
     return()
   endif()
   add_executable(${name} ${T_SOURCES})
+  # Tests include their shared helpers from tests/ (e.g. "e2e/run_command.hpp").
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main telar_warnings)
   target_compile_definitions(${name} PRIVATE TELAR_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                              TELAR_BINARY_DIR="${PROJECT_BINARY_DIR}")

@@ -49,4 +49,7 @@ def build(spec, classes=10):
         return mnist_cnn(classes)
     if name == "mobilenet_v1":
         return mobilenet_v1(classes, float(args) if args else 1.0)
+    if name == "resnet18":  # telar's zoo resnet18 is torchvision's
+        import torchvision
+        return torchvision.models.resnet18(num_classes=classes)
     raise SystemExit(f"torch peer: no PyTorch version of model '{spec}'")

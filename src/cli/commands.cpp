@@ -14,6 +14,7 @@ int run_simulate(const Args& args);
 int run_dlrm(const Args& args);
 int run_energy(const Args& args);
 int run_compare(const Args& args);
+int run_export(const Args& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -22,6 +23,7 @@ const std::vector<Command>& commands() {
       {"eval", "evaluate a checkpoint on a data set", run_eval},
       {"models", "list the model zoo, or show one model's layers (models show NAME)", run_models},
       {"infer", "inference latency and throughput of a model at a batch size", run_infer},
+      {"export", "write a model (zoo, ONNX or trained by telar train) as an ONNX file", run_export},
       {"prof", "hardware-counter profiler: list events, run a command under counters, matmul", run_prof},
       {"sim", "simulate one operation on a DNN accelerator (MAERI, SIGMA, MAGMA, TPU mesh; STONNE syntax)", run_sim},
       {"simulate", "simulate a whole model on DNN accelerators (sim: backend); report.html", run_simulate},

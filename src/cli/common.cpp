@@ -77,8 +77,8 @@ CLI::Validator positive_real(bool allow_zero) {
       allow_zero ? "NUM>=0" : "NUM>0");
 }
 
-void add_overwrite_flag(CLI::App& app, bool* overwrite) {
-  app.add_flag("--overwrite", *overwrite, "replace the run already in --out (else refused)");
+void add_overwrite_flag(CLI::App& app, bool* overwrite, const char* what) {
+  app.add_flag("--overwrite", *overwrite, fmt::format("replace the {} already in --out (else refused)", what));
 }
 
 void add_threads_option(CLI::App& app, int* threads) {

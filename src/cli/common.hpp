@@ -21,7 +21,8 @@ CLI::Validator at_least(long long min);
 CLI::Validator positive_real(bool allow_zero = false);
 
 // Adds --overwrite: replace the run already in --out (refused without it; report::reuse_for).
-void add_overwrite_flag(CLI::App& app, bool* overwrite);
+// `what` --out holds: "run" (a run directory) or "file".
+void add_overwrite_flag(CLI::App& app, bool* overwrite, const char* what = "run");
 
 // Adds --threads (default: all cores) and applies it after parsing via apply_threads().
 void add_threads_option(CLI::App& app, int* threads);

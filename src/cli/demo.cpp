@@ -7,6 +7,7 @@
 
 #include "cli/common.hpp"
 #include "core/clock.hpp"
+#include "core/error.hpp"
 #include "core/files.hpp"
 #include "dist/energy/sampler.hpp"
 #include "report/run_dir.hpp"
@@ -14,6 +15,8 @@
 namespace telar::cli {
 
 int run_train(const Args& args);
+int run_export(const Args& args);
+int run_infer(const Args& args);
 int run_sim_demo(const std::filesystem::path& dir);
 int run_simulate_demo(const std::filesystem::path& root, bool overwrite);
 int run_dlrm(const Args& args);
@@ -32,9 +35,9 @@ void banner(const std::string& title) {
 
 int run_demo(const Args& args) {
   CLI::App app{"A tour of telar in a few minutes: trains the seed-001 CNN on Fashion-MNIST for "
-               "one epoch with counters, simulates a layer on MAERI and a TPU-like mesh, then trains "
-               "data-parallel on two workers with energy accounting, and runs DLRM on the "
-               "simulated hybrid accelerator.",
+               "one epoch with counters, exports it to ONNX and runs the file, simulates a layer "
+               "on MAERI and a TPU-like mesh, then trains data-parallel on two workers with "
+               "energy accounting, and runs DLRM on the simulated hybrid accelerator.",
                "demo"};
   std::string out;
   int threads = 0;
@@ -49,6 +52,10 @@ int run_demo(const Args& args) {
   for (const char* stage : {"train", "simulate", "data-parallel", "dlrm"})
     report::check_run_path(root / stage,
                            report::reuse_for(overwrite));
+  const fs::path onnx_file = root / "mnist_cnn.onnx";
+  require(overwrite || !fs::exists(onnx_file),
+          "{} exists from an earlier demo; give another --out or add --overwrite",
+          onnx_file.string());
   ensure_writable_dir(root);
   const Args replace = overwrite ? Args{"--overwrite"} : Args{};
   Stopwatch total;
@@ -69,7 +76,18 @@ int run_demo(const Args& args) {
   train_args.insert(train_args.end(), replace.begin(), replace.end());
   if (int rc = run_train(train_args); rc != 0) return rc;
 
-  banner("2. Simulation: one CNN layer on a MAERI accelerator and on a TPU-like mesh, cycle by "
+  banner("2. ONNX: the CNN just trained, written as an ONNX file (which ONNX Runtime, TensorRT "
+         "or OpenVINO run) and run from that file");
+  std::cout << "telar export --checkpoint " << (root / "train").string() << " --out "
+            << onnx_file.string() << "\ntelar infer --model " << onnx_file.string()
+            << " --batch 64\n";
+  std::cout.flush();
+  Args export_args = {"--checkpoint", (root / "train").string(), "--out", onnx_file.string()};
+  if (overwrite) export_args.push_back("--overwrite");
+  if (int rc = run_export(export_args); rc != 0) return rc;
+  if (int rc = run_infer({"--model", onnx_file.string(), "--batch", "64"}); rc != 0) return rc;
+
+  banner("3. Simulation: one CNN layer on a MAERI accelerator and on a TPU-like mesh, cycle by "
          "cycle (STONNE's model)");
   std::cout << "telar sim --config configs/maeri_256mses_128_bw.cfg --tile auto -CONV -R=3 -S=3 "
                "-C=32 -K=32 -X=16 -Y=16\n"
@@ -77,11 +95,11 @@ int run_demo(const Args& args) {
                "-T_M=16 -T_N=16 -T_K=1\n";
   if (int rc = run_sim_demo(root / "sim"); rc != 0) return rc;
 
-  banner("3. Whole-model simulation: the CNN just trained, on MAERI and on the TPU-like mesh, "
+  banner("4. Whole-model simulation: the CNN just trained, on MAERI and on the TPU-like mesh, "
          "layer by layer (values from the CPU, time from the accelerator model)");
   if (int rc = run_simulate_demo(root, overwrite); rc != 0) return rc;
 
-  banner("4. Data-parallel training: two workers of one thread each share every global batch "
+  banner("5. Data-parallel training: two workers of one thread each share every global batch "
          "(sample-weighted gradient all-reduce, overlapped with the backward pass), with the "
          "energy summary");
   std::cout << "telar train --model mnist_cnn --data fashion-mnist --epochs 1 --batch-size 128 "
@@ -104,7 +122,7 @@ int run_demo(const Args& args) {
               << energy::EnergySummary::from_json(r["energy"]).format();
   }
 
-  banner("5. DLRM on the simulated hybrid accelerator: the seed thesis' workload DLRM(1), MLPs "
+  banner("6. DLRM on the simulated hybrid accelerator: the seed thesis' workload DLRM(1), MLPs "
          "on MAERI, EmbeddingBags as CSR sparse x dense on MAGMA, per component");
   std::cout << "telar dlrm\n";
   std::cout.flush();
@@ -119,7 +137,8 @@ int run_demo(const Args& args) {
                            "per batch and {1}/simulate/report.html for the simulated layers; "
                            "{1}/data-parallel/run.json has the workers' shares and the energy "
                            "(telar compare RUN... puts runs side by side); {1}/dlrm/report.html "
-                           "has DLRM's components on the hybrid accelerator.\n",
+                           "has DLRM's components on the hybrid accelerator; {1}/mnist_cnn.onnx is the "
+                           "trained CNN as ONNX.\n",
                            total.seconds(), root.string());
   return 0;
 }

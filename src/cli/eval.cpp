@@ -6,6 +6,7 @@
 
 #include "backend/backend.hpp"
 #include "cli/data_options.hpp"
+#include "cli/trained_model.hpp"
 #include "core/parse.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "core/error.hpp"
@@ -48,19 +49,8 @@ int run_eval(const Args& args) {
           "--validation sizes the held-out part of --split validation; add --split validation");
   apply_threads(threads);
 
-  fs::path path = checkpoint;
-  if (fs::is_directory(path)) path /= train::kCheckpointFileName;
-  if (!fs::exists(path)) fail("--checkpoint {}: no such file", path.string());
-  const train::Checkpoint ckpt = train::read_checkpoint(path);
-  // The checkpoint records the run's configuration: rebuild the same model from it.
-  auto config = nlohmann::json::parse(ckpt.trainer.config_json, nullptr, false);
-  if (!config.is_object() || !config.contains("model"))
-    fail("checkpoint {} does not record its model configuration; it was not written by telar "
-         "train",
-         path.string());
-  graph::zoo::ModelOptions zoo;
-  zoo.input = parse_dims(config.value("input", std::string("")), "checkpoint input shape");
-  zoo.classes = config.value("classes", std::int64_t{10});
+  TrainedModel trained = load_trained_model(checkpoint, "--checkpoint");
+  const nlohmann::json& config = trained.config;
   // The run's seed gives the same synthetic data and the same validation split as training.
   const auto seed = config.value("seed", std::uint64_t{0});
   train::Dataset set = split == "test" ? data.load_test(seed) : data.load_train(seed);
@@ -77,30 +67,15 @@ int run_eval(const Args& args) {
   } else {
     for (std::int64_t i = 0; i < set.size(); ++i) indices.push_back(i);
   }
-  const std::string model = config["model"].get<std::string>();
-  graph::Graph net;
-  if (onnx::is_onnx_file(model)) {
-    // The file's graph fed the run's samples, as telar train built it; the weights come from
-    // the checkpoint.
-    const std::string onnx_input = config.value("onnx_input", std::string(""));
-    onnx::ImportOptions io;
-    if (!onnx_input.empty()) io.input = parse_dims(onnx_input, "checkpoint ONNX input shape");
-    io.feed = zoo.input;
-    net = onnx::import_model(model, io).graph;
-  } else {
-    net = graph::zoo::build(model, zoo);
-  }
-  graph::Graph g = graph::with_loss(net, graph::parse_loss(config.value("loss", std::string("cross_entropy"))));
-  graph::ParameterSet params = graph::ParameterSet::initialize(g, 0);
-  train::restore_checkpoint(ckpt, path, g, params, nullptr);
-  auto exe = backend::compile(backend::parse_backend_spec(backend_name), g, params);
+  const graph::Graph g = graph::with_loss(trained.net, trained.loss);
+  auto exe = backend::compile(backend::parse_backend_spec(backend_name), g, trained.weights);
   train::DataLoader loader(set, indices, {batch_size, false, false, 0});
   const train::PhaseMetrics m = train::evaluate_classifier(*exe, loader);
   std::cout << fmt::format("{} on {} ({} samples): accuracy {:.4f}, loss {:.4f}, {:.2f} s\n",
-                           net.name(), split == "test" ? set.name : set.name + " (" + split + " part)", m.samples, m.accuracy, m.loss, m.seconds);
+                           trained.net.name(), split == "test" ? set.name : set.name + " (" + split + " part)", m.samples, m.accuracy, m.loss, m.seconds);
   if (json)
     print_json({{"loss", m.loss}, {"accuracy", m.accuracy}, {"samples", m.samples},
-                {"split", split}, {"checkpoint", path.string()}});
+                {"split", split}, {"checkpoint", trained.checkpoint.string()}});
   return 0;
 }
 

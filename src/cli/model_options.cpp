@@ -26,7 +26,11 @@ LoadedModel load_model(const std::string& model, const graph::zoo::ModelOptions&
                        const LoadOptions& load) {
   if (onnx::is_onnx_file(model)) {
     onnx::ImportedModel m = import(model, options, load.feed);
-    if (load.random_weights) m.weights = graph::ParameterSet::initialize(m.graph, load.seed);
+    if (load.random_weights) {
+      graph::ParameterSet fresh = graph::ParameterSet::initialize(m.graph, load.seed);
+      for (graph::ValueId id : m.constants) fresh.set(id, m.weights.at(id));
+      m.weights = std::move(fresh);
+    }
     return {std::move(m.graph), std::move(m.weights)};
   }
   graph::zoo::ModelOptions fed = options;
@@ -44,13 +48,13 @@ bool ModelOptions::random_weights() const {
   return true;
 }
 
-void ModelOptions::add_to(CLI::App& app, const std::string& default_model) {
+void ModelOptions::add_to(CLI::App& app, const std::string& default_model, bool required) {
   model = default_model;
   auto* opt = app.add_option("--model", model,
                              "model NAME[:ARGS] or FILE.onnx, e.g. mlp:784-256-128-10, "
                              "mnist_cnn, mobilenet_v1:0.5 (telar models), resnet18.onnx "
                              "(docs/onnx.md)");
-  if (default_model.empty()) opt->required();
+  if (default_model.empty() && required) opt->required();
   app.add_option("--input", input, "input shape CxHxW (default: the model's, or the data's)");
   app.add_option("--classes", classes, "number of classes (default: the model's, or the data's)")
       ->check(at_least(1));

@@ -37,7 +37,9 @@ struct ModelOptions {
   std::int64_t classes = 0;
   std::string init;  // --init: "file", "random" or "" (the model's default)
 
-  void add_to(CLI::App& app, const std::string& default_model = "");
+  // --model is required unless it has a default or `required` is false (the command has
+  // another way to name its model).
+  void add_to(CLI::App& app, const std::string& default_model = "", bool required = true);
   graph::zoo::ModelOptions zoo_options() const;
   // --init random, or a zoo model; throws telar::Error for --init file with a zoo model.
   bool random_weights() const;

@@ -251,10 +251,11 @@ int run_train(const Args& given) {
   r.model_name = s.model.model;
   const Shape feed = r.train_set.sample_shape();
   if (onnx::is_onnx_file(s.model.model)) {
-    // The file's graph, fed the data's samples; its own weights unless --init random.
+    // The file's graph, fed the data's samples; its own weights unless --init random (which
+    // keeps the constants of its computation).
     LoadedModel m = s.model.load(r.seed, feed);
     r.net = std::move(m.graph);
-    if (!s.model.random_weights()) r.initial_weights = std::move(m.weights);
+    r.initial_weights = std::move(m.weights);
     const std::int64_t outputs = r.net.value(r.net.outputs()[0]).shape.back();
     require(outputs >= r.train_set.num_classes,
             "{} has {} outputs but the data has {} classes; export it with at least {} (e.g. "

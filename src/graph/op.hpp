@@ -23,6 +23,8 @@ enum class OpKind : std::uint8_t {
   LeakyReLU,
   HardSigmoid,
   HardSwish,
+  Sqrt,
+  Erf,
   Softmax,
   MaxPool2d,
   AvgPool2d,
@@ -38,6 +40,7 @@ enum class OpKind : std::uint8_t {
   Transpose,
   Slice,
   Pad,
+  ReduceMean,
   EmbeddingBag,
   DotInteraction,
   CrossEntropy,
@@ -55,6 +58,7 @@ inline constexpr std::size_t kOpKindCount = static_cast<std::size_t>(OpKind::Cou
 #define TELAR_KERNEL_FAMILIES(X)                                                              \
   X(Linear) X(Conv2d) X(BatchNorm2d) X(Activation) X(Softmax) X(MaxPool2d) X(AvgPool2d)       \
   X(GlobalAvgPool) X(Flatten) X(Dropout) X(Binary) X(Concat) X(Transpose) X(Slice) X(Pad)     \
+  X(ReduceMean)                                                                               \
   X(EmbeddingBag) X(DotInteraction) X(Loss)
 #define TELAR_KERNEL_FAMILY_ENUMERATOR(family) family,
 enum class KernelFamily : std::uint8_t {
@@ -147,6 +151,13 @@ struct SliceAttrs {
   auto fields() const { return std::tie(axis, start, end); }
 };
 
+// The mean over one axis after the batch, kept as a dimension of size 1.
+struct ReduceAttrs {
+  std::int64_t axis = 1;
+
+  auto fields() const { return std::tie(axis); }
+};
+
 // Constant padding of the two spatial axes of an NCHW tensor, each side on its own.
 struct PadAttrs {
   std::int64_t top = 0, left = 0, bottom = 0, right = 0;
@@ -194,7 +205,7 @@ struct MseAttrs {
 };
 
 using Attrs = std::variant<std::monostate, LinearAttrs, Conv2dAttrs, BatchNormAttrs, Pool2dAttrs,
-                           EltwiseAttrs, ReshapeAttrs, TransposeAttrs, SliceAttrs, PadAttrs,
+                           EltwiseAttrs, ReshapeAttrs, TransposeAttrs, SliceAttrs, PadAttrs, ReduceAttrs,
                            DropoutAttrs, ConcatAttrs, EmbeddingBagAttrs, DotInteractionAttrs,
                            MseAttrs>;
 

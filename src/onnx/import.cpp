@@ -194,7 +194,10 @@ class Importer {
 
   ImportedModel run() {
     const auto& g = model_.graph();
-    for (const auto& t : g.initializer()) constants_[t.name()] = read_tensor(t, dir_);
+    for (const auto& t : g.initializer()) {
+      constants_[t.name()] = read_tensor(t, dir_);
+      initializers_.insert(t.name());
+    }
     add_inputs();
     for (const auto& node : g.node()) import_node(node);
     require(g.output_size() > 0, "the model has no outputs");
@@ -205,7 +208,8 @@ class Importer {
               out.name());
       graph_.add_output(values_.at(out.name()));
     }
-    ImportedModel m{std::move(graph_), std::move(weights_), opset_, producer(model_)};
+    ImportedModel m{std::move(graph_), std::move(weights_), opset_, producer(model_),
+                    std::move(fixed_)};
     return m;
   }
 
@@ -328,8 +332,16 @@ class Importer {
     return it->second;
   }
   const Shape& shape_of(ValueId v) const { return graph_.value(v).shape; }
-  std::string node_name(const proto::NodeProto& n) const {
-    return n.name().empty() ? fmt::format("{}_{}", n.op_type(), graph_.nodes().size()) : n.name();
+  // The name of the telar node made for n (`suffix` for a second node it makes): the ONNX
+  // name, or op type and position where it has none, made unique among the graph's nodes (a
+  // file telar exported may already hold a "/pad" or "/keepdims" node of that name).
+  std::string node_name(const proto::NodeProto& n, const std::string& suffix = "") const {
+    const std::string base =
+        (n.name().empty() ? fmt::format("{}_{}", n.op_type(), graph_.nodes().size()) : n.name()) +
+        suffix;
+    std::string name = base;
+    for (int k = 2; graph_.find_node(name); ++k) name = fmt::format("{}#{}", base, k);
+    return name;
   }
   void define(const proto::NodeProto& n, ValueId v) {
     require(n.output_size() >= 1, "node '{}' ({}) has no output", n.name(), n.op_type());
@@ -351,6 +363,14 @@ class Importer {
     weights_.set(id, Tensor::from(c.f, shape));
     return id;
   }
+  // A constant of the computation (not a weight): a buffer, which training leaves alone and
+  // --init random keeps (ImportedModel::constants).
+  ValueId fixed(const std::string& name, const Constant& c, Shape shape) {
+    const ValueId id = weight(name, c, std::move(shape), graph::Initializer::zeros(), true);
+    fixed_.push_back(id);
+    return id;
+  }
+
   // PyTorch's default for convolution and linear layers: uniform within 1/sqrt(fan-in).
   static graph::Initializer fan_in_bound(std::int64_t fan_in) {
     const float bound = 1.0f / std::sqrt(static_cast<float>(std::max<std::int64_t>(fan_in, 1)));
@@ -378,9 +398,14 @@ class Importer {
     } else if (op == "MatMul") {
       const Constant& w = constant(n, 1);
       const ValueId x = dynamic(n, 0);
-      if (w.dims.size() != 2 || shape_of(x).size() != 2)
-        unsupported(n, "telar imports MatMul of a [batch, K] tensor by a constant [K, N] matrix");
-      linear(n, x, transpose(w, n.input(1)), w.dims[1], w.dims[0], nullptr, 1.0f, 1.0f);
+      if (w.dims.size() == 2 && shape_of(x).size() == 4) {
+        matmul_channels_last(n, x, w);
+      } else {
+        if (w.dims.size() != 2 || shape_of(x).size() != 2)
+          unsupported(n, "telar imports MatMul of a [batch, K] or [batch, H, W, K] tensor by a "
+                         "constant [K, N] matrix");
+        linear(n, x, transpose(w, n.input(1)), w.dims[1], w.dims[0], nullptr, 1.0f, 1.0f);
+      }
     } else if (op == "BatchNormalization") {
       batchnorm(n, at);
     } else if (op == "Relu" || op == "Sigmoid" || op == "Tanh") {
@@ -424,6 +449,23 @@ class Importer {
       a.beta = leaky ? 0.0f : at.f("beta", 0.5f);
       define(n, graph_.add_node(leaky ? OpKind::LeakyReLU : OpKind::HardSigmoid, node_name(n), a,
                                 {dynamic(n, 0)}));
+    } else if (op == "LayerNormalization") {
+      layer_norm(n, at);
+    } else if (op == "Sqrt" || op == "Erf") {
+      define(n, graph_.add_node(op == "Sqrt" ? OpKind::Sqrt : OpKind::Erf, node_name(n), {},
+                                {dynamic(n, 0)}));
+    } else if (op == "Pow") {
+      const ValueId x = dynamic(n, 0);
+      const Constant& e = constant(n, 1);
+      const float p = e.numel() == 1 ? e.scalar() : 0.0f;
+      if (e.numel() == 1 && p == 2.0f)
+        define(n, graph_.add_node(OpKind::Mul, node_name(n), {}, {x, x}));
+      else if (e.numel() == 1 && p == 0.5f)
+        define(n, graph_.add_node(OpKind::Sqrt, node_name(n), {}, {x}));
+      else if (e.numel() == 1 && p == 1.0f)
+        define(n, x);
+      else
+        unsupported(n, "telar imports Pow with a constant exponent of 2, 0.5 or 1");
     } else if (op == "HardSwish") {
       define(n, graph_.add_node(OpKind::HardSwish, node_name(n), {}, {dynamic(n, 0)}));
     } else if (op == "Dropout") {
@@ -523,7 +565,7 @@ class Importer {
     graph::PadAttrs a;
     a.top = p[0] - h, a.left = p[1] - w, a.bottom = p[2] - h, a.right = p[3] - w;
     a.value = value;
-    return {graph_.add_node(OpKind::Pad, node_name(n) + "/pad", a, {x}), {h, w}};
+    return {graph_.add_node(OpKind::Pad, node_name(n, "/pad"), a, {x}), {h, w}};
   }
 
   // `w` [r, c] -> [c, r]; `name` for the error when `w` is not a float matrix.
@@ -690,7 +732,7 @@ class Importer {
     if (keep) {
       graph::ReshapeAttrs r;
       r.dims = {xs[1], 1, 1};
-      y = graph_.add_node(OpKind::Reshape, node_name(n) + "/keepdims", r, {y});
+      y = graph_.add_node(OpKind::Reshape, node_name(n, "/keepdims"), r, {y});
     }
     define(n, y);
   }
@@ -705,12 +747,88 @@ class Importer {
     for (auto& axis : axes)
       if (axis < 0) axis += rank;
     std::sort(axes.begin(), axes.end());
-    if (rank != 4 || axes != std::vector<std::int64_t>{2, 3})
+    if (rank == 4 && axes == std::vector<std::int64_t>{2, 3}) {
+      global_average(n, x, keep);
+      return;
+    }
+    if (axes.size() != 1 || axes[0] < 1 || (!keep && rank < 3))
       unsupported(n, fmt::format("ReduceMean over axes [{}] of {}: telar imports the mean over "
-                                 "the spatial axes 2 and 3 of NCHW",
+                                 "the spatial axes 2 and 3 of NCHW, or over one axis after the "
+                                 "batch",
                                  fmt::join(axes, ", "), shape_str(shape_of(x))));
-    global_average(n, x, keep);
+    define(n, mean_over(node_name(n), x, axes[0], keep));
   }
+
+  // telar's ReduceMean over `axis` (kept as 1), then, without `keep`, the axis dropped.
+  ValueId mean_over(const std::string& name, ValueId x, std::int64_t axis, bool keep) {
+    graph::ReduceAttrs a;
+    a.axis = axis;
+    const ValueId y = graph_.add_node(OpKind::ReduceMean, name, a, {x});
+    if (keep) return y;
+    graph::ReshapeAttrs r;
+    const Shape& ys = shape_of(y);
+    for (std::size_t d = 1; d < ys.size(); ++d)
+      if (static_cast<std::int64_t>(d) != axis) r.dims.push_back(ys[d]);
+    return graph_.add_node(OpKind::Reshape, name + "/squeeze", r, {y});
+  }
+
+  // LayerNormalization over the last axis, as the ops it is made of: (x - mean) / sqrt(var +
+  // epsilon) * scale + bias, the statistics over that axis.
+  void layer_norm(const proto::NodeProto& n, Attributes& at) {
+    const ValueId x = dynamic(n, 0);
+    const auto rank = static_cast<std::int64_t>(shape_of(x).size());
+    std::int64_t axis = at.i("axis", -1);
+    if (axis < 0) axis += rank;
+    if (axis != rank - 1 || rank < 2)
+      unsupported(n, fmt::format("axis {}: telar imports LayerNormalization over the last axis",
+                                 at.i("axis", -1)));
+    at.i("stash_type", 1);
+    internal_outputs(n, 1, "statistics");
+    const std::int64_t width = shape_of(x).back();
+    Constant eps;
+    eps.dims = {1};
+    eps.f = {at.f("epsilon", 1e-5f)};
+    const std::string name = node_name(n);
+    const ValueId centred = graph_.add_node(OpKind::Sub, name + "/centre", {},
+                                            {x, mean_over(name + "/mean", x, axis, true)});
+    const ValueId square = graph_.add_node(OpKind::Mul, name + "/square", {}, {centred, centred});
+    const ValueId var = mean_over(name + "/variance", square, axis, true);
+    const ValueId spread = graph_.add_node(
+        OpKind::Sqrt, name + "/std", {},
+        {graph_.add_node(OpKind::Add, name + "/epsilon", {},
+                         {var, fixed(name + "/epsilon", eps, {1})})});
+    ValueId y = graph_.add_node(OpKind::Div, name + "/normalise", {}, {centred, spread});
+    y = graph_.add_node(OpKind::Mul, name + "/scale", {},
+                        {y, weight(n.input(1), constant(n, 1), {width}, graph::Initializer::ones())});
+    if (present(n, 2))
+      y = graph_.add_node(OpKind::Add, name, {},
+                          {y, weight(n.input(2), constant(n, 2), {width}, graph::Initializer::zeros())});
+    define(n, y);
+  }
+
+  // MatMul of [B, H, W, K] by a constant [K, N] (a Linear over the channels-last axis, as
+  // ConvNeXt's blocks apply it): a 1x1 convolution between two transposes.
+  void matmul_channels_last(const proto::NodeProto& n, ValueId x, const Constant& w) {
+    const Shape& xs = shape_of(x);
+    const std::int64_t k = w.dims[0], out = w.dims[1];
+    if (xs.back() != k)
+      unsupported(n, fmt::format("the input has {} features and the weight {}", xs.back(), k));
+    const std::string name = node_name(n);
+    graph::TransposeAttrs to_first, to_last;
+    to_first.perm = {0, 3, 1, 2};
+    to_last.perm = {0, 2, 3, 1};
+    const ValueId channels_first = graph_.add_node(OpKind::Transpose, name + "/nchw", to_first, {x});
+    graph::Conv2dAttrs a;
+    a.in_channels = k;
+    a.out_channels = out;
+    a.bias = false;
+    Constant wt = transpose(w, n.input(1));  // [N, K], a 1x1 convolution's [N, K, 1, 1]
+    const ValueId conv = graph_.add_node(
+        OpKind::Conv2d, name, a,
+        {channels_first, weight(n.input(1), wt, {out, k, 1, 1}, fan_in_bound(k))});
+    define(n, graph_.add_node(OpKind::Transpose, name + "/nhwc", to_last, {conv}));
+  }
+
 
   // A Reshape whose first target dimension is the batch (read from the input's shape, 0 to copy
   // it, or -1), the others fixed at import.
@@ -837,7 +955,7 @@ class Importer {
     for (auto step : steps)
       if (step != 1) unsupported(n, fmt::format("a step of {}: telar slices with step 1", step));
     for (std::size_t k = 0; k < starts.size(); ++k)
-      x = slice_axis(n, fmt::format("{}/{}", node_name(n), k), x, axes[k], starts[k], ends[k]);
+      x = slice_axis(n, node_name(n, fmt::format("/{}", k)), x, axes[k], starts[k], ends[k]);
     define(n, x);
   }
 
@@ -864,7 +982,7 @@ class Importer {
       unsupported(n, fmt::format("{} parts for {} outputs", parts.size(), n.output_size()));
     std::int64_t start = 0;
     for (std::size_t k = 0; k < parts.size(); ++k) {
-      const ValueId part = slice_axis(n, fmt::format("{}/{}", node_name(n), k), x, axis, start,
+      const ValueId part = slice_axis(n, node_name(n, fmt::format("/{}", k)), x, axis, start,
                                       start + parts[k]);
       values_[n.output(static_cast<int>(k))] = part;
       start += parts[k];
@@ -933,8 +1051,11 @@ class Importer {
         }
         Shape dims = c.dims;
         if (dims.empty()) dims = {1};
-        // From scratch: the operand that leaves the other unchanged.
+        // From scratch: the operand that leaves the other unchanged. A value of a Constant
+        // node (an epsilon, GELU's 1/sqrt(2)) stays fixed while training; an initializer
+        // (a layer scale) trains.
         const bool scales = kind == OpKind::Mul || kind == OpKind::Div;
+        if (!initializers_.count(n.input(k))) return fixed(n.input(k), c, dims);
         return weight(n.input(k), c, dims,
                       scales ? graph::Initializer::ones() : graph::Initializer::zeros());
       }
@@ -1170,6 +1291,8 @@ class Importer {
   std::map<std::string, Constant> constants_;
   std::map<std::string, ValueId> values_;
   std::map<std::string, std::string> internal_;  // outputs telar computes itself, described
+  std::set<std::string> initializers_;            // the file's weights (not Constant nodes)
+  std::vector<ValueId> fixed_;                    // buffers holding constants of the computation
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/shape.hpp"
 #include "graph/graph.hpp"
@@ -41,6 +42,9 @@ struct ImportedModel {
   graph::ParameterSet weights;  // every parameter and buffer, from the file's initializers
   int opset = 0;
   std::string producer;  // e.g. "pytorch 1.13.1"
+  // Buffers holding constants of the computation (a Constant node's value as an operand, a
+  // layer norm's epsilon): not trained, and kept when the weights are initialised afresh.
+  std::vector<graph::ValueId> constants;
 };
 
 inline constexpr int kMinOpset = 9;

@@ -1,7 +1,8 @@
 // Element-wise activations. NaN inputs propagate (like PyTorch); derivatives at the kinks
 // follow PyTorch: ReLU passes the gradient where x > 0, ReLU6 where 0 < x < 6, LeakyReLU
 // scales it by alpha where x <= 0, HardSigmoid passes alpha where 0 < alpha x + beta < 1,
-// HardSwish's is 0 below -3, x / 3 + 1/2 up to 3 and 1 above.
+// HardSwish's is 0 below -3, x / 3 + 1/2 up to 3 and 1 above. Sqrt's is 1 / (2 y) (infinite at
+// 0, like PyTorch's), Erf's 2 / sqrt(pi) exp(-x^2).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -62,6 +63,14 @@ void activation_forward(Activation kind, const Tensor& x, Tensor& y, ActivationP
         yp[i] = xp[i] * std::clamp(xp[i] + 3.0f, 0.0f, 6.0f) / 6.0f;
       });
       return;
+    case Activation::Sqrt:
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { yp[i] = std::sqrt(xp[i]); });
+      return;
+    case Activation::Erf:
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { yp[i] = std::erf(xp[i]); });
+      return;
   }
   fail("internal: activation_forward: unknown activation {}", static_cast<int>(kind));
 }
@@ -100,6 +109,22 @@ void activation_backward(Activation kind, const Tensor& x, const Tensor& y, cons
       const float* yp = y.f32();
       parallel_for(0, count, count > kParallelThreshold,
                    [&](std::int64_t i) { dxp[i] = dyp[i] * (1.0f - yp[i] * yp[i]); });
+      return;
+    }
+    case Activation::Sqrt: {
+      detail::expect_same_numel("activation_backward", "y", y, count);
+      const float* yp = y.f32();
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { dxp[i] = dyp[i] * 0.5f / yp[i]; });
+      return;
+    }
+    case Activation::Erf: {
+      detail::expect_same_numel("activation_backward", "x", x, count);
+      const float* xp = x.f32();
+      constexpr float kTwoOverSqrtPi = 1.1283791670955126f;
+      parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
+        dxp[i] = dyp[i] * kTwoOverSqrtPi * std::exp(-xp[i] * xp[i]);
+      });
       return;
     }
     case Activation::LeakyReLU:

@@ -55,13 +55,14 @@ void batchnorm_backward(const BatchNormAttrs& a, const Tensor& x, const Tensor& 
                         Tensor* dx, Tensor* dgamma, Tensor* dbeta);
 
 // ---- Element-wise activations. LeakyReLU: x < 0 ? alpha * x : x; HardSigmoid:
-// clamp(alpha * x + beta, 0, 1); HardSwish: x * clamp(x + 3, 0, 6) / 6 (PyTorch's).
-enum class Activation { ReLU, ReLU6, Sigmoid, Tanh, LeakyReLU, HardSigmoid, HardSwish };
+// clamp(alpha * x + beta, 0, 1); HardSwish: x * clamp(x + 3, 0, 6) / 6 (PyTorch's); Sqrt; Erf
+// (the Gauss error function, GELU's).
+enum class Activation { ReLU, ReLU6, Sigmoid, Tanh, LeakyReLU, HardSigmoid, HardSwish, Sqrt, Erf };
 struct ActivationParams {
   float alpha = 0.0f, beta = 0.0f;
 };
 void activation_forward(Activation kind, const Tensor& x, Tensor& y, ActivationParams p = {});
-// Uses y (Sigmoid, Tanh) or x (the others), whichever the derivative needs.
+// Uses y (Sigmoid, Tanh, Sqrt) or x (the others), whichever the derivative needs.
 void activation_backward(Activation kind, const Tensor& x, const Tensor& y, const Tensor& dy,
                          Tensor& dx, ActivationParams p = {});
 
@@ -98,6 +99,10 @@ void slice_forward(const SliceAttrs& a, const Tensor& x, Tensor& y);
 void slice_backward(const SliceAttrs& a, const Tensor& dy, Tensor& dx);
 void pad_forward(const PadAttrs& a, const Tensor& x, Tensor& y);
 void pad_backward(const PadAttrs& a, const Tensor& dy, Tensor& dx);
+
+// ---- ReduceMean over one axis (kept, size 1); its backward spreads dy / n over the axis.
+void reduce_mean_forward(std::int64_t axis, const Tensor& x, Tensor& y);
+void reduce_mean_backward(std::int64_t axis, const Tensor& dy, Tensor& dx);
 
 // ---- Concat (axis 1)
 void concat_forward(std::span<const Tensor> xs, Tensor& y);

@@ -2,7 +2,8 @@
 // backward lives only in the graph wiring (Add sends its gradient to both branches, Flatten
 // relabels it): every parameter of both Add branches and of the layer after the Flatten. And
 // the ops ONNX import brings (Pad, Reshape, Transpose, Slice, broadcasting arithmetic,
-// HardSigmoid, HardSwish) wired into one graph, on the reference and the oneDNN kernels.
+// HardSigmoid, HardSwish, ReduceMean, Sqrt, Erf) wired into one graph, on the reference and the
+// oneDNN kernels.
 #include <gtest/gtest.h>
 
 #include "../ops/test_util.hpp"
@@ -95,7 +96,15 @@ TEST(GraphGradient, TheImportedOpsMatchFiniteDifferences) {
   ValueId diff = g0.add_node(OpKind::Sub, "diff", {}, {ratio, first});
   // Tanh keeps HardSwish between its kinks at -3 and 3 (the kernel tests cover them).
   ValueId swish = g0.add_node(OpKind::HardSwish, "swish", {}, {b.tanh(diff, "bounded")});
-  b.output(b.linear(b.flatten(swish, "flat"), 4, "fc"));
+  // A layer norm over the channels, as imported: ReduceMean, Sub, Mul, Add, Sqrt, Div; then Erf.
+  ValueId mean = g0.add_node(OpKind::ReduceMean, "mean", ReduceAttrs{1}, {swish});
+  ValueId centred = g0.add_node(OpKind::Sub, "centre", {}, {swish, mean});
+  ValueId var = g0.add_node(OpKind::ReduceMean, "variance", ReduceAttrs{1},
+                            {g0.add_node(OpKind::Mul, "square", {}, {centred, centred})});
+  ValueId eps = g0.add_parameter("eps", {1}, Initializer::constant(0.5f));
+  ValueId sd = g0.add_node(OpKind::Sqrt, "sd", {}, {g0.add_node(OpKind::Add, "plus_eps", {}, {var, eps})});
+  ValueId gelu = g0.add_node(OpKind::Erf, "erf", {}, {g0.add_node(OpKind::Div, "norm", {}, {centred, sd})});
+  b.output(b.linear(b.flatten(gelu, "flat"), 4, "fc"));
   const Graph g = with_loss(b.finish(), LossKind::CrossEntropy);
   for (const char* backend : {"cpu:ref", "cpu"}) {
     SCOPED_TRACE(backend);

@@ -63,6 +63,10 @@ TEST(Demo, EveryStageRunsAndLeavesItsRun) {
   EXPECT_EQ(task_clock["run/epoch[0]"] + task_clock["run/gap"], task_clock["run"]);
   EXPECT_TRUE(task_clock.count("run/epoch[0]/batch[0]"));
 
+  // The trained CNN as ONNX, run from that file.
+  EXPECT_TRUE(fs::exists(out / "mnist_cnn.onnx"));
+  EXPECT_NE(r.out.find("mnist_cnn.onnx on cpu (batch 64"), std::string::npos) << r.out;
+
   // 2. The simulated layers.
   EXPECT_TRUE(fs::exists(out / "simulate" / "layers.csv"));
   EXPECT_TRUE(fs::exists(out / "simulate" / "report.html"));

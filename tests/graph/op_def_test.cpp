@@ -55,7 +55,7 @@ TEST(OpDef, AcceleratorsLowerLinearConvAndEmbeddingBagOnly) {
 TEST(OpDef, OnlyTheListedFamiliesAreShared) {
   const std::set<OpKind> activations{OpKind::ReLU,      OpKind::ReLU6,       OpKind::Sigmoid,
                                      OpKind::Tanh,      OpKind::LeakyReLU,   OpKind::HardSigmoid,
-                                     OpKind::HardSwish};
+                                     OpKind::HardSwish, OpKind::Sqrt,     OpKind::Erf};
   const std::set<OpKind> binary{OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div};
   const std::set<OpKind> relabel{OpKind::Flatten, OpKind::Reshape};
   std::set<KernelFamily> own;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -295,6 +296,37 @@ TEST(OnnxImport, PadBeforeAveragePoolMatchesHandValues) {
   add_output(m, "y");
   const Tensor x = Tensor::from(std::vector<float>{1, 2, 3, 4}, {1, 1, 2, 2});
   expect_floats(run(import_model(save(m, "pad.onnx")), x), {10.0f / 9});
+}
+
+// ConvNeXt's pieces: LayerNormalization over the channels (opset 17), a MatMul over the last
+// axis of [B, H, W, C], and GELU's Erf after a Pow.
+TEST(OnnxImport, LayerNormChannelsLastMatMulPowAndErfMatchHandValues) {
+  auto m = base_model({1, 4}, 17);
+  add_initializer(m, "scale", {4}, {1, 2, 1, 1});
+  add_initializer(m, "bias", {4}, {0, 0, 1, 0});
+  add_node(m, "LayerNormalization", {"x", "scale", "bias"}, "y");
+  add_output(m, "y");
+  const Tensor x = Tensor::from(std::vector<float>{1, 2, 3, 4}, {1, 4});
+  // mean 2.5, variance 1.25.
+  const double sd = std::sqrt(1.25 + 1e-5);
+  const Tensor y = run(import_model(save(m, "layernorm.onnx")), x);
+  const std::vector<double> expected{-1.5 / sd, 2 * -0.5 / sd, 0.5 / sd + 1, 1.5 / sd};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(y.f32()[i], expected[i], 1e-5) << i;
+
+  auto mm = base_model({1, 1, 2, 3});
+  add_initializer(mm, "W", {3, 2}, {1, 0, 0, 1, 1, -1});  // [K, N]
+  add_node(mm, "MatMul", {"x", "W"}, "h");
+  add_initializer(mm, "two", {}, {2.0f});
+  add_node(mm, "Pow", {"h", "two"}, "sq");
+  add_node(mm, "Erf", {"sq"}, "out");
+  add_output(mm, "out");
+  ImportedModel model = import_model(save(mm, "channels_last.onnx"));
+  EXPECT_EQ(model.graph.value(model.graph.outputs()[0]).shape, (Shape{kBatchDim, 1, 2, 2}));
+  // rows (1, 0, 0) -> (1, 0) and (0.5, 0.5, 0.5) -> (1, 0); squared, then erf.
+  const Tensor in = Tensor::from(std::vector<float>{1, 0, 0, 0.5f, 0.5f, 0.5f}, {1, 1, 2, 3});
+  const Tensor out = run(std::move(model), in);
+  const std::vector<float> want{std::erf(1.0f), 0.0f, std::erf(1.0f), 0.0f};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out.f32()[i], want[i], 1e-6) << i;
 }
 
 TEST(OnnxImport, AReshapeThatMergesTheBatchIsRefused) {

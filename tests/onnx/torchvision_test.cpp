@@ -1,8 +1,7 @@
 // Coverage of PyTorch's exporter: torchvision 0.14 classifiers (random weights, BatchNorm
 // statistics randomised) exported by PyTorch 1.13 at opsets 13 and 17 by
 // tests/onnx/export_torchvision.py into the build folder, imported, run on telar's CPU backend,
-// and compared with PyTorch's outputs: max |telar - torch| <= 1e-4 * max |torch|. The models
-// telar cannot import yet must fail with one error naming the node and its op type.
+// and compared with PyTorch's outputs: max |telar - torch| <= 1e-4 * max |torch|.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -108,33 +107,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"efficientnet_b0", 13, 64}, Case{"efficientnet_b0", 17, 64},
                       Case{"regnet_y_400mf", 13, 64}, Case{"regnet_y_400mf", 17, 64},
                       Case{"regnet_x_400mf", 13, 64}, Case{"regnet_x_400mf", 17, 64},
-                      Case{"mnasnet0_5", 13, 64}, Case{"mnasnet0_5", 17, 64}),
+                      Case{"mnasnet0_5", 13, 64}, Case{"mnasnet0_5", 17, 64},
+                      Case{"convnext_tiny", 13, 64}, Case{"convnext_tiny", 17, 64}),
     case_name);
-
-struct Refused {
-  const char* model;
-  const char* node_and_op;  // what the error must name
-};
-
-class TorchvisionNotYetImported : public ::testing::TestWithParam<Refused> {};
-
-TEST_P(TorchvisionNotYetImported, FailsWithOneErrorNamingTheNodeAndOp) {
-  if (!torchvision_available())
-    GTEST_SKIP() << "python3-torch/python3-torchvision are not installed (scripts/setup.sh "
-                    "installs them)";
-  const fs::path stem = exported(Case{GetParam().model, 13, 64});
-  try {
-    import_model(stem.string() + ".onnx");
-    FAIL() << GetParam().model << " imported; move it to TorchvisionMatchesPyTorch";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(GetParam().node_and_op), std::string::npos) << e.what();
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Torchvision, TorchvisionNotYetImported,
-    ::testing::Values(Refused{"convnext_tiny", "(ReduceMean)"}),
-    [](const ::testing::TestParamInfo<Refused>& info) { return std::string(info.param.model); });
 
 // resnet18 with 10 classes exported for 3x32x32 inputs: fine-tuned on Fashion-MNIST (1x28x28,
 // fed by replicating the channel and padding), its checkpoint evaluated again, and trained from
@@ -176,6 +151,56 @@ TEST(OnnxTraining, AnExportedResNetFineTunesOnFashionMnistAndEvaluatesTheSame) {
   const auto tuned = telar::testing::run_telar(args);
   ASSERT_EQ(tuned.status, 0) << tuned.err;
   EXPECT_GE(accuracy_of(tuned), 0.2);
+}
+
+// The peer runtime: onnxruntime-node, which bench/peer/install_ort.sh installs into a cache
+// folder (tests download nothing); empty where it is not installed.
+std::string ort_modules() {
+  const char* dir = std::getenv("TELAR_ORT_DIR");
+  const char* home = std::getenv("HOME");
+  const fs::path base = dir ? fs::path(dir) : fs::path(home ? home : "/root") / ".cache/telar/ort";
+  const fs::path modules = base / "node_modules";
+  return fs::exists(modules / "onnxruntime-node" / "package.json") ? modules.string() : "";
+}
+
+// A telar-trained mnist_cnn, exported, classifies Fashion-MNIST's test set in ONNX Runtime as
+// in telar.
+TEST(OnnxRuntimePeer, AnExportedTrainedMnistCnnHasTelarsAccuracy) {
+  if (!torchvision_available()) GTEST_SKIP() << "python3-torch is not installed";
+  const std::string modules = ort_modules();
+  if (modules.empty())
+    GTEST_SKIP() << "ONNX Runtime is not installed: run bench/peer/install_ort.sh (npm's "
+                    "onnxruntime-node into ~/.cache/telar/ort)";
+  const std::string images = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";
+  if (!fs::exists(images)) GTEST_SKIP() << "Fashion-MNIST is not installed";
+  const std::string dir = telar::testing::fresh_temp_dir("onnx_ort");
+  const auto trained = telar::testing::run_telar(
+      {"train", "--model", "mnist_cnn", "--data", "fashion-mnist", "--epochs", "1",
+       "--limit-batches", "60", "--batch-size", "64", "--lr", "0.05", "--seed", "0", "--quiet",
+       "--json", "--out", dir + "/run"});
+  ASSERT_EQ(trained.status, 0) << trained.err;
+  const double telar_accuracy = accuracy_of(trained);
+  const auto exported = telar::testing::run_telar(
+      {"export", "--checkpoint", dir + "/run", "--out", dir + "/mnist_cnn.onnx"});
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  // The test set as .npy: pixels / 255 (as telar reads them), labels as float32.
+  const std::string to_npy =
+      "/usr/bin/python3 -c \"import gzip, sys, numpy as np; d = sys.argv[1]; "
+      "x = np.frombuffer(gzip.open(d + '/t10k-images-idx3-ubyte.gz').read()[16:], np.uint8); "
+      "y = np.frombuffer(gzip.open(d + '/t10k-labels-idx1-ubyte.gz').read()[8:], np.uint8); "
+      "np.save(sys.argv[2] + '/x.npy', (x.reshape(-1, 1, 28, 28) / 255.0).astype(np.float32)); "
+      "np.save(sys.argv[2] + '/y.npy', y.astype(np.float32))\" "
+      "/usr/share/datasets/fashion-mnist '" + dir + "'";
+  ASSERT_EQ(std::system(to_npy.c_str()), 0);
+  const auto ort = telar::testing::run_shell(
+      "NODE_PATH='" + modules + "' node '" TELAR_SOURCE_DIR "/bench/peer/ort_run.js' '" + dir +
+      "/mnist_cnn.onnx' --accuracy '" + dir + "/x.npy' '" + dir + "/y.npy'");
+  ASSERT_EQ(ort.status, 0) << ort.err;
+  const auto result = nlohmann::json::parse(telar::testing::last_line(ort.out));
+  EXPECT_EQ(result["samples"].get<int>(), 10000);
+  // The same predictions up to rounding: at most 2 of 10000 near-ties may go the other way.
+  EXPECT_NEAR(result["accuracy"].get<double>(), telar_accuracy, 2e-4)
+      << "telar " << telar_accuracy << ", ONNX Runtime " << result["accuracy"].get<double>();
 }
 
 }  // namespace

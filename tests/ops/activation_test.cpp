@@ -68,6 +68,17 @@ TEST(OpsActivation, ParametrisedBackwardByHand) {
   expect_values(dx, {0, 0, 0.5f, 1, 1});  // x / 3 + 1/2 between -3 and 3
 }
 
+TEST(OpsActivation, SqrtAndErfByHand) {
+  expect_values(forward(Activation::Sqrt, f32({0, 0.25f, 4, 9}, {4})), {0, 0.5f, 2, 3});
+  // erf(0) = 0, erf(-x) = -erf(x), erf(1) = 0.8427007929.
+  expect_values(forward(Activation::Erf, f32({0, 1, -1}, {3})), {0, 0.8427008f, -0.8427008f});
+  Tensor dy = f32({1, 1}, {2}), dx({2});
+  activation_backward(Activation::Sqrt, Tensor(), f32({0.5f, 2}, {2}), dy, dx);
+  expect_values(dx, {1, 0.25f});  // 1 / (2 y)
+  activation_backward(Activation::Erf, f32({0, 1}, {2}), Tensor(), dy, dx);
+  expect_values(dx, {1.1283792f, 1.1283792f * 0.36787944f});  // 2 / sqrt(pi) exp(-x^2)
+}
+
 TEST(OpsActivation, NaNPropagates) {
   Tensor x = f32({std::nanf("")}, {1});
   for (Activation k : {Activation::ReLU, Activation::ReLU6, Activation::Sigmoid, Activation::Tanh})
@@ -110,6 +121,8 @@ TEST(OpsActivation, GradientsMatchFiniteDifferences) {
     if (std::fabs(std::fabs(v) - 3.0f) < 0.1f) v *= 0.9f;
   check_gradient(Activation::HardSigmoid, xh, "hard sigmoid", kTorchHardSigmoid);
   check_gradient(Activation::HardSwish, xh, "hard swish");
+  check_gradient(Activation::Sqrt, uniform({3, 7}, rng, 0.5f, 3.0f), "sqrt");
+  check_gradient(Activation::Erf, uniform({3, 7}, rng, -2, 2), "erf");
 }
 
 TEST(OpsActivation, LargeTensorsUseEveryElement) {

@@ -1,4 +1,4 @@
-// Transpose, Slice and Pad.
+// Transpose, Slice, Pad and ReduceMean.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -96,4 +96,29 @@ TEST(OpsPad, GradientMatchesFiniteDifferences) {
   Tensor dx(x.shape());
   pad_backward(a, r, dx);
   expect_gradient("pad", x, dx, objective);
+}
+
+TEST(OpsReduceMean, ForwardBackwardByHand) {
+  // The mean over the last axis of [2, 3] and over the middle axis of [1, 2, 2].
+  Tensor x = f32({1, 2, 6, -1, 0, 4}, {2, 3}), y({2, 1});
+  reduce_mean_forward(1, x, y);
+  expect_values(y, {3, 1});
+  Tensor dx({2, 3});
+  reduce_mean_backward(1, f32({3, 6}, {2, 1}), dx);
+  expect_values(dx, {1, 1, 1, 2, 2, 2});
+  Tensor z = f32({1, 2, 5, 10}, {1, 2, 2}), m({1, 1, 2});
+  reduce_mean_forward(1, z, m);
+  expect_values(m, {3, 6});
+}
+
+TEST(OpsReduceMean, GradientMatchesFiniteDifferences) {
+  Rng rng(84);
+  Tensor x = uniform({2, 3, 4, 2}, rng), y({2, 3, 1, 2}), r = uniform(y.shape(), rng);
+  auto objective = [&] {
+    reduce_mean_forward(2, x, y);
+    return project(y, r);
+  };
+  Tensor dx(x.shape());
+  reduce_mean_backward(2, r, dx);
+  expect_gradient("reduce mean", x, dx, objective);
 }

@@ -32,5 +32,7 @@ const OpDef kLeakyReLU{"LeakyReLU", KernelFamily::Activation, infer, nullptr, de
 const OpDef kHardSigmoid{"HardSigmoid", KernelFamily::Activation, infer, nullptr,
                          describe_alpha_beta};
 const OpDef kHardSwish{"HardSwish", KernelFamily::Activation, infer};
+const OpDef kSqrt{"Sqrt", KernelFamily::Activation, infer};
+const OpDef kErf{"Erf", KernelFamily::Activation, infer};
 
 }  // namespace telar::graph::op_defs

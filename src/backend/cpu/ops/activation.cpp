@@ -1,5 +1,5 @@
-// The element-wise activations on oneDNN eltwise, in the layout of the input; HardSigmoid
-// (which oneDNN 2.6 lacks) on the reference kernel.
+// The element-wise activations on oneDNN eltwise, in the layout of the input; HardSigmoid and
+// Erf (which oneDNN 2.6 lacks) on the reference kernel.
 #include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
@@ -28,6 +28,7 @@ class DnnlEltwise final : public DnnlKernel {
         alpha_ = node().attr<graph::EltwiseAttrs>().alpha;
         break;
       case graph::OpKind::HardSwish: alg_ = algorithm::eltwise_hardswish; break;
+      case graph::OpKind::Sqrt: alg_ = algorithm::eltwise_sqrt; break;
       default: alg_ = algorithm::eltwise_tanh; break;
     }
   }
@@ -66,7 +67,8 @@ class DnnlEltwise final : public DnnlKernel {
 };
 
 std::unique_ptr<Kernel> fast_eltwise(KernelIO io, LayoutConverter& converter) {
-  if (io.node->kind == graph::OpKind::HardSigmoid) return nullptr;
+  if (io.node->kind == graph::OpKind::HardSigmoid || io.node->kind == graph::OpKind::Erf)
+    return nullptr;
   return fast_kernel<DnnlEltwise>(std::move(io), converter);
 }
 
@@ -78,6 +80,8 @@ ops::Activation activation_of(graph::OpKind kind) {
     case graph::OpKind::LeakyReLU: return ops::Activation::LeakyReLU;
     case graph::OpKind::HardSigmoid: return ops::Activation::HardSigmoid;
     case graph::OpKind::HardSwish: return ops::Activation::HardSwish;
+    case graph::OpKind::Sqrt: return ops::Activation::Sqrt;
+    case graph::OpKind::Erf: return ops::Activation::Erf;
     default: return ops::Activation::Tanh;
   }
 }

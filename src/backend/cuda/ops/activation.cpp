@@ -1,5 +1,5 @@
-// ReLU, ReLU6, Sigmoid and Tanh on the kernels of kernels.cu (LeakyReLU, HardSigmoid and
-// HardSwish have no CUDA kernel yet).
+// ReLU, ReLU6, Sigmoid and Tanh on the kernels of kernels.cu (LeakyReLU, HardSigmoid,
+// HardSwish, Sqrt and Erf have no CUDA kernel yet).
 #include "backend/cuda/ops/op_kernels.hpp"
 
 namespace telar::backend::cuda {

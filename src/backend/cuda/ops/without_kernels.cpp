@@ -7,5 +7,6 @@ namespace telar::backend::cuda {
 const OpKernels op_kernel_defs::kTranspose{no_kernel};
 const OpKernels op_kernel_defs::kSlice{no_kernel};
 const OpKernels op_kernel_defs::kPad{no_kernel};
+const OpKernels op_kernel_defs::kReduceMean{no_kernel};
 
 }  // namespace telar::backend::cuda

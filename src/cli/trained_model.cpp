@@ -1,0 +1,52 @@
+#include "cli/trained_model.hpp"
+
+#include "core/error.hpp"
+#include "core/parse.hpp"
+#include "graph/zoo/zoo.hpp"
+#include "onnx/import.hpp"
+#include "train/checkpoint.hpp"
+
+namespace telar::cli {
+
+namespace fs = std::filesystem;
+
+TrainedModel load_trained_model(const std::string& checkpoint, const std::string& flag) {
+  TrainedModel m;
+  m.checkpoint = checkpoint;
+  if (fs::is_directory(m.checkpoint)) m.checkpoint /= train::kCheckpointFileName;
+  if (!fs::exists(m.checkpoint)) fail("{} {}: no such file", flag, m.checkpoint.string());
+  const train::Checkpoint ckpt = train::read_checkpoint(m.checkpoint);
+  m.config = nlohmann::json::parse(ckpt.trainer.config_json, nullptr, false);
+  if (!m.config.is_object() || !m.config.contains("model"))
+    fail("checkpoint {} does not record its model configuration; it was not written by telar "
+         "train",
+         m.checkpoint.string());
+  const Shape input =
+      parse_dims(m.config.value("input", std::string("")), "checkpoint input shape");
+  const std::string model = m.config["model"].get<std::string>();
+  if (onnx::is_onnx_file(model)) {
+    // The file's graph fed the run's samples, as telar train built it.
+    const std::string onnx_input = m.config.value("onnx_input", std::string(""));
+    onnx::ImportOptions io;
+    if (!onnx_input.empty()) io.input = parse_dims(onnx_input, "checkpoint ONNX input shape");
+    io.feed = input;
+    m.net = onnx::import_model(model, io).graph;
+  } else {
+    graph::zoo::ModelOptions zoo;
+    zoo.input = input;
+    zoo.classes = m.config.value("classes", std::int64_t{10});
+    m.net = graph::zoo::build(model, zoo);
+  }
+  m.loss = graph::parse_loss(m.config.value("loss", std::string("cross_entropy")));
+  // The checkpoint holds the training graph's state (the net and its loss).
+  const graph::Graph trained = graph::with_loss(m.net, m.loss);
+  graph::ParameterSet params = graph::ParameterSet::initialize(trained, 0);
+  train::RestoreOptions ro;
+  ro.restore_optimizer = false;
+  train::restore_checkpoint(ckpt, m.checkpoint, trained, params, nullptr, ro);
+  m.weights = graph::ParameterSet::initialize(m.net, 0);
+  for (graph::ValueId id : m.weights.ids()) m.weights.set(id, params.at(id));
+  return m;
+}
+
+}  // namespace telar::cli

@@ -1,0 +1,282 @@
+#include "onnx/export.hpp"
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "onnx/import.hpp"
+
+namespace telar::onnx {
+
+namespace {
+
+namespace proto = ::onnx;
+using graph::OpKind;
+using graph::ValueId;
+
+class Exporter {
+ public:
+  Exporter(const graph::Graph& graph, const graph::ParameterSet& weights,
+           const ExportOptions& options)
+      : g_(graph), weights_(weights), options_(options) {}
+
+  proto::ModelProto run() {
+    proto::ModelProto model;
+    // IR 7 came with opset 13 and 14, IR 8 with 15 to 18.
+    model.set_ir_version(options_.opset <= 14 ? 7 : 8);
+    model.set_producer_name("telar");
+    model.set_producer_version(options_.producer_version);
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(options_.opset);
+    graph_ = model.mutable_graph();
+    graph_->set_name(g_.name());
+    // The nodes first: one that cannot be exported is the error a user meets.
+    for (const graph::Node& n : g_.nodes()) export_node(n);
+    for (ValueId id : g_.inputs()) describe(graph_->add_input(), id);
+    for (const graph::Value& v : g_.values())
+      if (v.kind == graph::ValueKind::Parameter || v.kind == graph::ValueKind::Buffer)
+        add_weight(v);
+    for (ValueId id : g_.outputs()) describe(graph_->add_output(), id);
+    return model;
+  }
+
+ private:
+  // The ONNX name of a value: its telar name, made unique.
+  const std::string& name(ValueId id) {
+    auto it = names_.find(id);
+    if (it != names_.end()) return it->second;
+    std::string n = g_.value(id).name.empty() ? fmt::format("v{}", id) : g_.value(id).name;
+    for (int k = 2; !used_.insert(n).second; ++k) n = fmt::format("{}#{}", g_.value(id).name, k);
+    return names_[id] = n;
+  }
+
+  // A graph input or output: float, its batch dimension named "batch".
+  void describe(proto::ValueInfoProto* info, ValueId id) {
+    const graph::Value& v = g_.value(id);
+    require(v.dtype == DType::F32, "value '{}' is not float32; ONNX export writes float models",
+            v.name);
+    info->set_name(name(id));
+    auto* tensor = info->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(proto::TensorProto::FLOAT);
+    for (auto d : v.shape) {
+      auto* dim = tensor->mutable_shape()->add_dim();
+      if (d == kBatchDim)
+        dim->set_dim_param("batch");
+      else
+        dim->set_dim_value(d);
+    }
+  }
+
+  void add_weight(const graph::Value& v) {
+    const Tensor& t = weights_.at(v.id);
+    auto* init = graph_->add_initializer();
+    init->set_name(name(v.id));
+    init->set_data_type(proto::TensorProto::FLOAT);
+    for (auto d : v.shape) init->add_dims(d);
+    init->set_raw_data(std::string(static_cast<const char*>(t.raw()),
+                                   static_cast<std::size_t>(t.numel()) * sizeof(float)));
+  }
+
+  // A constant input of one node: an initializer named after the node.
+  std::string ints(const std::string& name, const std::vector<std::int64_t>& values) {
+    auto* init = graph_->add_initializer();
+    init->set_name(unique(name));
+    init->set_data_type(proto::TensorProto::INT64);
+    init->add_dims(static_cast<std::int64_t>(values.size()));
+    for (auto v : values) init->add_int64_data(v);
+    return init->name();
+  }
+  std::string scalar(const std::string& name, float value) {
+    auto* init = graph_->add_initializer();
+    init->set_name(unique(name));
+    init->set_data_type(proto::TensorProto::FLOAT);
+    init->add_float_data(value);
+    return init->name();
+  }
+  std::string unique(const std::string& base) {
+    std::string n = base;
+    for (int k = 2; !used_.insert(n).second; ++k) n = fmt::format("{}#{}", base, k);
+    return n;
+  }
+
+  proto::NodeProto* add(const std::string& op, const std::string& node_name,
+                        std::vector<std::string> inputs, const std::string& output) {
+    auto* n = graph_->add_node();
+    n->set_op_type(op);
+    n->set_name(node_name);
+    for (auto& i : inputs) n->add_input(i);
+    n->add_output(output);
+    return n;
+  }
+  static void set(proto::NodeProto* n, const std::string& attr, std::int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(attr);
+    a->set_type(proto::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void set(proto::NodeProto* n, const std::string& attr, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(attr);
+    a->set_type(proto::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void set(proto::NodeProto* n, const std::string& attr,
+                  const std::vector<std::int64_t>& v) {
+    auto* a = n->add_attribute();
+    a->set_name(attr);
+    a->set_type(proto::AttributeProto::INTS);
+    for (auto x : v) a->add_ints(x);
+  }
+
+  std::vector<std::string> inputs_of(const graph::Node& n) {
+    std::vector<std::string> in;
+    for (ValueId id : n.inputs) in.push_back(name(id));
+    return in;
+  }
+
+  void window(proto::NodeProto* n, std::int64_t kh, std::int64_t kw, std::int64_t sh,
+              std::int64_t sw, std::int64_t ph, std::int64_t pw) {
+    set(n, "kernel_shape", std::vector<std::int64_t>{kh, kw});
+    set(n, "strides", std::vector<std::int64_t>{sh, sw});
+    set(n, "pads", std::vector<std::int64_t>{ph, pw, ph, pw});
+  }
+
+  void export_node(const graph::Node& n) {
+    const std::string out = name(n.outputs.at(0));
+    const std::vector<std::string> in = inputs_of(n);
+    switch (n.kind) {
+      case OpKind::Linear: {
+        auto* gemm = add("Gemm", n.name, in, out);
+        set(gemm, "transB", std::int64_t{1});
+        return;
+      }
+      case OpKind::Conv2d: {
+        const auto& a = n.attr<graph::Conv2dAttrs>();
+        auto* conv = add("Conv", n.name, in, out);
+        window(conv, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
+        set(conv, "dilations", std::vector<std::int64_t>{a.dilation_h, a.dilation_w});
+        set(conv, "group", a.groups);
+        return;
+      }
+      case OpKind::BatchNorm2d: {
+        const auto& a = n.attr<graph::BatchNormAttrs>();
+        auto* bn = add("BatchNormalization", n.name, in, out);
+        set(bn, "epsilon", a.eps);
+        set(bn, "momentum", 1.0f - a.momentum);  // ONNX weighs the running value
+        return;
+      }
+      case OpKind::ReLU: add("Relu", n.name, in, out); return;
+      case OpKind::ReLU6:
+        add("Clip", n.name, {in[0], scalar(n.name + "/min", 0.0f), scalar(n.name + "/max", 6.0f)},
+            out);
+        return;
+      case OpKind::Sigmoid: add("Sigmoid", n.name, in, out); return;
+      case OpKind::Tanh: add("Tanh", n.name, in, out); return;
+      case OpKind::LeakyReLU:
+        set(add("LeakyRelu", n.name, in, out), "alpha", n.attr<graph::EltwiseAttrs>().alpha);
+        return;
+      case OpKind::HardSigmoid: {
+        auto* hs = add("HardSigmoid", n.name, in, out);
+        set(hs, "alpha", n.attr<graph::EltwiseAttrs>().alpha);
+        set(hs, "beta", n.attr<graph::EltwiseAttrs>().beta);
+        return;
+      }
+      case OpKind::HardSwish:
+        if (options_.opset >= 14) {
+          add("HardSwish", n.name, in, out);
+        } else {  // x * HardSigmoid(x) with PyTorch's 1/6 and 1/2, as PyTorch exports it
+          const std::string gate = unique(n.name + "/gate");
+          auto* hs = add("HardSigmoid", gate, in, gate);
+          set(hs, "alpha", 1.0f / 6.0f);
+          set(hs, "beta", 0.5f);
+          add("Mul", n.name, {in[0], gate}, out);
+        }
+        return;
+      case OpKind::Softmax: set(add("Softmax", n.name, in, out), "axis", std::int64_t{-1}); return;
+      case OpKind::MaxPool2d:
+      case OpKind::AvgPool2d: {
+        const auto& a = n.attr<graph::Pool2dAttrs>();
+        const bool max = n.kind == OpKind::MaxPool2d;
+        auto* pool = add(max ? "MaxPool" : "AveragePool", n.name, in, out);
+        window(pool, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
+        if (!max) set(pool, "count_include_pad", std::int64_t{a.count_include_pad ? 1 : 0});
+        return;
+      }
+      case OpKind::GlobalAvgPool: {  // telar's is [B, C]; ONNX's [B, C, 1, 1]
+        const std::string pooled = unique(n.name + "/pooled");
+        add("GlobalAveragePool", n.name, in, pooled);
+        set(add("Flatten", n.name + "/flatten", {pooled}, out), "axis", std::int64_t{1});
+        return;
+      }
+      case OpKind::Flatten: set(add("Flatten", n.name, in, out), "axis", std::int64_t{1}); return;
+      case OpKind::Reshape: {
+        std::vector<std::int64_t> shape{0};  // 0: the batch, copied from the input
+        for (auto d : n.attr<graph::ReshapeAttrs>().dims) shape.push_back(d);
+        add("Reshape", n.name, {in[0], ints(n.name + "/shape", shape)}, out);
+        return;
+      }
+      case OpKind::Transpose:
+        set(add("Transpose", n.name, in, out), "perm", n.attr<graph::TransposeAttrs>().perm);
+        return;
+      case OpKind::Slice: {
+        const auto& a = n.attr<graph::SliceAttrs>();
+        add("Slice", n.name,
+            {in[0], ints(n.name + "/starts", {a.start}), ints(n.name + "/ends", {a.end}),
+             ints(n.name + "/axes", {a.axis})},
+            out);
+        return;
+      }
+      case OpKind::Pad: {
+        const auto& a = n.attr<graph::PadAttrs>();
+        add("Pad", n.name,
+            {in[0], ints(n.name + "/pads", {0, 0, a.top, a.left, 0, 0, a.bottom, a.right}),
+             scalar(n.name + "/value", a.value)},
+            out);
+        return;
+      }
+      case OpKind::Add: add("Add", n.name, in, out); return;
+      case OpKind::Sub: add("Sub", n.name, in, out); return;
+      case OpKind::Mul: add("Mul", n.name, in, out); return;
+      case OpKind::Div: add("Div", n.name, in, out); return;
+      case OpKind::Concat:
+        set(add("Concat", n.name, in, out), "axis",
+            std::int64_t{n.attr<graph::ConcatAttrs>().axis});
+        return;
+      case OpKind::Dropout: add("Identity", n.name, in, out); return;  // inference
+      default:
+        fail("node '{}' ({}) has no ONNX counterpart telar exports; export a model of "
+             "convolutional and dense layers (docs/onnx.md)",
+             n.name, graph::op_name(n.kind));
+    }
+  }
+
+  const graph::Graph& g_;
+  const graph::ParameterSet& weights_;
+  ExportOptions options_;
+  proto::GraphProto* graph_ = nullptr;
+  std::map<ValueId, std::string> names_;
+  std::set<std::string> used_;
+};
+
+}  // namespace
+
+void export_model(const graph::Graph& graph, const graph::ParameterSet& weights,
+                  const std::filesystem::path& file, const ExportOptions& options) {
+  require(options.opset >= kMinExportOpset && options.opset <= kMaxOpset,
+          "--opset {}: telar exports opsets {} to {}", options.opset, kMinExportOpset, kMaxOpset);
+  const proto::ModelProto model = Exporter(graph, weights, options).run();
+  std::string bytes;
+  require(model.SerializeToString(&bytes), "internal: the ONNX model of {} does not serialise",
+          graph.name());
+  write_file_atomic(file, bytes);
+}
+
+}  // namespace telar::onnx

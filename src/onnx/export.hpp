@@ -1,0 +1,32 @@
+#pragma once
+// ONNX export: a telar Graph with its weights becomes an ONNX model file (Debian's libonnx
+// protobuf classes), so that a model telar trained or adapted runs in any ONNX runtime. Each
+// telar op becomes the standard ONNX op(s) of the same meaning; the batch dimension is a
+// dynamic "batch" dimension. The model is exported for inference: BatchNorm with its running
+// statistics, Dropout left out.
+//
+// An op ONNX has no counterpart for here (EmbeddingBag, DLRM's interaction, the losses) is one
+// telar::Error naming the node; nothing is written then.
+#include <filesystem>
+
+#include "graph/graph.hpp"
+#include "graph/parameters.hpp"
+
+namespace telar::onnx {
+
+inline constexpr int kDefaultExportOpset = 13;
+// The opsets export writes: 13 (Softmax over the last axis, Split/Squeeze axes as inputs) to 18.
+inline constexpr int kMinExportOpset = 13;
+
+struct ExportOptions {
+  int opset = kDefaultExportOpset;
+  std::string producer_version;  // written as producer "telar" with this version
+};
+
+// Writes `graph` (without a loss) with `weights` to `file` (through a temporary file, renamed
+// when complete). Throws telar::Error for an op that cannot be exported or an opset outside
+// kMinExportOpset..kMaxOpset.
+void export_model(const graph::Graph& graph, const graph::ParameterSet& weights,
+                  const std::filesystem::path& file, const ExportOptions& options = {});
+
+}  // namespace telar::onnx

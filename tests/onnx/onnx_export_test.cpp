@@ -1,0 +1,193 @@
+// ONNX export: every zoo model written as ONNX and imported again gives bit-identical outputs;
+// the ops ONNX import brings survive the round trip; the files pass onnx.checker (Debian's
+// python3-onnx) where it is installed; what cannot be exported is one error, nothing written.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "backend/backend.hpp"
+#include "core/error.hpp"
+#include "core/npy.hpp"
+#include "core/rng.hpp"
+#include "dlrm/model.hpp"
+#include "e2e/run_command.hpp"
+#include "graph/builder.hpp"
+#include "graph/zoo/zoo.hpp"
+#include "onnx/export.hpp"
+#include "onnx/import.hpp"
+#include "train/test_support.hpp"
+
+namespace telar::onnx {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_file(const std::string& name) {
+  static const train::testing::TempDir dir("onnx_export");
+  return dir / name;
+}
+
+Tensor random_input(const graph::Graph& g, std::int64_t batch, std::uint64_t seed) {
+  Tensor x(bind_batch(g.value(g.inputs()[0]).shape, batch));
+  Rng rng(seed);
+  for (float& v : x.span<float>()) v = rng.uniform(-1.0f, 1.0f);
+  return x;
+}
+
+Tensor forward(const graph::Graph& g, graph::ParameterSet& weights, const Tensor& x) {
+  auto exe = backend::compile(backend::parse_backend_spec("cpu"), g, weights);
+  exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  return exe->output(0).clone();
+}
+
+bool onnx_checker_available() {
+  static const bool ok = std::system("/usr/bin/python3 -c 'import onnx' >/dev/null 2>&1") == 0;
+  return ok;
+}
+
+// onnx.checker with full_check (which runs ONNX's shape inference too).
+void expect_checker_passes(const fs::path& file) {
+  if (!onnx_checker_available()) {
+    std::cout << "[ SKIPPED  ] onnx.checker: python3-onnx is not installed (scripts/setup.sh "
+                 "installs it)\n";
+    return;
+  }
+  const std::string cmd = "/usr/bin/python3 -c \"import onnx, sys; "
+                          "onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)\" '" +
+                          file.string() + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << file << " fails onnx.checker";
+}
+
+struct ZooCase {
+  const char* spec;
+  Shape input;
+};
+
+class ZooRoundTrip : public ::testing::TestWithParam<ZooCase> {};
+
+TEST_P(ZooRoundTrip, ImportingTheExportGivesIdenticalOutputs) {
+  graph::zoo::ModelOptions options;
+  options.input = GetParam().input;
+  if (std::string(GetParam().spec).rfind("mlp", 0) != 0) options.classes = 7;
+  const graph::Graph g = graph::zoo::build(GetParam().spec, options);
+  graph::ParameterSet weights = graph::ParameterSet::initialize(g, 5);
+  const fs::path file = temp_file(std::string(g.name()) + ".onnx");
+  export_model(g, weights, file);
+  expect_checker_passes(file);
+  ImportedModel back = import_model(file);
+  const Tensor x = random_input(g, 3, 9);
+  const Tensor want = forward(g, weights, x), got = forward(back.graph, back.weights, x);
+  ASSERT_EQ(got.shape(), want.shape());
+  for (std::int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_EQ(got.f32()[i], want.f32()[i]) << GetParam().spec << " element " << i;
+  EXPECT_EQ(back.graph.parameter_count(), g.parameter_count());
+  EXPECT_EQ(back.producer.rfind("telar", 0), 0u) << back.producer;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Zoo, ZooRoundTrip,
+    ::testing::Values(ZooCase{"mlp:12-8-5", {12}}, ZooCase{"mnist_cnn", {1, 28, 28}},
+                      ZooCase{"mobilenet_v1:0.25", {3, 32, 32}}, ZooCase{"resnet18", {3, 32, 32}},
+                      ZooCase{"resnet34", {3, 32, 32}}, ZooCase{"alexnet", {3, 67, 67}}),
+    [](const ::testing::TestParamInfo<ZooCase>& info) {
+      std::string n = info.param.spec;
+      for (char& c : n)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return n;
+    });
+
+// The ops ONNX import brings, in one graph, at opset 13 (HardSwish written as x * HardSigmoid(x))
+// and 14 (HardSwish itself).
+TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
+  using namespace graph;
+  GraphBuilder b("imported_ops");
+  Graph& g0 = b.graph();
+  ValueId x = b.input("x", {2, 5, 5});
+  PadAttrs pad;
+  pad.top = 1, pad.right = 2, pad.value = -0.5f;
+  ValueId h = g0.add_node(OpKind::Pad, "pad", pad, {x});
+  h = b.conv2d(h, 4, 3, 1, 1, 1, true, "conv");
+  h = g0.add_node(OpKind::LeakyReLU, "leaky", EltwiseAttrs{0.1f, 0.0f}, {h});
+  ReshapeAttrs groups;
+  groups.dims = {2, 2, 6, 7};
+  h = g0.add_node(OpKind::Reshape, "group", groups, {h});
+  TransposeAttrs perm;
+  perm.perm = {0, 2, 1, 3, 4};
+  h = g0.add_node(OpKind::Transpose, "shuffle", perm, {h});
+  ReshapeAttrs back;
+  back.dims = {4, 6, 7};
+  h = g0.add_node(OpKind::Reshape, "ungroup", back, {h});
+  ValueId first = g0.add_node(OpKind::Slice, "first", SliceAttrs{1, 0, 2}, {h});
+  ValueId second = g0.add_node(OpKind::Slice, "second", SliceAttrs{1, 2, 4}, {h});
+  ValueId scale = g0.add_parameter("scale", {2, 1, 1}, Initializer::uniform(0.5f, 1.5f));
+  ValueId gate = g0.add_node(OpKind::HardSigmoid, "gate", EltwiseAttrs{0.2f, 0.5f}, {second});
+  h = g0.add_node(OpKind::Mul, "excite", {}, {g0.add_node(OpKind::Mul, "scaled", {}, {first, scale}), gate});
+  ValueId divisor = g0.add_parameter("divisor", {1, 1, 7}, Initializer::uniform(1.0f, 2.0f));
+  h = g0.add_node(OpKind::Sub, "diff", {}, {g0.add_node(OpKind::Div, "ratio", {}, {h, divisor}), second});
+  h = g0.add_node(OpKind::HardSwish, "swish", {}, {h});
+  b.output(b.linear(b.flatten(b.global_avgpool(h, "gap"), "flat"), 3, "fc"));
+  const Graph g = b.finish();
+  graph::ParameterSet weights = graph::ParameterSet::initialize(g, 3);
+  const Tensor input = random_input(g, 2, 4);
+  const Tensor want = forward(g, weights, input);
+  for (int opset : {13, 14}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    const fs::path file = temp_file("imported_ops_" + std::to_string(opset) + ".onnx");
+    export_model(g, weights, file, {opset, "test"});
+    expect_checker_passes(file);
+    ImportedModel m = import_model(file);
+    EXPECT_EQ(m.opset, opset);
+    const Tensor got = forward(m.graph, m.weights, input);
+    ASSERT_EQ(got.shape(), want.shape());
+    for (std::int64_t i = 0; i < want.numel(); ++i)
+      EXPECT_NEAR(got.f32()[i], want.f32()[i], 1e-6f * (1.0f + std::fabs(want.f32()[i])));
+  }
+}
+
+TEST(OnnxExport, WhatCannotBeExportedIsOneErrorAndNoFile) {
+  dlrm::DlrmConfig config;
+  config.embedding_dim = 2;
+  config.table_rows = {10, 20};
+  config.bottom = {4, 2};
+  config.top = {3, 1};
+  const graph::Graph g = dlrm::build_graph(config);
+  graph::ParameterSet weights = graph::ParameterSet::initialize(g, 1);
+  const fs::path file = temp_file("dlrm.onnx");
+  train::testing::expect_error([&] { export_model(g, weights, file); },
+                               {"(EmbeddingBag)", "no ONNX counterpart"});
+  EXPECT_FALSE(fs::exists(file));
+  const graph::Graph cnn = graph::zoo::build("mnist_cnn");
+  graph::ParameterSet w = graph::ParameterSet::initialize(cnn, 1);
+  train::testing::expect_error([&] { export_model(cnn, w, file, {12, ""}); }, {"opsets 13 to"});
+  EXPECT_FALSE(fs::exists(file));
+}
+
+TEST(OnnxCli, ExportWritesACheckedFileAndRefusesBadRequests) {
+  const fs::path out = temp_file("cli_mlp.onnx");
+  auto r = telar::testing::run_telar({"export", "--model", "mlp:6-4-3", "--out", out.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote"), std::string::npos) << r.out;
+  expect_checker_passes(out);
+  EXPECT_EQ(import_model(out).graph.parameter_count(), 6 * 4 + 4 + 4 * 3 + 3);
+  // An existing file, no model, both sources, another extension, a missing directory.
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"export", "--model", "mlp:6-4-3", "--out", out.string()},
+        {"export", "--out", temp_file("none.onnx").string()},
+        {"export", "--model", "mlp:6-4-3", "--checkpoint", "runs/x", "--out",
+         temp_file("both.onnx").string()},
+        {"export", "--model", "mlp:6-4-3", "--out", temp_file("model.pt").string()},
+        {"export", "--model", "mlp:6-4-3", "--out", "/nonexistent-dir/m.onnx"},
+        {"export", "--model", "mlp:6-4-3", "--opset", "11", "--out", temp_file("o.onnx").string()}}) {
+    const auto e = telar::testing::run_telar(bad);
+    EXPECT_EQ(e.status, 2) << bad.back() << ": " << e.err;
+    EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << e.err;
+  }
+  EXPECT_FALSE(fs::exists(temp_file("none.onnx")));
+  EXPECT_FALSE(fs::exists(temp_file("both.onnx")));
+  EXPECT_FALSE(fs::exists(temp_file("o.onnx")));
+}
+
+}  // namespace
+}  // namespace telar::onnx
