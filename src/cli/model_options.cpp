@@ -33,9 +33,7 @@ LoadedModel load_model(const std::string& model, const graph::zoo::ModelOptions&
     }
     return {std::move(m.graph), std::move(m.weights)};
   }
-  graph::zoo::ModelOptions fed = options;
-  if (load.feed && !fed.input) fed.input = load.feed;
-  graph::Graph g = graph::zoo::build(model, fed);
+  graph::Graph g = graph::zoo::build(model, options);
   graph::ParameterSet weights = graph::ParameterSet::initialize(g, load.seed);
   return {std::move(g), std::move(weights)};
 }

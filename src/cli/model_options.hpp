@@ -19,8 +19,9 @@ struct LoadedModel {
 // The graph of a zoo model or of an ONNX file (its structure; see load_model for its weights).
 graph::Graph build_model(const std::string& model, const graph::zoo::ModelOptions& options);
 // How a model is loaded. `random_weights`: initialised from `seed` (a zoo model always is; an
-// ONNX file's own weights are used otherwise). `feed`: the shape of the samples it will be fed
-// (a data set's), which an ONNX model fits to its input (onnx::check_feed).
+// ONNX file's own weights are used otherwise). `feed`: for an ONNX model, the shape of the
+// samples it will be fed (a data set's), fitted to its input (onnx::check_feed); a zoo model is
+// built for its --input instead.
 struct LoadOptions {
   std::uint64_t seed = 0;
   bool random_weights = false;

@@ -13,6 +13,7 @@
 #include "backend/sim/sim_backend.hpp"
 #include "cli/model_options.hpp"
 #include "cli/simulate_report.hpp"
+#include "cli/trained_model.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -169,19 +170,14 @@ int run_simulate(const Args& args) {
 
   auto [net, params] = model.load(seed);  // an ONNX model's own weights, unless --init random
   if (!checkpoint.empty()) {
-    fs::path path = checkpoint;
-    if (fs::is_directory(path)) path /= train::kCheckpointFileName;
-    require(fs::exists(path), "--checkpoint {}: no such file", path.string());
+    // The weights of a run of --model (its structure comes from --model, checked against the
+    // checkpoint's fingerprint).
+    const fs::path path = checkpoint_file(checkpoint, "--checkpoint");
     const train::Checkpoint ckpt = train::read_checkpoint(path);
     auto config = nlohmann::json::parse(ckpt.trainer.config_json, nullptr, false);
     const std::string loss =
         config.is_object() ? config.value("loss", std::string("cross_entropy")) : "cross_entropy";
-    graph::Graph trained = graph::with_loss(net, graph::parse_loss(loss));
-    graph::ParameterSet trained_params = graph::ParameterSet::initialize(trained, seed);
-    train::RestoreOptions ro;
-    ro.restore_optimizer = false;
-    train::restore_checkpoint(ckpt, path, trained, trained_params, nullptr, ro);
-    for (graph::ValueId id : params.ids()) params.set(id, trained_params.at(id));
+    restore_trained_weights(ckpt, path, net, graph::parse_loss(loss), params);
   }
   const std::vector<Tensor> inputs = synthetic_inputs(net, batch, seed);
 

@@ -4,7 +4,6 @@
 #include "core/parse.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "onnx/import.hpp"
-#include "train/checkpoint.hpp"
 
 namespace telar::cli {
 
@@ -12,9 +11,7 @@ namespace fs = std::filesystem;
 
 TrainedModel load_trained_model(const std::string& checkpoint, const std::string& flag) {
   TrainedModel m;
-  m.checkpoint = checkpoint;
-  if (fs::is_directory(m.checkpoint)) m.checkpoint /= train::kCheckpointFileName;
-  if (!fs::exists(m.checkpoint)) fail("{} {}: no such file", flag, m.checkpoint.string());
+  m.checkpoint = checkpoint_file(checkpoint, flag);
   const train::Checkpoint ckpt = train::read_checkpoint(m.checkpoint);
   m.config = nlohmann::json::parse(ckpt.trainer.config_json, nullptr, false);
   if (!m.config.is_object() || !m.config.contains("model"))
@@ -38,15 +35,28 @@ TrainedModel load_trained_model(const std::string& checkpoint, const std::string
     m.net = graph::zoo::build(model, zoo);
   }
   m.loss = graph::parse_loss(m.config.value("loss", std::string("cross_entropy")));
+  m.weights = graph::ParameterSet::initialize(m.net, 0);
+  restore_trained_weights(ckpt, m.checkpoint, m.net, m.loss, m.weights);
+  return m;
+}
+
+fs::path checkpoint_file(const std::string& checkpoint, const std::string& flag) {
+  fs::path file = checkpoint;
+  if (fs::is_directory(file)) file /= train::kCheckpointFileName;
+  require(fs::exists(file), "{} {}: no such file", flag, file.string());
+  return file;
+}
+
+void restore_trained_weights(const train::Checkpoint& ckpt, const fs::path& file,
+                             const graph::Graph& net, graph::LossKind loss,
+                             graph::ParameterSet& weights) {
   // The checkpoint holds the training graph's state (the net and its loss).
-  const graph::Graph trained = graph::with_loss(m.net, m.loss);
+  const graph::Graph trained = graph::with_loss(net, loss);
   graph::ParameterSet params = graph::ParameterSet::initialize(trained, 0);
   train::RestoreOptions ro;
   ro.restore_optimizer = false;
-  train::restore_checkpoint(ckpt, m.checkpoint, trained, params, nullptr, ro);
-  m.weights = graph::ParameterSet::initialize(m.net, 0);
-  for (graph::ValueId id : m.weights.ids()) m.weights.set(id, params.at(id));
-  return m;
+  train::restore_checkpoint(ckpt, file, trained, params, nullptr, ro);
+  for (graph::ValueId id : weights.ids()) weights.set(id, params.at(id));
 }
 
 }  // namespace telar::cli

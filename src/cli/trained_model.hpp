@@ -10,6 +10,7 @@
 #include "graph/graph.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"
+#include "train/checkpoint.hpp"
 
 namespace telar::cli {
 
@@ -24,5 +25,14 @@ struct TrainedModel {
 // `checkpoint`: a run directory or its checkpoint file; `flag` names it in errors. Throws
 // telar::Error for a missing, corrupted or foreign checkpoint.
 TrainedModel load_trained_model(const std::string& checkpoint, const std::string& flag);
+
+// The checkpoint file of `checkpoint` (a run directory or the file itself), which must exist.
+std::filesystem::path checkpoint_file(const std::string& checkpoint, const std::string& flag);
+
+// `net`'s trained parameters and buffers from `ckpt`, a checkpoint of `net` trained with `loss`
+// (whose training graph the checkpoint's fingerprint names), into `weights`.
+void restore_trained_weights(const train::Checkpoint& ckpt, const std::filesystem::path& file,
+                             const graph::Graph& net, graph::LossKind loss,
+                             graph::ParameterSet& weights);
 
 }  // namespace telar::cli

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "onnx/import.hpp"
+#include "onnx/unique_name.hpp"
 
 namespace telar::onnx {
 
@@ -53,9 +54,8 @@ class Exporter {
   const std::string& name(ValueId id) {
     auto it = names_.find(id);
     if (it != names_.end()) return it->second;
-    std::string n = g_.value(id).name.empty() ? fmt::format("v{}", id) : g_.value(id).name;
-    for (int k = 2; !used_.insert(n).second; ++k) n = fmt::format("{}#{}", g_.value(id).name, k);
-    return names_[id] = n;
+    return names_[id] =
+               unique(g_.value(id).name.empty() ? fmt::format("v{}", id) : g_.value(id).name);
   }
 
   // A graph input or output: float, its batch dimension named "batch".
@@ -101,9 +101,10 @@ class Exporter {
     init->add_float_data(value);
     return init->name();
   }
+  // `base`, made unique among the file's tensor names, and claimed.
   std::string unique(const std::string& base) {
-    std::string n = base;
-    for (int k = 2; !used_.insert(n).second; ++k) n = fmt::format("{}#{}", base, k);
+    std::string n = unique_name(base, [&](const std::string& v) { return used_.count(v) > 0; });
+    used_.insert(n);
     return n;
   }
 

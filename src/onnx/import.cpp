@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "onnx/unique_name.hpp"
 
 namespace telar::onnx {
 
@@ -43,11 +44,7 @@ struct Constant {
     return std::any_of(batch.begin(), batch.end(), [](Batch b) { return b != Batch::No; });
   }
 
-  std::int64_t numel() const {
-    std::int64_t n = 1;
-    for (auto d : dims) n *= d;
-    return n;
-  }
+  std::int64_t numel() const { return shape_numel(dims); }
   std::vector<std::int64_t> ints() const {
     if (integer) return i;
     std::vector<std::int64_t> out;
@@ -185,6 +182,14 @@ class Attributes {
   std::map<std::string, const proto::AttributeProto*> by_name_;
   std::set<std::string> used_;
 };
+
+// The ONNX ops that are one telar op of no attributes over the node's first input.
+const std::map<std::string, OpKind> kUnaryOps = {
+    {"Relu", OpKind::ReLU}, {"Sigmoid", OpKind::Sigmoid}, {"Tanh", OpKind::Tanh},
+    {"Sqrt", OpKind::Sqrt}, {"Erf", OpKind::Erf},         {"HardSwish", OpKind::HardSwish}};
+// The element-wise arithmetic ops.
+const std::map<std::string, OpKind> kBinaryOps = {
+    {"Add", OpKind::Add}, {"Sub", OpKind::Sub}, {"Mul", OpKind::Mul}, {"Div", OpKind::Div}};
 
 class Importer {
  public:
@@ -339,9 +344,7 @@ class Importer {
     const std::string base =
         (n.name().empty() ? fmt::format("{}_{}", n.op_type(), graph_.nodes().size()) : n.name()) +
         suffix;
-    std::string name = base;
-    for (int k = 2; graph_.find_node(name); ++k) name = fmt::format("{}#{}", base, k);
-    return name;
+    return unique_name(base, [&](const std::string& name) { return graph_.find_node(name); });
   }
   void define(const proto::NodeProto& n, ValueId v) {
     require(n.output_size() >= 1, "node '{}' ({}) has no output", n.name(), n.op_type());
@@ -352,12 +355,10 @@ class Importer {
   ValueId weight(const std::string& name, const Constant& c, Shape shape, graph::Initializer init,
                  bool buffer = false) {
     require(!c.integer, "tensor '{}' is an integer tensor where telar needs float weights", name);
-    std::int64_t n = 1;
-    for (auto d : shape) n *= d;
-    require(n == c.numel(), "tensor '{}' has {} values; telar expected shape {}", name, c.numel(),
-            shape_str(shape));
-    std::string unique = name;
-    for (int k = 2; graph_.find_value(unique); ++k) unique = fmt::format("{}#{}", name, k);
+    require(shape_numel(shape) == c.numel(), "tensor '{}' has {} values; telar expected shape {}",
+            name, c.numel(), shape_str(shape));
+    const std::string unique =
+        unique_name(name, [&](const std::string& v) { return graph_.find_value(v); });
     const ValueId id = buffer ? graph_.add_buffer(unique, shape, init)
                               : graph_.add_parameter(unique, shape, init);
     weights_.set(id, Tensor::from(c.f, shape));
@@ -391,7 +392,11 @@ class Importer {
       at.all_used();
       return;
     }
-    if (op == "Conv") {
+    if (const auto unary = kUnaryOps.find(op); unary != kUnaryOps.end()) {
+      define(n, graph_.add_node(unary->second, node_name(n), {}, {dynamic(n, 0)}));
+    } else if (const auto arithmetic = kBinaryOps.find(op); arithmetic != kBinaryOps.end()) {
+      binary(n, arithmetic->second);
+    } else if (op == "Conv") {
       conv(n, at);
     } else if (op == "Gemm") {
       gemm(n, at);
@@ -408,11 +413,6 @@ class Importer {
       }
     } else if (op == "BatchNormalization") {
       batchnorm(n, at);
-    } else if (op == "Relu" || op == "Sigmoid" || op == "Tanh") {
-      const OpKind kind = op == "Relu"      ? OpKind::ReLU
-                          : op == "Sigmoid" ? OpKind::Sigmoid
-                                            : OpKind::Tanh;
-      define(n, graph_.add_node(kind, node_name(n), {}, {dynamic(n, 0)}));
     } else if (op == "Clip") {
       clip(n, at);
     } else if (op == "Softmax") {
@@ -451,9 +451,6 @@ class Importer {
                                 {dynamic(n, 0)}));
     } else if (op == "LayerNormalization") {
       layer_norm(n, at);
-    } else if (op == "Sqrt" || op == "Erf") {
-      define(n, graph_.add_node(op == "Sqrt" ? OpKind::Sqrt : OpKind::Erf, node_name(n), {},
-                                {dynamic(n, 0)}));
     } else if (op == "Pow") {
       const ValueId x = dynamic(n, 0);
       const Constant& e = constant(n, 1);
@@ -466,14 +463,10 @@ class Importer {
         define(n, x);
       else
         unsupported(n, "telar imports Pow with a constant exponent of 2, 0.5 or 1");
-    } else if (op == "HardSwish") {
-      define(n, graph_.add_node(OpKind::HardSwish, node_name(n), {}, {dynamic(n, 0)}));
     } else if (op == "Dropout") {
       dropout(n, at);
     } else if (op == "Identity") {
       define(n, dynamic(n, 0));
-    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
-      binary(n);
     } else if (op == "Concat") {
       concat(n, at);
     } else {
@@ -1036,12 +1029,7 @@ class Importer {
 
   // Add, Sub, Mul, Div of two tensors, or of a tensor and a constant (which becomes a weight of
   // the graph, trainable like the others).
-  void binary(const proto::NodeProto& n) {
-    const std::string& op = n.op_type();
-    const OpKind kind = op == "Add"   ? OpKind::Add
-                        : op == "Sub" ? OpKind::Sub
-                        : op == "Mul" ? OpKind::Mul
-                                      : OpKind::Div;
+  void binary(const proto::NodeProto& n, OpKind kind) {
     auto operand = [&](int k) {
       if (present(n, k) && known(n.input(k))) {
         Constant c = constant(n, k);
@@ -1243,8 +1231,8 @@ class Importer {
       set_constant(n, std::move(c));
       return true;
     }
-    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
-      set_constant(n, arithmetic(n, folded_input(n, 0), folded_input(n, 1)));
+    if (const auto kind = kBinaryOps.find(op); kind != kBinaryOps.end()) {
+      set_constant(n, arithmetic(n, kind->second, folded_input(n, 0), folded_input(n, 1)));
       return true;
     }
     return false;
@@ -1252,13 +1240,16 @@ class Importer {
 
   // Element-wise arithmetic of two constants of one shape, or of one and a scalar (the shape
   // computations of x.view(b, g, c // g, h, w)); integers stay integers (Div truncates).
-  Constant arithmetic(const proto::NodeProto& n, const Constant& a, const Constant& b) const {
+  Constant arithmetic(const proto::NodeProto& n, OpKind kind, const Constant& a,
+                      const Constant& b) const {
     const std::int64_t count = std::max(a.numel(), b.numel());
     if ((a.numel() != count && a.numel() != 1) || (b.numel() != count && b.numel() != 1))
       unsupported(n, fmt::format("folding constants of shapes {} and {}", shape_str(a.dims),
                                  shape_str(b.dims)));
     if (a.integer != b.integer) unsupported(n, "folding an integer and a float constant");
-    const char op = n.op_type() == "Add" ? '+' : n.op_type() == "Sub" ? '-' : n.op_type() == "Mul" ? '*' : '/';
+    auto apply = [kind](auto u, auto v) {
+      return kind == OpKind::Add ? u + v : kind == OpKind::Sub ? u - v : kind == OpKind::Mul ? u * v : u / v;
+    };
     Constant c;
     c.integer = a.integer;
     c.dims = a.numel() == count ? a.dims : b.dims;
@@ -1268,11 +1259,10 @@ class Importer {
       const auto ib = static_cast<std::size_t>(b.numel() == 1 ? 0 : e);
       if (c.integer) {
         const std::int64_t u = a.i[ia], v = b.i[ib];
-        if (op == '/' && v == 0) unsupported(n, "an integer division by zero");
-        c.i.push_back(op == '+' ? u + v : op == '-' ? u - v : op == '*' ? u * v : u / v);
+        if (kind == OpKind::Div && v == 0) unsupported(n, "an integer division by zero");
+        c.i.push_back(apply(u, v));
       } else {
-        const float u = a.f[ia], v = b.f[ib];
-        c.f.push_back(op == '+' ? u + v : op == '-' ? u - v : op == '*' ? u * v : u / v);
+        c.f.push_back(apply(a.f[ia], b.f[ib]));
       }
       if (marked)
         c.batch.push_back(a.batch_at(ia) == Constant::Batch::No && b.batch_at(ib) == Constant::Batch::No
