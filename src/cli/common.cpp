@@ -81,6 +81,12 @@ void add_overwrite_flag(CLI::App& app, bool* overwrite, const char* what) {
   app.add_flag("--overwrite", *overwrite, fmt::format("replace the {} already in --out (else refused)", what));
 }
 
+void add_no_optimize_flag(CLI::App& app, bool* no_optimize) {
+  app.add_flag("--no-optimize", *no_optimize,
+               "run the model as built: no BatchNorm folding, no fusion, Dropout kept as the "
+               "identity (docs/inference.md)");
+}
+
 void add_threads_option(CLI::App& app, int* threads) {
   app.add_option("--threads", *threads, "compute threads (default: all cores)")
       ->check(at_least(0))

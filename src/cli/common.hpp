@@ -24,6 +24,9 @@ CLI::Validator positive_real(bool allow_zero = false);
 // `what` --out holds: "run" (a run directory) or "file".
 void add_overwrite_flag(CLI::App& app, bool* overwrite, const char* what = "run");
 
+// Adds --no-optimize: run the model as built, without inference compilation's graph passes.
+void add_no_optimize_flag(CLI::App& app, bool* no_optimize);
+
 // Adds --threads (default: all cores) and applies it after parsing via apply_threads().
 void add_threads_option(CLI::App& app, int* threads);
 void apply_threads(int threads);

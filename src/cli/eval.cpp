@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "backend/backend.hpp"
+#include "backend/inference.hpp"
 #include "cli/data_options.hpp"
 #include "cli/trained_model.hpp"
 #include "core/parse.hpp"
@@ -31,13 +31,14 @@ int run_eval(const Args& args) {
   data.add_to(app);
   std::int64_t batch_size = 256;
   int threads = 0;
-  bool json = false;
+  bool json = false, no_optimize = false;
   app.add_option("--checkpoint", checkpoint, "a run directory or its checkpoint file")->required();
   app.add_option("--split", split,
                  "test | train | validation (the part of the training set the run held out; "
                  "--validation overrides the run's size)");
   app.add_option("--batch-size", batch_size, "samples per batch");
   app.add_option("--backend", backend_name, "cpu, cpu:ref, cpu:threads=N, cuda:N (docs/cuda.md)");
+  add_no_optimize_flag(app, &no_optimize);
   add_threads_option(app, &threads);
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
   int code = 0;
@@ -68,7 +69,8 @@ int run_eval(const Args& args) {
     for (std::int64_t i = 0; i < set.size(); ++i) indices.push_back(i);
   }
   const graph::Graph g = graph::with_loss(trained.net, trained.loss);
-  auto exe = backend::compile(backend::parse_backend_spec(backend_name), g, trained.weights);
+  auto exe = backend::compile_for_inference(backend::parse_backend_spec(backend_name), g,
+                                            trained.weights, !no_optimize);
   train::DataLoader loader(set, indices, {batch_size, false, false, 0});
   const train::PhaseMetrics m = train::evaluate_classifier(*exe, loader);
   std::cout << fmt::format("{} on {} ({} samples): accuracy {:.4f}, loss {:.4f}, {:.2f} s\n",

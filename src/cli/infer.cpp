@@ -6,7 +6,7 @@
 #include <iostream>
 #include <optional>
 
-#include "backend/backend.hpp"
+#include "backend/inference.hpp"
 #include "cli/model_options.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -29,7 +29,7 @@ int run_infer(const Args& args) {
   std::int64_t batch = 1;
   int warmup = 5, repeats = 30, threads = 0;
   std::string backend_name = "cpu", out, inputs_file, outputs_file;
-  bool json = false, overwrite = false;
+  bool json = false, overwrite = false, no_optimize = false;
   std::uint64_t seed = 0;
   app.add_option("--batch", batch, "batch size")->check(at_least(1));
   app.add_option("--warmup", warmup, "untimed runs first")->check(at_least(0));
@@ -44,6 +44,7 @@ int run_infer(const Args& args) {
                  "write the model's output to this .npy file (float32)");
   app.add_option("--out", out, "also write run.json and latency.csv to this directory");
   add_overwrite_flag(app, &overwrite);
+  add_no_optimize_flag(app, &no_optimize);
   add_threads_option(app, &threads);
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
   int code = 0;
@@ -72,7 +73,8 @@ int run_infer(const Args& args) {
     for (auto& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
   }
   std::vector<Tensor> inputs = {x};
-  auto exe = backend::compile(backend::parse_backend_spec(backend_name), g, params);
+  auto exe = backend::compile_for_inference(backend::parse_backend_spec(backend_name), g, params,
+                                            !no_optimize);
   // The output directory is checked before the measurement, so an unwritable --out fails
   // at once instead of after the timed runs.
   std::optional<report::RunDirectory> run;
@@ -90,12 +92,14 @@ int run_infer(const Args& args) {
   const double median = percentile(ms, 0.5);
   const double throughput = static_cast<double>(batch) / (median * 1e-3);
   std::cout << fmt::format(
-      "{} on {} (batch {}, {} threads): median {:.3f} ms, p10 {:.3f} ms, p90 {:.3f} ms, "
+      "{} on {} (batch {}, {} threads{}): median {:.3f} ms, p10 {:.3f} ms, p90 {:.3f} ms, "
       "{:.1f} samples/s\n",
-      model.model, exe->name(), batch, compute_threads(), median, percentile(ms, 0.1),
+      model.model, exe->name(), batch, compute_threads(), no_optimize ? ", not optimized" : "",
+      median, percentile(ms, 0.1),
       percentile(ms, 0.9), throughput);
   nlohmann::json result = {{"model", model.model},     {"backend", exe->name()},
                            {"batch", batch},           {"threads", compute_threads()},
+                           {"optimized", !no_optimize},
                            {"latency_ms_median", median}, {"latency_ms_p10", percentile(ms, 0.1)},
                            {"latency_ms_p90", percentile(ms, 0.9)},
                            {"samples_per_s", throughput}};

@@ -9,7 +9,9 @@
 #include "core/parse.hpp"
 #include "graph/cost.hpp"
 #include "graph/dump.hpp"
+#include "graph/parameters.hpp"
 #include "graph/zoo/zoo.hpp"
+#include "optimize/inference.hpp"
 
 namespace telar::cli {
 
@@ -17,10 +19,13 @@ int run_models(const Args& args) {
   CLI::App app{"List the model zoo with parameter counts, or show one model's layers.", "models"};
   std::string input, spec;
   std::int64_t classes = 0;
-  bool json = false;
+  bool json = false, optimized = false;
   auto* show = app.add_subcommand("show", "print one model's layers, shapes, parameters and MACs");
   show->add_option("model", spec, "model as NAME[:ARGS] or FILE.onnx, e.g. mlp:784-256-10")
       ->required();
+  show->add_flag("--optimized", optimized,
+                 "show the graph as compiled for inference on cpu: BatchNorm folded, Dropout "
+                 "removed, residual Adds and activations fused (docs/inference.md)");
   for (auto* a : {&app, show}) {
     a->add_option("--input", input, "input shape CxHxW (default: the model's own)");
     a->add_option("--classes", classes, "number of classes (default: the model's own)")
@@ -36,7 +41,19 @@ int run_models(const Args& args) {
 
   if (*show) {
     graph::Graph g = build_model(spec, options);
+    std::vector<optimize::PassCount> passes;
+    if (optimized) {
+      optimize::InferenceGraph opt =
+          optimize::optimize_for_inference(g, graph::ParameterSet::initialize(g, 0));
+      g = std::move(opt.graph);
+      passes = std::move(opt.passes);
+    }
     std::cout << graph::dump(g);
+    if (optimized) {
+      std::cout << "inference passes:";
+      for (const auto& p : passes) std::cout << fmt::format(" {} {}", p.pass, p.rewrites);
+      std::cout << "\n";
+    }
     if (json) {
       nlohmann::json nodes = nlohmann::json::array();
       for (const auto& n : g.nodes()) {
@@ -52,7 +69,8 @@ int run_models(const Args& args) {
                   {"parameters", g.parameter_count()},
                   {"macs_per_sample", total.macs},
                   {"bytes_per_sample", total.bytes()},
-                  {"nodes", nodes}});
+                  {"nodes", nodes},
+                  {"optimized", optimized}});
     }
     return 0;
   }

@@ -32,7 +32,7 @@ ValueId GraphBuilder::linear(ValueId x, std::int64_t out, const std::string& nam
   std::vector<ValueId> inputs{x, graph_.add_parameter(n + ".weight", {out, std::max<std::int64_t>(in, 1)},
                                                       Initializer::uniform(-bound, bound))};
   if (bias) inputs.push_back(graph_.add_parameter(n + ".bias", {out}, Initializer::uniform(-bound, bound)));
-  return graph_.add_node(OpKind::Linear, n, LinearAttrs{in, out, bias}, std::move(inputs));
+  return graph_.add_node(OpKind::Linear, n, LinearAttrs{in, out, bias, {}}, std::move(inputs));
 }
 
 ValueId GraphBuilder::conv2d(ValueId x, std::int64_t out_channels, std::int64_t kernel,

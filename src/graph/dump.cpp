@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "graph/cost.hpp"
 #include "graph/op_def.hpp"
 
@@ -21,8 +23,10 @@ std::string dump(const Graph& g) {
     const Value& v = g.value(id);
     out += fmt::format("  input  {:<22} {} {}\n", v.name, dtype_name(v.dtype), shape_str(v.shape));
   }
-  out += fmt::format("  {:<20} {:<14} {:<26} {:<22} {:>10} {:>14} {:>14}\n", "node", "op",
-                     "attributes", "output", "params", "MACs/sample", "bytes/sample");
+  std::size_t attr_width = 26;  // wider where a node's attributes need it (fused post-ops)
+  for (const auto& n : g.nodes()) attr_width = std::max(attr_width, describe_attrs(n).size());
+  out += fmt::format("  {:<20} {:<14} {:<{}} {:<22} {:>10} {:>14} {:>14}\n", "node", "op",
+                     "attributes", attr_width, "output", "params", "MACs/sample", "bytes/sample");
   std::int64_t total_macs = 0, total_bytes = 0;
   for (const auto& n : g.nodes()) {
     std::int64_t node_params = 0;
@@ -31,8 +35,9 @@ std::string dump(const Graph& g) {
     const auto cost = node_cost(g, n, CostOptions{1, 1.0});
     total_macs += cost.macs;
     total_bytes += cost.bytes();
-    out += fmt::format("  {:<20} {:<14} {:<26} {:<22} {:>10} {:>14} {:>14}\n", n.name,
-                       op_name(n.kind), describe_attrs(n), shape_str(g.value(n.outputs[0]).shape),
+    out += fmt::format("  {:<20} {:<14} {:<{}} {:<22} {:>10} {:>14} {:>14}\n", n.name,
+                       op_name(n.kind), describe_attrs(n), attr_width,
+                       shape_str(g.value(n.outputs[0]).shape),
                        node_params, cost.macs, cost.bytes());
   }
   for (ValueId id : g.outputs())

@@ -8,6 +8,18 @@ namespace telar::graph {
 std::string_view op_name(OpKind kind) { return op_def(kind).name; }
 bool op_is_loss(OpKind kind) { return op_def(kind).loss; }
 
+bool fusible_activation(OpKind kind) {
+  switch (kind) {
+    case OpKind::ReLU:
+    case OpKind::ReLU6:
+    case OpKind::Sigmoid:
+    case OpKind::Tanh:
+    case OpKind::LeakyReLU:
+    case OpKind::HardSwish: return true;
+    default: return false;
+  }
+}
+
 std::string_view mode_name(EmbeddingBagMode mode) {
   static constexpr EnumNames<EmbeddingBagMode, EmbeddingBagMode::Mean> kNames{{"sum", "mean"}};
   return kNames(mode);

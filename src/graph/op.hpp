@@ -76,12 +76,37 @@ enum class Lowering : std::uint8_t { Gemm, Conv, SparseDense, Host };
 std::string_view op_name(OpKind kind);
 bool op_is_loss(OpKind kind);
 
+// LeakyReLU: y = x < 0 ? alpha * x : x. HardSigmoid: y = clamp(alpha * x + beta, 0, 1).
+struct EltwiseAttrs {
+  float alpha = 0.0f;
+  float beta = 0.0f;
+
+  auto fields() const { return std::tie(alpha, beta); }
+};
+
+// What a Conv2d or Linear compiled for inference applies to its result (the inference passes
+// set it, src/optimize; a model's builder never does): first the sum of its last input (a
+// residual Add folded into the Conv2d that produces one of its operands), then an activation
+// (one of the activation ops, with its attributes). Training graphs never carry it.
+struct PostOps {
+  bool sum = false;
+  OpKind activation = OpKind::Count;  // Count: none
+  EltwiseAttrs eltwise;
+
+  bool any() const { return sum || activation != OpKind::Count; }
+  auto fields() const { return std::tie(sum, activation, eltwise.alpha, eltwise.beta); }
+};
+// The activations a PostOps may carry: those every CPU kernel fuses (ReLU, ReLU6, Sigmoid,
+// Tanh, LeakyReLU, HardSwish).
+bool fusible_activation(OpKind kind);
+
 struct LinearAttrs {
   std::int64_t in_features = 0;
   std::int64_t out_features = 0;
   bool bias = true;
+  PostOps post;  // inference only (activation; no sum)
 
-  auto fields() const { return std::tie(in_features, out_features, bias); }
+  auto fields() const { return std::tie(in_features, out_features, bias, post); }
 };
 
 struct Conv2dAttrs {
@@ -93,10 +118,11 @@ struct Conv2dAttrs {
   std::int64_t dilation_h = 1, dilation_w = 1;
   std::int64_t groups = 1;
   bool bias = true;
+  PostOps post;  // inference only; with post.sum the summand is the last input
 
   auto fields() const {
     return std::tie(in_channels, out_channels, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w,
-                    dilation_h, dilation_w, groups, bias);
+                    dilation_h, dilation_w, groups, bias, post);
   }
 };
 
@@ -118,14 +144,6 @@ struct Pool2dAttrs {
   auto fields() const {
     return std::tie(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, count_include_pad);
   }
-};
-
-// LeakyReLU: y = x < 0 ? alpha * x : x. HardSigmoid: y = clamp(alpha * x + beta, 0, 1).
-struct EltwiseAttrs {
-  float alpha = 0.0f;
-  float beta = 0.0f;
-
-  auto fields() const { return std::tie(alpha, beta); }
 };
 
 // The output's dimensions after the batch (the batch dimension is kept).

@@ -150,17 +150,27 @@ class Exporter {
     set(n, "pads", std::vector<std::int64_t>{ph, pw, ph, pw});
   }
 
+  // Inference compilation's fused nodes are not a model to export; the model before it is.
+  static void refuse_post_ops(const graph::Node& n, const graph::PostOps& post) {
+    if (post.any())
+      fail("internal: node '{}' carries inference post-ops; export the model as built, not as "
+           "compiled for inference",
+           n.name);
+  }
+
   void export_node(const graph::Node& n) {
     const std::string out = name(n.outputs.at(0));
     const std::vector<std::string> in = inputs_of(n);
     switch (n.kind) {
       case OpKind::Linear: {
+        refuse_post_ops(n, n.attr<graph::LinearAttrs>().post);
         auto* gemm = add("Gemm", n.name, in, out);
         set(gemm, "transB", std::int64_t{1});
         return;
       }
       case OpKind::Conv2d: {
         const auto& a = n.attr<graph::Conv2dAttrs>();
+        refuse_post_ops(n, a.post);
         auto* conv = add("Conv", n.name, in, out);
         window(conv, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
         set(conv, "dilations", std::vector<std::int64_t>{a.dilation_h, a.dilation_w});

@@ -591,7 +591,7 @@ class Importer {
       unsupported(n,
                   fmt::format("the input has {} features and the weight {}", shape_of(x)[1], in));
     for (float& v : w.f) v *= alpha;
-    graph::LinearAttrs a{in, out, bias != nullptr};
+    graph::LinearAttrs a{in, out, bias != nullptr, {}};
     const auto bound = fan_in_bound(in);
     std::vector<ValueId> inputs{x, weight(n.input(1), w, {out, in}, bound)};
     if (bias) {

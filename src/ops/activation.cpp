@@ -26,6 +26,21 @@ float sigmoid(float x) {
 
 }  // namespace
 
+Activation activation_of(graph::OpKind kind) {
+  switch (kind) {
+    case graph::OpKind::ReLU: return Activation::ReLU;
+    case graph::OpKind::ReLU6: return Activation::ReLU6;
+    case graph::OpKind::Sigmoid: return Activation::Sigmoid;
+    case graph::OpKind::Tanh: return Activation::Tanh;
+    case graph::OpKind::LeakyReLU: return Activation::LeakyReLU;
+    case graph::OpKind::HardSigmoid: return Activation::HardSigmoid;
+    case graph::OpKind::HardSwish: return Activation::HardSwish;
+    case graph::OpKind::Sqrt: return Activation::Sqrt;
+    case graph::OpKind::Erf: return Activation::Erf;
+    default: fail("internal: {} is not an activation", graph::op_name(kind));
+  }
+}
+
 void activation_forward(Activation kind, const Tensor& x, Tensor& y, ActivationParams p) {
   detail::expect_same_numel("activation_forward", "y", y, x.numel());
   const std::int64_t count = x.numel();

@@ -61,10 +61,18 @@ enum class Activation { ReLU, ReLU6, Sigmoid, Tanh, LeakyReLU, HardSigmoid, Hard
 struct ActivationParams {
   float alpha = 0.0f, beta = 0.0f;
 };
+// The activation of an activation op (OpKind::ReLU ... OpKind::Erf).
+Activation activation_of(graph::OpKind kind);
+// x and y may be the same tensor.
 void activation_forward(Activation kind, const Tensor& x, Tensor& y, ActivationParams p = {});
 // Uses y (Sigmoid, Tanh, Sqrt) or x (the others), whichever the derivative needs.
 void activation_backward(Activation kind, const Tensor& x, const Tensor& y, const Tensor& dy,
                          Tensor& dx, ActivationParams p = {});
+
+// ---- Post-ops of an inference-compiled Conv2d or Linear (graph::PostOps), in place on its
+// output y: y += summand (post.sum; same shape), then the activation. Forward only: the
+// inference passes that set them never run on a training graph.
+void apply_post_ops(const graph::PostOps& post, const Tensor* summand, Tensor& y);
 
 // ---- Softmax over axis 1 of [B,N]
 void softmax_forward(const Tensor& x, Tensor& y);

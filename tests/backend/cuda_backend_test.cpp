@@ -259,9 +259,9 @@ TEST(CudaBackendGpu, ConvolutionsOfEveryShapeMatchReference) {
   REQUIRE_GPU();
   // stride, padding, dilation, groups (incl. depthwise), with and without bias.
   const std::vector<Conv2dAttrs> cases = {
-      {6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},  {6, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, false},
-      {6, 6, 3, 3, 1, 1, 2, 2, 2, 2, 1, true},  {6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6, false},
-      {6, 12, 5, 3, 2, 1, 2, 1, 1, 1, 3, true}, {6, 4, 1, 1, 1, 1, 0, 0, 1, 1, 1, true}};
+      {6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, {}},  {6, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, {}},
+      {6, 6, 3, 3, 1, 1, 2, 2, 2, 2, 1, true, {}},  {6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6, false, {}},
+      {6, 12, 5, 3, 2, 1, 2, 1, 1, 1, 3, true, {}}, {6, 4, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, {}}};
   for (std::size_t k = 0; k < cases.size(); ++k) {
     expect_single_op_agrees("conv" + std::to_string(k), {6, 11, 10},
                             [&](GraphBuilder& b, ValueId x) { return b.conv2d(x, cases[k]); });

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.hpp"
+#include "core/npy.hpp"
 #include "run_command.hpp"
 #include "train/checkpoint.hpp"
 
@@ -136,6 +137,38 @@ TEST(CliFoundation, InferReportsLatency) {
   auto j = last_json_line(r.out);
   EXPECT_GT(j["latency_ms_median"].get<double>(), 0.0);
   EXPECT_EQ(j["batch"], 2);
+}
+
+// Inference compilation (docs/inference.md): infer runs the optimized graph unless told
+// --no-optimize, and both give the same outputs; models show --optimized prints the fused graph.
+TEST(CliFoundation, InferOptimizesUnlessToldNot) {
+  const std::string dir = fresh_temp_dir("optimize");
+  std::vector<telar::Tensor> outputs;
+  for (const bool optimize : {true, false}) {
+    const std::string y = dir + (optimize ? "/opt.npy" : "/plain.npy");
+    std::vector<std::string> args = {"infer", "--model", "resnet18", "--input", "3x32x32",
+                                     "--batch", "2", "--repeats", "1", "--warmup", "0",
+                                     "--outputs", y, "--json"};
+    if (!optimize) args.push_back("--no-optimize");
+    auto r = run_telar(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(last_json_line(r.out)["optimized"], optimize);
+    outputs.push_back(telar::read_npy(y));
+  }
+  ASSERT_EQ(outputs[0].shape(), outputs[1].shape());
+  float diff = 0.0f, scale = 0.0f;
+  for (std::int64_t i = 0; i < outputs[0].numel(); ++i) {
+    diff = std::max(diff, std::fabs(outputs[0].f32()[i] - outputs[1].f32()[i]));
+    scale = std::max(scale, std::fabs(outputs[1].f32()[i]));
+  }
+  EXPECT_LE(diff, 1e-5f * scale);
+  auto show = run_telar({"models", "show", "resnet18", "--optimized"});
+  ASSERT_EQ(show.status, 0) << show.err;
+  EXPECT_NE(show.out.find("+sum +ReLU"), std::string::npos) << show.out;
+  EXPECT_EQ(show.out.find("BatchNorm2d"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("fold_batchnorm 20 fuse_residual_add 8 fuse_activation 17"),
+            std::string::npos)
+      << show.out;
 }
 
 TEST(CliFoundation, BadIdxFilesAreOneLineErrors) {

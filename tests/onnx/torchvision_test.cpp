@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/backend.hpp"
+#include "backend/inference.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "e2e/run_command.hpp"
@@ -77,17 +77,22 @@ TEST_P(TorchvisionMatchesPyTorch, WithinOneInTenThousand) {
   ImportedModel m = import_model(stem.string() + ".onnx");
   const Tensor x = read_npy(stem.string() + ".x.npy");
   const Tensor y = read_npy(stem.string() + ".y.npy");
-  auto exe = backend::compile(backend::parse_backend_spec("cpu"), m.graph, m.weights);
-  exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
-  const Tensor& t = exe->output(0);
-  ASSERT_EQ(t.shape(), y.shape());
-  double diff = 0, scale = 0;
-  for (std::int64_t i = 0; i < y.numel(); ++i) {
-    diff = std::max(diff, static_cast<double>(std::fabs(t.f32()[i] - y.f32()[i])));
-    scale = std::max(scale, static_cast<double>(std::fabs(y.f32()[i])));
+  // As imported, and as compiled for inference (fused residual sums and activations).
+  for (const bool optimize : {false, true}) {
+    auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), m.graph,
+                                              m.weights, optimize);
+    exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+    const Tensor& t = exe->output(0);
+    ASSERT_EQ(t.shape(), y.shape());
+    double diff = 0, scale = 0;
+    for (std::int64_t i = 0; i < y.numel(); ++i) {
+      diff = std::max(diff, static_cast<double>(std::fabs(t.f32()[i] - y.f32()[i])));
+      scale = std::max(scale, static_cast<double>(std::fabs(y.f32()[i])));
+    }
+    ASSERT_GT(scale, 0.0);
+    EXPECT_LE(diff, 1e-4 * scale) << "max difference " << diff << " for outputs up to " << scale
+                                  << (optimize ? " (optimized)" : " (as imported)");
   }
-  ASSERT_GT(scale, 0.0);
-  EXPECT_LE(diff, 1e-4 * scale) << "max difference " << diff << " for outputs up to " << scale;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -48,6 +48,9 @@ class Kernel {
   Slot& in_mut(std::size_t i) { return *io_.inputs.at(i); }
   Slot& out() { return *io_.output; }
   const GradTarget& grad_of(std::size_t i) const { return io_.input_grads.at(i); }
+  // Kernels of nodes with post-ops (graph::PostOps, set by the inference passes) run only in
+  // evaluation mode: throws telar::Error (internal) on a training-mode forward.
+  void require_inference(bool training) const;
   KernelIO io_;
 };
 

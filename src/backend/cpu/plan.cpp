@@ -29,6 +29,13 @@ void Kernel::define_plain_output() {
   o.data = Tensor(o.shape, o.dtype);
 }
 
+void Kernel::require_inference(bool training) const {
+  if (training)
+    fail("internal: node '{}' carries post-ops, which inference compilation sets; it cannot "
+         "run a training-mode forward",
+         node().name);
+}
+
 Slot* Plan::new_slot() {
   slots_.emplace_back();
   return &slots_.back();

@@ -9,7 +9,8 @@ namespace {
 
 InferredValue infer(const ShapeCheck& c) {
   const auto& a = c.attr<Conv2dAttrs>();
-  c.arity(a.bias ? 3 : 2, a.bias ? 3 : 2);
+  const std::size_t arity = (a.bias ? 3 : 2) + (a.post.sum ? 1 : 0);
+  c.arity(arity, arity);
   c.rank(0, 4, "N x C x H x W");
   const auto& x = c.in(0).shape;
   if (a.groups <= 0 || a.in_channels % a.groups || a.out_channels % a.groups)
@@ -26,7 +27,9 @@ InferredValue infer(const ShapeCheck& c) {
   const auto ow = window_output_size(x[3], a.kernel_w, a.stride_w, a.pad_w, a.dilation_w);
   if (oh <= 0 || ow <= 0)
     c.bad(fmt::format("input {}x{} is smaller than the kernel; use a larger input", x[2], x[3]));
-  return {{x[0], a.out_channels, oh, ow}, DType::F32};
+  Shape out{x[0], a.out_channels, oh, ow};
+  check_post_ops(c, a.post, arity, out);
+  return {std::move(out), DType::F32};
 }
 
 void cost(const Graph& g, const Node& n, const CostOptions& o, NodeCost& c) {
@@ -42,7 +45,7 @@ std::string describe(const Node& n) {
   if (a.dilation_h != 1) s += fmt::format(" d{}", a.dilation_h);
   if (a.groups != 1) s += a.groups == a.in_channels ? " depthwise" : fmt::format(" g{}", a.groups);
   if (!a.bias) s += " nobias";
-  return s;
+  return s + describe_post_ops(a.post);
 }
 
 }  // namespace

@@ -20,7 +20,10 @@ InferredValue infer(const ShapeCheck& c) {
                     width, a.in_features, a.in_features));
   c.shape_is(1, {a.out_features, a.in_features});
   if (a.bias) c.shape_is(2, {a.out_features});
-  return {{c.in(0).shape[0], a.out_features}, DType::F32};
+  if (a.post.sum) c.bad("a Linear's post-ops cannot sum (only a Conv2d's can)");
+  Shape out{c.in(0).shape[0], a.out_features};
+  check_post_ops(c, a.post, c.count(), out);
+  return {std::move(out), DType::F32};
 }
 
 void cost(const Graph&, const Node& n, const CostOptions& o, NodeCost& c) {
@@ -30,7 +33,8 @@ void cost(const Graph&, const Node& n, const CostOptions& o, NodeCost& c) {
 
 std::string describe(const Node& n) {
   const auto& a = n.attr<LinearAttrs>();
-  return fmt::format("{}->{}{}", a.in_features, a.out_features, a.bias ? "" : " nobias");
+  return fmt::format("{}->{}{}{}", a.in_features, a.out_features, a.bias ? "" : " nobias",
+                     describe_post_ops(a.post));
 }
 
 }  // namespace

@@ -8,6 +8,12 @@ namespace telar::graph::op_defs {
 void relabelling_cost(const Graph& graph, const Node& node, const CostOptions& options,
                       NodeCost& cost);
 
+// A Conv2d's or Linear's post-ops (graph/op.hpp): checks the summand, the last of `arity`
+// inputs when post.sum, against the output shape and the activation; describes them for dump().
+void check_post_ops(const ShapeCheck& check, const PostOps& post, std::size_t arity,
+                    const Shape& output);
+std::string describe_post_ops(const PostOps& post);
+
 extern const OpDef kLinear;
 extern const OpDef kConv2d;
 extern const OpDef kBatchNorm2d;

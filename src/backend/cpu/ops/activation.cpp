@@ -1,5 +1,6 @@
 // The element-wise activations on oneDNN eltwise, in the layout of the input; HardSigmoid and
 // Erf (which oneDNN 2.6 lacks) on the reference kernel.
+#include "backend/cpu/dnnl_eltwise.hpp"
 #include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
@@ -13,24 +14,10 @@ using elt_bwd = dnnl::eltwise_backward;
 
 class DnnlEltwise final : public DnnlKernel {
  public:
-  DnnlEltwise(KernelIO io, LayoutConverter&) : DnnlKernel(std::move(io)) {
+  DnnlEltwise(KernelIO io, LayoutConverter&, EltwiseAlgorithm e)
+      : DnnlKernel(std::move(io)), alg_(e.algorithm), alpha_(e.alpha), beta_(e.beta) {
     md_ = in(0).md;
     define_output(md_, in(0).plain);
-    switch (node().kind) {
-      case graph::OpKind::ReLU: alg_ = algorithm::eltwise_relu; break;
-      case graph::OpKind::ReLU6:
-        alg_ = algorithm::eltwise_clip_v2;
-        beta_ = 6.0f;
-        break;
-      case graph::OpKind::Sigmoid: alg_ = algorithm::eltwise_logistic; break;
-      case graph::OpKind::LeakyReLU:
-        alg_ = algorithm::eltwise_relu;
-        alpha_ = node().attr<graph::EltwiseAttrs>().alpha;
-        break;
-      case graph::OpKind::HardSwish: alg_ = algorithm::eltwise_hardswish; break;
-      case graph::OpKind::Sqrt: alg_ = algorithm::eltwise_sqrt; break;
-      default: alg_ = algorithm::eltwise_tanh; break;
-    }
   }
 
   void forward(bool training, std::uint64_t) override {
@@ -60,30 +47,17 @@ class DnnlEltwise final : public DnnlKernel {
     return elt_fwd::primitive_desc(elt_fwd::desc(kind, alg_, md_, alpha_, beta_), default_attr(),
                                    cpu_engine());
   }
-  algorithm alg_ = algorithm::eltwise_relu;
-  float alpha_ = 0.0f, beta_ = 0.0f;
+  algorithm alg_;
+  float alpha_, beta_;
   dnnl::memory::desc md_;
   BoundPrimitive train_, infer_, bwd_;
 };
 
 std::unique_ptr<Kernel> fast_eltwise(KernelIO io, LayoutConverter& converter) {
-  if (io.node->kind == graph::OpKind::HardSigmoid || io.node->kind == graph::OpKind::Erf)
-    return nullptr;
-  return fast_kernel<DnnlEltwise>(std::move(io), converter);
-}
-
-ops::Activation activation_of(graph::OpKind kind) {
-  switch (kind) {
-    case graph::OpKind::ReLU: return ops::Activation::ReLU;
-    case graph::OpKind::ReLU6: return ops::Activation::ReLU6;
-    case graph::OpKind::Sigmoid: return ops::Activation::Sigmoid;
-    case graph::OpKind::LeakyReLU: return ops::Activation::LeakyReLU;
-    case graph::OpKind::HardSigmoid: return ops::Activation::HardSigmoid;
-    case graph::OpKind::HardSwish: return ops::Activation::HardSwish;
-    case graph::OpKind::Sqrt: return ops::Activation::Sqrt;
-    case graph::OpKind::Erf: return ops::Activation::Erf;
-    default: return ops::Activation::Tanh;
-  }
+  const graph::EltwiseAttrs* attrs = std::get_if<graph::EltwiseAttrs>(&io.node->attrs);
+  const auto e = dnnl_eltwise(io.node->kind, attrs ? *attrs : graph::EltwiseAttrs{});
+  if (!e) return nullptr;
+  return std::make_unique<DnnlEltwise>(std::move(io), converter, *e);
 }
 
 ops::ActivationParams params_of(const graph::Node& node) {
@@ -94,7 +68,7 @@ ops::ActivationParams params_of(const graph::Node& node) {
 class RefActivation final : public Kernel {
  public:
   explicit RefActivation(KernelIO io)
-      : Kernel(std::move(io)), kind_(activation_of(node().kind)), params_(params_of(node())) {
+      : Kernel(std::move(io)), kind_(ops::activation_of(node().kind)), params_(params_of(node())) {
     define_plain_output();
   }
   void forward(bool, std::uint64_t) override {

@@ -1,7 +1,9 @@
 // Conv2d on oneDNN (grouped and depthwise too). oneDNN picks the activation and weight
 // layouts it runs fastest in (e.g. nChw16c); the plan keeps activations in that layout
 // between oneDNN kernels, and weights are reordered from the plain parameters only when the
-// parameters change.
+// parameters change. Post-ops (graph::PostOps: a residual sum, an activation) run inside the
+// inference primitive.
+#include "backend/cpu/dnnl_eltwise.hpp"
 #include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
@@ -37,15 +39,27 @@ class DnnlConv final : public DnnlKernel {
     b_md_ = a.bias ? in(2).md : md();
     // Let oneDNN choose layouts for inference; training uses the same activation layouts.
     auto pd = make_fwd(prop_kind::forward_inference, md(to_dims(x), f32, any),
-                       md(wdims, f32, any), md(to_dims(y), f32, any));
+                       md(wdims, f32, any), md(to_dims(y), f32, any), attr_with_post_ops(a.post));
     io_.inputs[0] = converter.convert(io_.inputs[0], pd.src_desc());
     src_md_ = pd.src_desc();
     dst_md_ = pd.dst_desc();
-    define_output(dst_md_, is_plain(dst_md_, y));
+    if (a.post.sum) {
+      // The sum post-op adds what the destination holds: the output is written over the
+      // summand's storage (in its layout), which the inference passes leave no other reader.
+      Slot* summand = converter.convert(io_.inputs.back(), dst_md_);
+      io_.inputs.back() = summand;
+      out().md = dst_md_;
+      out().plain = summand->plain;
+      out().data = summand->data;
+    } else {
+      define_output(dst_md_, is_plain(dst_md_, y));
+    }
     infer_pd_ = pd;
+    fused_ = a.post.any();
   }
 
   void forward(bool training, std::uint64_t) override {
+    if (fused_) require_inference(training);
     BoundPrimitive& p = training ? train_ : infer_;
     if (!p.ready()) {
       conv_fwd::primitive_desc pd =
@@ -130,12 +144,13 @@ class DnnlConv final : public DnnlKernel {
     BoundPrimitive reorder;     // plain parameters -> memory (when layouts differ)
   };
 
-  conv_fwd::primitive_desc make_fwd(prop_kind kind, const md& src, const md& w, const md& dst) {
+  conv_fwd::primitive_desc make_fwd(prop_kind kind, const md& src, const md& w, const md& dst,
+                                    const dnnl::primitive_attr& attr = default_attr()) {
     conv_fwd::desc d = b_md_ ? conv_fwd::desc(kind, algorithm::convolution_direct, src, w, b_md_,
                                               dst, strides_, dilates_, pad_l_, pad_r_)
                              : conv_fwd::desc(kind, algorithm::convolution_direct, src, w, dst,
                                               strides_, dilates_, pad_l_, pad_r_);
-    return conv_fwd::primitive_desc(d, default_attr(), cpu_engine());
+    return conv_fwd::primitive_desc(d, attr, cpu_engine());
   }
 
   conv_fwd::primitive_desc train_pd() {
@@ -177,6 +192,7 @@ class DnnlConv final : public DnnlKernel {
   md src_md_, dst_md_, w_plain_md_, b_md_;
   conv_fwd::primitive_desc infer_pd_, train_pd_;
   bool train_pd_ready_ = false;
+  bool fused_ = false;  // post-ops: inference only
   Weights infer_w_, train_w_, bwd_w_;
   std::uint64_t seen_infer_ = ~0ULL, seen_train_ = ~0ULL, seen_bwd_ = ~0ULL;
   BoundPrimitive train_, infer_, bwd_data_, bwd_weights_, dw_to_plain_;
@@ -186,9 +202,14 @@ class DnnlConv final : public DnnlKernel {
 class RefConv final : public Kernel {
  public:
   explicit RefConv(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
-  void forward(bool, std::uint64_t) override {
+  void forward(bool training, std::uint64_t) override {
     ops::conv2d_forward(attrs(), in(0).data, in(1).data, has_bias() ? &in(2).data : nullptr,
                         out().data);
+    if (attrs().post.any()) {
+      require_inference(training);
+      ops::apply_post_ops(attrs().post, attrs().post.sum ? &io_.inputs.back()->data : nullptr,
+                          out().data);
+    }
   }
   void backward() override {
     ops::conv2d_backward(attrs(), in(0).data, in(1).data, out().grad, grad_of(0).tensor,
@@ -197,7 +218,7 @@ class RefConv final : public Kernel {
 
  private:
   const graph::Conv2dAttrs& attrs() const { return node().attr<graph::Conv2dAttrs>(); }
-  bool has_bias() const { return io_.inputs.size() > 2; }
+  bool has_bias() const { return attrs().bias; }
 };
 
 }  // namespace

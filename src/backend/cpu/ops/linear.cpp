@@ -3,6 +3,7 @@
 // them all first: 1.2-2x faster than the inner product's gemm from 18 rows up, even at 8),
 // below that on the inner product (its gemv path wins for a handful of rows); the backward
 // passes on the inner product. bench/train/linear_bench.cpp measures both.
+#include "backend/cpu/dnnl_eltwise.hpp"
 #include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
@@ -32,6 +33,7 @@ class DnnlLinear final : public DnnlKernel {
   }
 
   void forward(bool training, std::uint64_t) override {
+    if (post().any()) require_inference(training);
     if (use_matmul_) {
       if (!matmul_.ready()) bind_matmul();
       matmul_.run();
@@ -42,7 +44,7 @@ class DnnlLinear final : public DnnlKernel {
       ip_fwd::primitive_desc pd(ip_fwd::desc(training ? prop_kind::forward_training
                                                       : prop_kind::forward_inference,
                                              src_md_, w_md_, b_md_, dst_md_),
-                                default_attr(), cpu_engine());
+                                attr_with_post_ops(post()), cpu_engine());
       fwd_pd_ = pd;
       std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
                                                     {DNNL_ARG_WEIGHTS, in(1).data_memory()},
@@ -81,6 +83,7 @@ class DnnlLinear final : public DnnlKernel {
 
  private:
   bool has_bias() const { return io_.inputs.size() > 2; }
+  const graph::PostOps& post() const { return node().attr<graph::LinearAttrs>().post; }
   // dst[n, o] = sum_i src[n, i] w[o, i] (+ b[o]): the weights as an [in, out] matrix in
   // column-major order, which is their [out, in] row-major storage.
   void bind_matmul() {
@@ -88,8 +91,8 @@ class DnnlLinear final : public DnnlKernel {
     const dnnl::memory::desc w_t({dims[1], dims[0]}, dnnl::memory::data_type::f32, tag::ba);
     dnnl::memory::desc b_row;
     if (has_bias()) b_row = dnnl::memory::desc({1, dims[0]}, dnnl::memory::data_type::f32, tag::ab);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md_, w_t, b_row, dst_md_), default_attr(),
-                                    cpu_engine());
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md_, w_t, b_row, dst_md_),
+                                    attr_with_post_ops(post()), cpu_engine());
     std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
                                                   {DNNL_ARG_WEIGHTS, memory_over(w_t, in(1).data)},
                                                   {DNNL_ARG_DST, out().data_memory()}};
@@ -110,8 +113,12 @@ class DnnlLinear final : public DnnlKernel {
 class RefLinear final : public Kernel {
  public:
   explicit RefLinear(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
-  void forward(bool, std::uint64_t) override {
+  void forward(bool training, std::uint64_t) override {
     ops::linear_forward(in(0).data, in(1).data, has_bias() ? &in(2).data : nullptr, out().data);
+    if (post().any()) {
+      require_inference(training);
+      ops::apply_post_ops(post(), nullptr, out().data);
+    }
   }
   void backward() override {
     ops::linear_backward(in(0).data, in(1).data, out().grad, grad_of(0).tensor,
@@ -120,6 +127,7 @@ class RefLinear final : public Kernel {
 
  private:
   bool has_bias() const { return io_.inputs.size() > 2; }
+  const graph::PostOps& post() const { return node().attr<graph::LinearAttrs>().post; }
 };
 
 }  // namespace

@@ -11,8 +11,9 @@ constexpr std::size_t kMaxWorkspace = std::size_t{1} << 30;
 class CudnnConv final : public Kernel {
  public:
   explicit CudnnConv(KernelIO io) : Kernel(std::move(io)) {
-    define_output();
     const auto& a = node().attr<graph::Conv2dAttrs>();
+    if (a.post.any()) no_cuda_kernel(node(), "post-ops (the CPU's inference fusion)");
+    define_output();
     check(cudnnCreateFilterDescriptor(&w_desc_), "cudnnCreateFilterDescriptor");
     check(cudnnCreateConvolutionDescriptor(&conv_desc_), "cudnnCreateConvolutionDescriptor");
     x_desc_.set(in(0).shape);

@@ -10,6 +10,8 @@ namespace {
 class CublasLinear final : public Kernel {
  public:
   explicit CublasLinear(KernelIO io) : Kernel(std::move(io)) {
+    if (node().attr<graph::LinearAttrs>().post.any())
+      no_cuda_kernel(node(), "post-ops (the CPU's inference fusion)");
     define_output();
     batch_ = to_int(in(0).shape.at(0), "batch");
     in_ = to_int(in(1).shape.at(1), "in_features");

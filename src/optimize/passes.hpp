@@ -1,0 +1,31 @@
+#pragma once
+// The inference passes, each a function from a graph and its weights to a new graph and
+// weights that compute the same outputs in evaluation mode (within float rounding). They run
+// when a model is compiled for inference (inference.hpp), never on a training graph.
+#include "optimize/rewriter.hpp"
+
+namespace telar::optimize {
+
+// Dropout is the identity in evaluation mode: its readers read its input.
+Rewritten remove_dropout(const graph::Graph& graph, const graph::ParameterSet& params);
+
+// A BatchNorm2d whose input is a Conv2d's output read by nothing else becomes part of the
+// convolution: with s = gamma / sqrt(running_var + eps) per output channel,
+// weight' = weight * s and bias' = (bias - running_mean) * s + beta (the Conv2d gains a bias).
+// The convolution's weights must be its own (read by no other node).
+Rewritten fold_batchnorm(const graph::Graph& graph, const graph::ParameterSet& params);
+
+// An Add of two same-shape values, one the output of a Conv2d without post-ops and read by
+// nothing else, becomes that Conv2d's sum post-op (the residual connection of ResNet and
+// MobileNetV2): the other operand is the summand, which the convolution's output overwrites,
+// so it must be an activation computed before the convolution, read by nothing after it and
+// no relabelling's view (not an input, a weight or a graph output). Where both operands
+// qualify, the later Conv2d takes the sum.
+Rewritten fuse_residual_add(const graph::Graph& graph, const graph::ParameterSet& params);
+
+// A fusible activation (graph::fusible_activation) whose input is the output of a Conv2d or
+// Linear without an activation, read by nothing else, becomes that node's activation post-op
+// (after its sum, if it has one).
+Rewritten fuse_activation(const graph::Graph& graph, const graph::ParameterSet& params);
+
+}  // namespace telar::optimize

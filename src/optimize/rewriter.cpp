@@ -1,0 +1,74 @@
+#include "optimize/rewriter.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace telar::optimize {
+
+using graph::ValueId;
+using graph::ValueKind;
+
+GraphRewriter::GraphRewriter(const graph::Graph& source, const graph::ParameterSet& params)
+    : source_(source),
+      source_params_(params),
+      graph_(source.name()),
+      map_(source.values().size(), graph::kNoValue) {
+  for (ValueId id : source.inputs()) {
+    const graph::Value& v = source.value(id);
+    map_[static_cast<std::size_t>(id)] = graph_.add_input(v.name, v.shape, v.dtype);
+  }
+}
+
+ValueId GraphRewriter::map(ValueId source_value) {
+  ValueId& mapped = map_.at(static_cast<std::size_t>(source_value));
+  if (mapped != graph::kNoValue) return mapped;
+  const graph::Value& v = source_.value(source_value);
+  if (v.kind != ValueKind::Parameter && v.kind != ValueKind::Buffer)
+    fail("internal: value '{}' is read before the rewritten graph has it", v.name);
+  mapped = v.kind == ValueKind::Parameter ? graph_.add_parameter(v.name, v.shape, v.init)
+                                          : graph_.add_buffer(v.name, v.shape, v.init);
+  if (source_params_.has(source_value)) params_.set(mapped, source_params_.at(source_value));
+  return mapped;
+}
+
+void GraphRewriter::redirect(ValueId source_value, ValueId now) {
+  map_.at(static_cast<std::size_t>(source_value)) = now;
+}
+
+ValueId GraphRewriter::copy(const graph::Node& node) {
+  std::vector<ValueId> inputs;
+  for (ValueId in : node.inputs) inputs.push_back(map(in));
+  const ValueId out = add(node.kind, node.name, node.attrs, std::move(inputs));
+  redirect(node.outputs.at(0), out);
+  return out;
+}
+
+ValueId GraphRewriter::add(graph::OpKind kind, const std::string& name, graph::Attrs attrs,
+                           std::vector<ValueId> inputs) {
+  return graph_.add_node(kind, name, std::move(attrs), std::move(inputs));
+}
+
+ValueId GraphRewriter::add_parameter(const std::string& base, Tensor tensor) {
+  std::string name = base;
+  for (int k = 2; source_.find_value(name) || graph_.find_value(name); ++k)
+    name = base + "." + std::to_string(k);
+  const ValueId id = graph_.add_parameter(name, tensor.shape(), graph::Initializer::zeros());
+  params_.set(id, std::move(tensor));
+  return id;
+}
+
+Rewritten GraphRewriter::finish(int rewrites) {
+  for (ValueId out : source_.outputs()) graph_.add_output(map(out));
+  return {std::move(graph_), std::move(params_), rewrites};
+}
+
+bool is_graph_output(const graph::Graph& graph, ValueId value) {
+  return std::find(graph.outputs().begin(), graph.outputs().end(), value) != graph.outputs().end();
+}
+
+bool read_only_by_one(const graph::Graph& graph, ValueId value) {
+  return graph.consumers(value).size() == 1 && !is_graph_output(graph, value);
+}
+
+}  // namespace telar::optimize

@@ -1,0 +1,55 @@
+#pragma once
+// What every inference pass is built on: a graph copied node by node into a new one, where the
+// pass drops, replaces or fuses nodes on the way. The graph's inputs keep their order; a
+// parameter or buffer is copied (its tensor shared, not duplicated) when a node first reads it,
+// so weights that no node reads any more (a folded BatchNorm's) are left behind.
+#include <string>
+#include <vector>
+
+#include "graph/graph.hpp"
+#include "graph/parameters.hpp"
+
+namespace telar::optimize {
+
+// A pass's result: the new graph, its weights and how many rewrites the pass made.
+struct Rewritten {
+  graph::Graph graph;
+  graph::ParameterSet params;
+  int rewrites = 0;
+};
+
+class GraphRewriter {
+ public:
+  GraphRewriter(const graph::Graph& source, const graph::ParameterSet& params);
+
+  const graph::Graph& source() const { return source_; }
+  const graph::ParameterSet& source_params() const { return source_params_; }
+  // The new value standing for a source value.
+  graph::ValueId map(graph::ValueId source_value);
+  // From now on, readers of `source_value` (the output of a dropped or fused node) read `now`.
+  void redirect(graph::ValueId source_value, graph::ValueId now);
+  // The node as it was, reading the new values of its inputs.
+  graph::ValueId copy(const graph::Node& node);
+  // A node of the new graph (inputs are new values).
+  graph::ValueId add(graph::OpKind kind, const std::string& name, graph::Attrs attrs,
+                     std::vector<graph::ValueId> inputs);
+  // A new parameter holding `tensor`, named `base` or, where taken, base with a suffix.
+  graph::ValueId add_parameter(const std::string& base, Tensor tensor);
+
+  Rewritten finish(int rewrites);
+
+ private:
+  const graph::Graph& source_;
+  const graph::ParameterSet& source_params_;
+  graph::Graph graph_;
+  graph::ParameterSet params_;
+  std::vector<graph::ValueId> map_;  // by source ValueId; kNoValue where not yet made
+};
+
+// Facts about the source graph the passes ask.
+bool is_graph_output(const graph::Graph& graph, graph::ValueId value);
+// Whether `value` is read by exactly one node and is not an output of the graph: a node that
+// produces it may be changed without anyone else seeing.
+bool read_only_by_one(const graph::Graph& graph, graph::ValueId value);
+
+}  // namespace telar::optimize

@@ -1,0 +1,248 @@
+// Each inference pass on small graphs made for it: what it rewrites (and what it must leave
+// alone), hand-derived folded weights, and the outputs against the graph as built, on the
+// reference kernels and on oneDNN.
+#include <gtest/gtest.h>
+
+#include "../ops/test_util.hpp"
+#include "backend/inference.hpp"
+#include "core/error.hpp"
+#include "graph/builder.hpp"
+#include "optimize/inference.hpp"
+#include "optimize/passes.hpp"
+#include "optimize_test_util.hpp"
+
+using namespace telar;
+using namespace telar::graph;
+using optimize::testing::count_nodes;
+using optimize::testing::eval_output;
+using optimize::testing::relative_difference;
+using optimize::testing::weights_for;
+
+namespace {
+
+const Node& node_named(const Graph& g, const std::string& name) {
+  const Node* n = g.find_node(name);
+  if (!n) throw std::runtime_error("no node " + name);
+  return *n;
+}
+
+// The pass's graph computes what the source graph does, on both CPU kernel sets.
+void expect_same_outputs(const Graph& source, ParameterSet& params, const optimize::Rewritten& r,
+                         const Shape& input, double tolerance) {
+  Rng rng(5);
+  const Tensor x = ops::testing::uniform(input, rng);
+  ParameterSet rewritten = r.params;
+  for (const char* backend : {"cpu:ref", "cpu"}) {
+    const Tensor want = eval_output(source, params, x, backend);
+    const Tensor got = eval_output(r.graph, rewritten, x, backend);
+    EXPECT_LE(relative_difference(want, got), tolerance) << backend;
+  }
+}
+
+TEST(RemoveDropout, ReadersReadItsInput) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {6});
+  ValueId h = b.dropout(b.relu(b.linear(x, 8, "fc1"), "act"), 0.5f, "drop");
+  b.output(b.linear(h, 3, "fc2"));
+  b.output(b.dropout(h, 0.2f, "drop_out"));  // a dropout that is a graph output
+  const Graph g = b.finish();
+  ParameterSet params = weights_for(g, 1);
+  const optimize::Rewritten r = optimize::remove_dropout(g, params);
+  EXPECT_EQ(r.rewrites, 2);
+  EXPECT_EQ(count_nodes(r.graph, OpKind::Dropout), 0);
+  EXPECT_EQ(r.graph.outputs().size(), 2u);
+  EXPECT_EQ(r.graph.value(r.graph.outputs()[1]).producer, node_named(r.graph, "act").id);
+  expect_same_outputs(g, params, r, {4, 6}, 0.0);
+}
+
+// 1x1 convolution, one input channel, two output channels: the folded weights by hand.
+// s = gamma / sqrt(var + eps): channel 0: 1.5 / sqrt(3) = 0.8660254, channel 1: 0.5 / 0.5 = 1.
+// weight' = weight * s: 2 * 0.8660254 = 1.7320508, -1 * 1 = -1.
+// bias' = (0 - mean) * s + beta: -1 * 0.8660254 + 0.25 = -0.6160254, -2 * 1 - 1 = -3.
+TEST(FoldBatchNorm, FoldedWeightsByHand) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {1, 3, 3});
+  b.output(b.batchnorm2d(b.conv2d(x, 2, 1, 1, 0, 1, /*bias=*/false, "conv"), "bn"));
+  const Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 1);
+  const Node& conv = node_named(g, "conv");
+  const Node& bn = node_named(g, "bn");
+  const auto fill = [&](ValueId id, std::initializer_list<float> v) {
+    std::copy(v.begin(), v.end(), params.at(id).f32());
+  };
+  fill(conv.inputs[1], {2.0f, -1.0f});
+  fill(bn.inputs[1], {1.5f, 0.5f});    // gamma
+  fill(bn.inputs[2], {0.25f, -1.0f});  // beta
+  fill(bn.inputs[3], {1.0f, 2.0f});    // running mean
+  fill(bn.inputs[4], {3.0f, 0.25f});   // running variance
+  const optimize::Rewritten r = optimize::fold_batchnorm(g, params);
+  EXPECT_EQ(r.rewrites, 1);
+  ASSERT_EQ(count_nodes(r.graph, OpKind::BatchNorm2d), 0);
+  const Node& folded = node_named(r.graph, "conv");
+  ASSERT_TRUE(folded.attr<Conv2dAttrs>().bias);
+  const float* w = r.params.at(folded.inputs[1]).f32();
+  const float* bias = r.params.at(folded.inputs[2]).f32();
+  EXPECT_NEAR(w[0], 1.7320508f, 1e-5);
+  EXPECT_NEAR(w[1], -1.0f, 1e-4);  // eps = 1e-5 moves s by 2e-5
+  EXPECT_NEAR(bias[0], -0.6160254f, 1e-5);
+  EXPECT_NEAR(bias[1], -3.0f, 1e-4);
+  expect_same_outputs(g, params, r, {2, 1, 3, 3}, 1e-5);
+}
+
+TEST(FoldBatchNorm, ConvolutionsWithBiasGroupsAndStrides) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {4, 9, 9});
+  ValueId h = b.relu(b.batchnorm2d(b.conv2d(x, 8, 3, 2, 1, 1, true, "c1")));
+  h = b.batchnorm2d(b.conv2d(h, 8, 3, 1, 1, 8, false, "dw"));  // depthwise
+  b.output(b.batchnorm2d(b.conv2d(h, 6, 1, 1, 0, 2, true, "grouped")));
+  const Graph g = b.finish();
+  ParameterSet params = weights_for(g, 2);
+  const optimize::Rewritten r = optimize::fold_batchnorm(g, params);
+  EXPECT_EQ(r.rewrites, 3);
+  EXPECT_EQ(count_nodes(r.graph, OpKind::BatchNorm2d), 0);
+  expect_same_outputs(g, params, r, {2, 4, 9, 9}, 1e-5);
+}
+
+TEST(FoldBatchNorm, LeavesAConvolutionWhoseOutputOthersRead) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {3, 6, 6});
+  ValueId c = b.conv2d(x, 4, 3, 1, 1, 1, true, "conv");
+  b.output(b.add(b.batchnorm2d(c, "bn"), c));  // the raw conv output is read too
+  const Graph g = b.finish();
+  ParameterSet params = weights_for(g, 3);
+  const optimize::Rewritten r = optimize::fold_batchnorm(g, params);
+  EXPECT_EQ(r.rewrites, 0);
+  EXPECT_EQ(count_nodes(r.graph, OpKind::BatchNorm2d), 1);
+  expect_same_outputs(g, params, r, {2, 3, 6, 6}, 0.0);
+}
+
+// A basic residual block: relu(conv2(relu(conv1(r))) + r), r read by conv1 before conv2.
+Graph residual_block(bool read_summand_after) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {4, 8, 8});
+  ValueId r = b.relu(b.conv2d(x, 6, 3, 1, 1, 1, true, "stem"), "r");
+  ValueId h = b.relu(b.conv2d(r, 6, 3, 1, 1, 1, true, "conv1"));
+  ValueId y = b.add(b.conv2d(h, 6, 3, 1, 1, 1, true, "conv2"), r, "sum");
+  if (read_summand_after) y = b.add(y, r, "again");  // r is read after conv2
+  b.output(b.relu(y, "out"));
+  return b.finish();
+}
+
+TEST(FuseResidualAdd, TheLaterConvolutionTakesTheSum) {
+  const Graph g = residual_block(false);
+  ParameterSet params = weights_for(g, 4);
+  const optimize::Rewritten r = optimize::fuse_residual_add(g, params);
+  EXPECT_EQ(r.rewrites, 1);
+  EXPECT_EQ(count_nodes(r.graph, OpKind::Add), 0);
+  const Node& conv2 = node_named(r.graph, "conv2");
+  EXPECT_TRUE(conv2.attr<Conv2dAttrs>().post.sum);
+  EXPECT_EQ(conv2.inputs.back(), node_named(r.graph, "r").outputs[0]);
+  expect_same_outputs(g, params, r, {2, 4, 8, 8}, 1e-6);
+}
+
+TEST(FuseResidualAdd, LeavesASummandReadAfterTheConvolution) {
+  const Graph g = residual_block(true);
+  ParameterSet params = weights_for(g, 5);
+  const optimize::Rewritten r = optimize::fuse_residual_add(g, params);
+  EXPECT_EQ(r.rewrites, 0);
+  EXPECT_EQ(count_nodes(r.graph, OpKind::Add), 2);
+}
+
+TEST(FuseResidualAdd, LeavesAGraphInputAndBroadcasting) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {4, 5, 5});
+  ValueId y = b.add(b.conv2d(x, 4, 3, 1, 1, 1, true, "conv"), x, "sum");  // x: an input
+  b.output(y);
+  const Graph g = b.finish();
+  ParameterSet params = weights_for(g, 6);
+  EXPECT_EQ(optimize::fuse_residual_add(g, params).rewrites, 0);
+}
+
+TEST(FuseResidualAdd, DownsampleBranchesBothConvolutions) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {4, 8, 8});
+  ValueId r = b.relu(b.conv2d(x, 4, 3, 1, 1, 1, true, "stem"), "r");
+  ValueId main = b.conv2d(r, 6, 3, 2, 1, 1, true, "main");
+  ValueId down = b.conv2d(r, 6, 1, 2, 0, 1, true, "down");
+  b.output(b.relu(b.add(main, down, "sum")));
+  const Graph g = b.finish();
+  ParameterSet params = weights_for(g, 7);
+  const optimize::Rewritten r2 = optimize::fuse_residual_add(g, params);
+  EXPECT_EQ(r2.rewrites, 1);
+  EXPECT_TRUE(node_named(r2.graph, "down").attr<Conv2dAttrs>().post.sum);
+  EXPECT_FALSE(node_named(r2.graph, "main").attr<Conv2dAttrs>().post.any());
+  expect_same_outputs(g, params, r2, {2, 4, 8, 8}, 1e-6);
+}
+
+TEST(FuseActivation, ConvolutionsAndLinearsTakeTheirActivation) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {3, 8, 8});
+  ValueId h = b.relu6(b.conv2d(x, 4, 3, 1, 1, 1, true, "c1"));
+  h = b.graph().add_node(OpKind::LeakyReLU, "leaky", EltwiseAttrs{0.1f, 0.0f},
+                         {b.conv2d(h, 4, 3, 1, 1, 1, true, "c2")});
+  h = b.graph().add_node(OpKind::HardSigmoid, "hsig", EltwiseAttrs{0.2f, 0.5f},
+                         {b.conv2d(h, 4, 3, 1, 1, 1, true, "c3")});  // not fusible
+  ValueId c4 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c4");
+  b.output(c4);  // a graph output: its activation stays apart
+  h = b.sigmoid(c4);
+  b.output(b.relu(b.linear(b.flatten(h), 5, "fc")));
+  const Graph g = b.finish();
+  ParameterSet params = weights_for(g, 8);
+  const optimize::Rewritten r = optimize::fuse_activation(g, params);
+  EXPECT_EQ(r.rewrites, 3);
+  EXPECT_EQ(node_named(r.graph, "c1").attr<Conv2dAttrs>().post.activation, OpKind::ReLU6);
+  const PostOps& leaky = node_named(r.graph, "c2").attr<Conv2dAttrs>().post;
+  EXPECT_EQ(leaky.activation, OpKind::LeakyReLU);
+  EXPECT_FLOAT_EQ(leaky.eltwise.alpha, 0.1f);
+  EXPECT_FALSE(node_named(r.graph, "c3").attr<Conv2dAttrs>().post.any());
+  EXPECT_FALSE(node_named(r.graph, "c4").attr<Conv2dAttrs>().post.any());
+  EXPECT_EQ(node_named(r.graph, "fc").attr<LinearAttrs>().post.activation, OpKind::ReLU);
+  Rng rng(5);
+  const Tensor x_in = ops::testing::uniform({2, 3, 8, 8}, rng);
+  ParameterSet rewritten = r.params;
+  for (const char* backend : {"cpu:ref", "cpu"}) {
+    auto want = backend::compile(backend::parse_backend_spec(backend), g, params);
+    auto got = backend::compile(backend::parse_backend_spec(backend), r.graph, rewritten);
+    want->forward(std::span<const Tensor>(&x_in, 1), backend::Mode::Eval);
+    got->forward(std::span<const Tensor>(&x_in, 1), backend::Mode::Eval);
+    for (std::size_t i = 0; i < 2; ++i)
+      EXPECT_LE(relative_difference(want->output(i), got->output(i)), 1e-6) << backend << " " << i;
+  }
+}
+
+TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
+  const Graph g = residual_block(false);
+  ParameterSet params = weights_for(g, 9);
+  const optimize::InferenceGraph opt = optimize::optimize_for_inference(g, params);
+  const PostOps& post = node_named(opt.graph, "conv2").attr<Conv2dAttrs>().post;
+  EXPECT_TRUE(post.sum);
+  EXPECT_EQ(post.activation, OpKind::ReLU);
+  EXPECT_EQ(count_nodes(opt.graph, OpKind::ReLU), 0);
+  ASSERT_EQ(opt.passes.size(), 4u);
+  EXPECT_EQ(opt.passes[2].pass, "fuse_residual_add");
+  EXPECT_EQ(opt.passes[2].rewrites, 1);
+  EXPECT_EQ(opt.passes[3].rewrites, 3);
+}
+
+// The executable of a model compiled for inference re-derives its folded weights when the
+// caller's change, and runs evaluation-mode forward passes only.
+TEST(InferenceCompilation, FollowsParameterUpdatesAndRefusesTraining) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {3, 6, 6});
+  b.output(b.relu(b.batchnorm2d(b.conv2d(x, 4, 3, 1, 1, 1, false, "conv"), "bn")));
+  const Graph g = b.finish();
+  ParameterSet params = weights_for(g, 10);
+  Rng rng(1);
+  const Tensor in = ops::testing::uniform({2, 3, 6, 6}, rng);
+  auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), g, params);
+  EXPECT_EQ(count_nodes(exe->graph(), OpKind::BatchNorm2d), 0);
+  exe->forward(std::span<const Tensor>(&in, 1), backend::Mode::Eval);
+  EXPECT_LE(relative_difference(eval_output(g, params, in), exe->output(0)), 1e-5);
+  for (float& v : params.at(node_named(g, "bn").inputs[1]).span<float>()) v *= -2.0f;
+  exe->parameters_updated();
+  exe->forward(std::span<const Tensor>(&in, 1), backend::Mode::Eval);
+  EXPECT_LE(relative_difference(eval_output(g, params, in), exe->output(0)), 1e-5);
+  EXPECT_THROW(exe->forward(std::span<const Tensor>(&in, 1), backend::Mode::Train), Error);
+}
+
+}  // namespace

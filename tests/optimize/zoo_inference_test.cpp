@@ -1,0 +1,77 @@
+// Inference compilation on every zoo model: the optimized graph's outputs equal the graph as
+// built within 1e-5 of the largest output (random weights, non-trivial BatchNorm statistics),
+// on oneDNN, and the passes did what they are for (no BatchNorm, Dropout or residual Add left
+// where each can go).
+#include <gtest/gtest.h>
+
+#include "../ops/test_util.hpp"
+#include "backend/inference.hpp"
+#include "graph/zoo/zoo.hpp"
+#include "optimize/inference.hpp"
+#include "optimize_test_util.hpp"
+
+using namespace telar;
+using namespace telar::graph;
+using optimize::testing::count_nodes;
+using optimize::testing::eval_output;
+using optimize::testing::relative_difference;
+using optimize::testing::weights_for;
+
+namespace {
+
+struct Case {
+  const char* model;
+  Shape input;  // C x H x W, small enough for a quick test
+};
+
+class ZooInference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ZooInference, EqualsTheGraphAsBuilt) {
+  const Case& c = GetParam();
+  zoo::ModelOptions options;
+  options.input = c.input;
+  const Graph g = zoo::build(c.model, options);
+  ParameterSet params = weights_for(g, 11);
+  Rng rng(2);
+  Shape batch_shape = c.input;
+  batch_shape.insert(batch_shape.begin(), 2);
+  const Tensor x = ops::testing::uniform(batch_shape, rng);
+  const Tensor want = eval_output(g, params, x);
+  auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), g, params);
+  exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  EXPECT_LE(relative_difference(want, exe->output(0)), 1e-5);
+  const Graph& opt = exe->graph();
+  EXPECT_EQ(count_nodes(opt, OpKind::BatchNorm2d), 0);
+  EXPECT_EQ(count_nodes(opt, OpKind::Dropout), 0);
+  EXPECT_EQ(count_nodes(opt, OpKind::Add), 0);
+  EXPECT_LT(opt.nodes().size(), g.nodes().size());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, ZooInference,
+    ::testing::Values(Case{"mlp:784-256-128-10", {784}}, Case{"mnist_cnn", {1, 28, 28}},
+                      Case{"alexnet", {3, 96, 96}}, Case{"mobilenet_v1", {3, 64, 64}},
+                      Case{"mobilenet_v1:0.5", {3, 32, 32}}, Case{"resnet18", {3, 64, 64}},
+                      Case{"resnet34", {3, 64, 64}}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      std::string name = info.param.model;
+      for (char& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
+
+// Every BatchNorm of ResNet-18 folds (20), all 8 residual Adds fuse, and so do all 17 ReLUs.
+TEST(ZooInference, ResNet18PassCounts) {
+  zoo::ModelOptions options;
+  options.input = Shape{3, 64, 64};
+  const Graph g = zoo::build("resnet18", options);
+  const ParameterSet params = weights_for(g, 1);
+  const optimize::InferenceGraph opt = optimize::optimize_for_inference(g, params);
+  ASSERT_EQ(opt.passes.size(), 4u);
+  EXPECT_EQ(opt.passes[1].rewrites, count_nodes(g, OpKind::BatchNorm2d));
+  EXPECT_EQ(opt.passes[1].rewrites, 20);
+  EXPECT_EQ(opt.passes[2].rewrites, 8);
+  EXPECT_EQ(opt.passes[3].rewrites, count_nodes(g, OpKind::ReLU));
+}
+
+}  // namespace
