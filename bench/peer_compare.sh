@@ -37,7 +37,7 @@ train_pair() {  # model batches -> "telar torch" samples/s
   for r in $(seq "$repeats"); do
     t+=("$("$telar" train --model "$model" --data fashion-mnist --epochs 1 --batch-size 128 \
         --optimizer sgd --momentum 0.9 --lr 0.05 --limit-batches "$batches" --threads "$threads" \
-        --quiet --json --out "$tmp/run$r" | json_field samples_per_s)")
+        --quiet --json --out "$tmp/run$r" --overwrite | json_field samples_per_s)")
     p+=("$("$py" bench/peer/torch_train.py --model "$model" --threads "$threads" \
         --limit-batches "$batches" | json_field samples_per_s)")
   done

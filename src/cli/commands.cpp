@@ -5,6 +5,7 @@ namespace telar::cli {
 // One entry function per subcommand file.
 int run_models(const Args& args);
 int run_infer(const Args& args);
+int run_bench(const Args& args);
 int run_train(const Args& args);
 int run_eval(const Args& args);
 int run_demo(const Args& args);
@@ -23,6 +24,7 @@ const std::vector<Command>& commands() {
       {"eval", "evaluate a checkpoint on a data set", run_eval},
       {"models", "list the model zoo, or show one model's layers (models show NAME)", run_models},
       {"infer", "inference latency and throughput of a model at a batch size", run_infer},
+      {"bench", "latency distribution and throughput of a model on targets (cpu, cuda, sim); report.html", run_bench},
       {"export", "write a model (zoo, ONNX or trained by telar train) as an ONNX file", run_export},
       {"prof", "hardware-counter profiler: list events, run a command under counters, matmul", run_prof},
       {"sim", "simulate one operation on a DNN accelerator (MAERI, SIGMA, MAGMA, TPU mesh; STONNE syntax)", run_sim},

@@ -108,14 +108,15 @@ std::string y_axis(const Frame& f, double lo, double hi, const std::string& labe
 
 std::string LineChart::render(int width, int height) const {
   Frame f{width, height};
+  const auto tx = [&](double x) { return log2_x ? std::log2(x) : x; };
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
   for (const auto& s : series)
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       double y = s.y[i];
-      if (!std::isfinite(y) || (log_y && y <= 0)) continue;
+      if (!std::isfinite(y) || (log_y && y <= 0) || (log2_x && s.x[i] <= 0)) continue;
       if (log_y) y = std::log10(y);
-      xlo = std::min(xlo, s.x[i]);
-      xhi = std::max(xhi, s.x[i]);
+      xlo = std::min(xlo, tx(s.x[i]));
+      xhi = std::max(xhi, tx(s.x[i]));
       ylo = std::min(ylo, y);
       yhi = std::max(yhi, y);
     }
@@ -128,11 +129,11 @@ std::string LineChart::render(int width, int height) const {
   }
   if (!log_y && ylo > 0 && ylo < 0.3 * yhi) ylo = 0;
   svg += y_axis(f, ylo, yhi, y_label, log_y);
-  const double xstep = nice_step(xhi - xlo, 6);
+  const double xstep = log2_x ? std::max(1.0, std::ceil((xhi - xlo) / 12)) : nice_step(xhi - xlo, 6);
   for (double v = std::ceil(xlo / xstep) * xstep; v <= xhi + xstep * 1e-9; v += xstep) {
     const double x = f.left + f.plot_w() * (v - xlo) / (xhi - xlo);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x,
-                       f.top + f.plot_h() + 14, short_number(v));
+                       f.top + f.plot_h() + 14, short_number(log2_x ? std::exp2(v) : v));
   }
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
                      f.left + f.plot_w() / 2, f.top + f.plot_h() + 30, escape_xml(x_label));
@@ -143,9 +144,9 @@ std::string LineChart::render(int width, int height) const {
     std::string points;
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       double y = s.y[i];
-      if (!std::isfinite(y) || (log_y && y <= 0)) continue;
+      if (!std::isfinite(y) || (log_y && y <= 0) || (log2_x && s.x[i] <= 0)) continue;
       if (log_y) y = std::log10(y);
-      points += fmt::format("{:.1f},{:.1f} ", f.left + f.plot_w() * (s.x[i] - xlo) / (xhi - xlo),
+      points += fmt::format("{:.1f},{:.1f} ", f.left + f.plot_w() * (tx(s.x[i]) - xlo) / (xhi - xlo),
                             f.top + f.plot_h() * (1 - (y - ylo) / (yhi - ylo)));
     }
     svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" points=\"{}\"/>\n",
@@ -153,10 +154,10 @@ std::string LineChart::render(int width, int height) const {
     if (s.x.size() <= 40)
       for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
         double y = s.y[i];
-        if (!std::isfinite(y) || (log_y && y <= 0)) continue;
+        if (!std::isfinite(y) || (log_y && y <= 0) || (log2_x && s.x[i] <= 0)) continue;
         if (log_y) y = std::log10(y);
         svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>\n",
-                           f.left + f.plot_w() * (s.x[i] - xlo) / (xhi - xlo),
+                           f.left + f.plot_w() * (tx(s.x[i]) - xlo) / (xhi - xlo),
                            f.top + f.plot_h() * (1 - (y - ylo) / (yhi - ylo)), palette(k));
       }
   }

@@ -18,6 +18,7 @@ struct LineChart {
   std::string y_label;
   std::vector<Series> series;
   bool log_y = false;
+  bool log2_x = false;  // x on a base-2 log scale, ticks at powers of two (batch sizes)
   std::string render(int width = 720, int height = 320) const;
 };
 

@@ -20,3 +20,17 @@ TEST(Statistics, PercentileOfNothingOrOutsideZeroOneIsAnError) {
   EXPECT_THROW(percentile({}, 0.5), telar::Error);
   EXPECT_THROW(percentile({1.0, 2.0}, 1.5), telar::Error);
 }
+
+// 2, 4, 4, 4, 5, 5, 7, 9: mean 5, squared deviations sum to 32, sample variance 32 / 7.
+TEST(Statistics, SummaryByHand) {
+  const telar::SampleSummary s = telar::summarize({9, 2, 4, 4, 4, 5, 5, 7});
+  EXPECT_EQ(s.count, 8u);
+  EXPECT_DOUBLE_EQ(s.min, 2.0);
+  EXPECT_DOUBLE_EQ(s.max, 9.0);
+  EXPECT_DOUBLE_EQ(s.mean, 5.0);
+  EXPECT_DOUBLE_EQ(s.median, 4.5);
+  EXPECT_NEAR(s.stddev, std::sqrt(32.0 / 7.0), 1e-12);
+  EXPECT_NEAR(s.cv, std::sqrt(32.0 / 7.0) / 5.0, 1e-12);
+  EXPECT_NEAR(s.p90, 7.0 + 0.3 * 2.0, 1e-12);  // rank 6.3 of 0..7
+  EXPECT_DOUBLE_EQ(telar::summarize({3.0}).stddev, 0.0);
+}

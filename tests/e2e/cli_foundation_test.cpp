@@ -89,7 +89,7 @@ TEST(CliFoundation, VersionAndHelpOfEveryCommand) {
   std::istringstream lines(h.out.substr(start + 10));
   for (std::string line; std::getline(lines, line) && !line.empty();)
     listed.push_back(line.substr(2, line.find(' ', 2) - 2));
-  for (const char* cmd : {"models", "train", "eval", "infer", "demo", "prof"})
+  for (const char* cmd : {"models", "train", "eval", "infer", "bench", "demo", "prof"})
     EXPECT_NE(std::find(listed.begin(), listed.end(), cmd), listed.end()) << cmd;
   for (const std::string& cmd : listed) {
     auto r = run_telar({cmd, "--help"});

@@ -63,9 +63,12 @@ TEST(Demo, EveryStageRunsAndLeavesItsRun) {
   EXPECT_EQ(task_clock["run/epoch[0]"] + task_clock["run/gap"], task_clock["run"]);
   EXPECT_TRUE(task_clock.count("run/epoch[0]/batch[0]"));
 
-  // The trained CNN as ONNX, run from that file.
+  // The trained CNN as ONNX, benched from that file at batch 1 and 64.
   EXPECT_TRUE(fs::exists(out / "mnist_cnn.onnx"));
-  EXPECT_NE(r.out.find("mnist_cnn.onnx on cpu (batch 64"), std::string::npos) << r.out;
+  const nlohmann::json bench = result_of(out / "bench");
+  ASSERT_EQ(bench["points"].size(), 2u);
+  EXPECT_EQ(bench["points"][1]["batch"], 64);
+  EXPECT_TRUE(fs::exists(out / "bench" / "report.html"));
 
   // 2. The simulated layers.
   EXPECT_TRUE(fs::exists(out / "simulate" / "layers.csv"));

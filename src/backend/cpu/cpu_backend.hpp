@@ -1,5 +1,6 @@
 #pragma once
 #include <memory>
+#include <string>
 
 #include "backend/backend.hpp"
 
@@ -9,5 +10,8 @@ namespace telar::backend::cpu {
 // kernels only), options threads=N.
 std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
                                     graph::ParameterSet& params, const CompileOptions& options);
+
+// The instruction set oneDNN dispatches its kernels to on this machine, e.g. "avx512_core_bf16".
+std::string dispatched_isa();
 
 }  // namespace telar::backend::cpu

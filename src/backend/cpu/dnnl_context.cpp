@@ -1,5 +1,7 @@
 #include "backend/cpu/dnnl_context.hpp"
 
+#include "backend/cpu/cpu_backend.hpp"
+
 namespace telar::backend::cpu {
 
 dnnl::engine& cpu_engine() {
@@ -34,6 +36,23 @@ dnnl::primitive_attr default_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
+}
+
+std::string dispatched_isa() {
+  using isa = dnnl::cpu_isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case isa::sse41: return "sse41";
+    case isa::avx: return "avx";
+    case isa::avx2: return "avx2";
+    case isa::avx2_vnni: return "avx2_vnni";
+    case isa::avx512_mic: return "avx512_mic";
+    case isa::avx512_mic_4ops: return "avx512_mic_4ops";
+    case isa::avx512_core: return "avx512_core";
+    case isa::avx512_core_vnni: return "avx512_core_vnni";
+    case isa::avx512_core_bf16: return "avx512_core_bf16";
+    case isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "all";
+  }
 }
 
 }  // namespace telar::backend::cpu

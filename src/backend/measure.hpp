@@ -1,0 +1,27 @@
+#pragma once
+// How telar measures a compiled model's speed (telar bench, and adaptation's latency): warm-up
+// by time, then timed evaluation-mode forward passes until both a duration and a number of
+// iterations are reached; and what a plan for a batch size will hold in memory.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend/executable.hpp"
+
+namespace telar::backend {
+
+struct MeasureOptions {
+  double warmup_seconds = 0.2;  // untimed runs first, at least one
+  double duration_seconds = 3.0;
+  int min_iterations = 10;
+};
+
+// Each timed run's latency in milliseconds.
+std::vector<double> measure_forward_ms(Executable& exe, std::span<const Tensor> inputs,
+                                       const MeasureOptions& options);
+
+// The bytes an inference plan of `graph` at `batch` holds: its weights and a buffer per value
+// (the CPU plan's layout; blocked layouts pad a little more).
+std::int64_t inference_memory_bytes(const graph::Graph& graph, std::int64_t batch);
+
+}  // namespace telar::backend

@@ -1,0 +1,250 @@
+// telar bench: latency and throughput of a model on one or more targets, as a deployment
+// comparison measures them (docs/bench.md): warm-up by time, timed runs for a duration and a
+// number of iterations, the distribution of the latencies, and the environment they came from.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <optional>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/inference.hpp"
+#include "backend/measure.hpp"
+#include "backend/sim/sim_backend.hpp"
+#include "cli/bench_report.hpp"
+#include "cli/model_options.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/memory.hpp"
+#include "core/parse.hpp"
+#include "core/rng.hpp"
+#include "core/system_load.hpp"
+#include "core/threads.hpp"
+#include "report/run_dir.hpp"
+
+namespace telar::cli {
+
+namespace {
+
+// The coefficient of variation above which a latency is not to be trusted.
+constexpr double kNoisyCv = 0.02;
+// The largest batch --batch-sweep tries.
+constexpr std::int64_t kMaxSweepBatch = 1 << 16;
+
+// "512M", "4G", "1500000" (bytes; K, M, G, T are powers of 1024).
+std::int64_t parse_bytes(const std::string& text, std::string_view what) {
+  require(!text.empty(), "{} is empty; give a size such as 4G or 512M", what);
+  std::int64_t scale = 1;
+  std::string digits = text;
+  const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+  const std::string units = "KMGT";
+  if (const auto u = units.find(last); u != std::string::npos) {
+    scale = std::int64_t{1} << (10 * (u + 1));
+    digits.pop_back();
+  }
+  const double value = parse_double(digits, what);
+  require(value > 0, "{} must be positive, got '{}'", what, text);
+  return static_cast<std::int64_t>(value * static_cast<double>(scale));
+}
+
+// Milliseconds with the digits that matter from microseconds (simulated layers) to seconds.
+std::string ms_text(double ms) {
+  return fmt::format("{:.{}f}", ms, ms < 0.01 ? 6 : ms < 1 ? 4 : 3);
+}
+
+std::string mib(std::int64_t bytes) {
+  return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
+struct Target {
+  std::string text;
+  backend::BackendSpec spec;
+  std::unique_ptr<backend::Executable> exe;
+};
+
+Tensor random_input(const Shape& declared, std::int64_t batch, std::uint64_t seed) {
+  Tensor x(bind_batch(declared, batch));
+  Rng rng(seed);
+  for (auto& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+  return x;
+}
+
+BenchPoint measure(Target& t, const Tensor& x, std::int64_t batch,
+                   const backend::MeasureOptions& options, double clock_ghz) {
+  BenchPoint p;
+  p.target = t.text;
+  p.batch = batch;
+  const std::span<const Tensor> inputs(&x, 1);
+  if (const auto* sim = backend::sim::simulated(*t.exe)) {
+    t.exe->forward(inputs, backend::Mode::Eval);
+    const auto totals = backend::sim::totals(sim->node_simulations());
+    p.simulated = true;
+    p.cycles = totals.cycles;
+    p.host_nodes = totals.host_nodes;
+    p.ms = {static_cast<double>(totals.cycles) / (clock_ghz * 1e6)};
+  } else {
+    p.ms = backend::measure_forward_ms(*t.exe, inputs, options);
+  }
+  p.latency = summarize(p.ms);
+  p.samples_per_s = static_cast<double>(batch) / (p.latency.median * 1e-3);
+  return p;
+}
+
+}  // namespace
+
+int run_bench(const Args& args) {
+  CLI::App app{
+      "Latency and throughput of a model on one or more targets: warm-up by time, "
+      "timed runs for a duration, the latency distribution, report.html.",
+      "bench"};
+  ModelOptions model;
+  model.add_to(app);
+  std::vector<std::string> target_texts;
+  std::string batch_list = "1", max_memory, out;
+  bool sweep = false, json = false, overwrite = false, no_optimize = false;
+  backend::MeasureOptions measure_options;
+  double clock_ghz = 1.0;
+  int threads = 0;
+  std::uint64_t seed = 0;
+  app.add_option("--target", target_texts,
+                 "where to run, repeatable or comma-separated: cpu, cpu:ref, cpu:threads=N, "
+                 "cuda:N, sim:CFG (default cpu)")
+      ->delimiter(',');
+  app.add_option("--batch", batch_list, "batch sizes, comma-separated (default 1: latency)");
+  app.add_flag("--batch-sweep", sweep,
+               "batch 1, 2, 4 ... doubling while the plan fits --max-memory (throughput)");
+  app.add_option("--max-memory", max_memory,
+                 "memory the sweep's largest plan may take, e.g. 4G (default: 80% of what is "
+                 "available)");
+  app.add_option("--duration", measure_options.duration_seconds,
+                 "timed runs last at least this many seconds per point")
+      ->check(positive_real(true));
+  app.add_option("--warmup", measure_options.warmup_seconds,
+                 "untimed runs for this many seconds first (at least one)")
+      ->check(positive_real(true));
+  app.add_option("--min-iterations", measure_options.min_iterations,
+                 "timed runs per point, at least")
+      ->check(at_least(1));
+  app.add_option("--clock-ghz", clock_ghz, "sim targets: cycles become time at this clock")
+      ->check(positive_real());
+  app.add_option("--seed", seed, "seed for the random weights and input");
+  app.add_option("--out", out, "write run.json, bench.csv, latency.csv and report.html here");
+  add_overwrite_flag(app, &overwrite);
+  add_no_optimize_flag(app, &no_optimize);
+  add_threads_option(app, &threads);
+  app.add_flag("--json", json, "print the result as one JSON object on the last line");
+  int code = 0;
+  if (!parse(app, args, "bench", &code)) return code;
+  apply_threads(threads);
+  if (target_texts.empty()) target_texts = {"cpu"};
+  require(!sweep || batch_list == "1",
+          "--batch-sweep chooses the batch sizes itself; give --batch or --batch-sweep, not both");
+  require(sweep || max_memory.empty(), "--max-memory bounds --batch-sweep; add --batch-sweep");
+
+  auto [g, params] = model.load(seed);
+  require(g.inputs().size() == 1, "model '{}' takes {} inputs; telar bench feeds one input batch",
+          model.model, g.inputs().size());
+  const Shape& declared = g.value(g.inputs()[0]).shape;
+  require(!declared.empty() && declared[0] == kBatchDim,
+          "model '{}': its input has no batch dimension to bench", model.model);
+
+  // The batch sizes, and for a sweep the memory that bounds it, before anything runs.
+  std::vector<std::int64_t> batches;
+  if (sweep) {
+    const std::int64_t available = available_memory_bytes().value_or(0);
+    const std::int64_t limit =
+        max_memory.empty() ? available * 8 / 10 : parse_bytes(max_memory, "--max-memory");
+    require(limit > 0,
+            "--batch-sweep: the memory available is unknown here; give --max-memory (e.g. 4G)");
+    const std::int64_t one = backend::inference_memory_bytes(g, 1);
+    require(one <= limit,
+            "--batch-sweep: batch 1 of '{}' needs {} and the limit is {}; raise --max-memory",
+            model.model, mib(one), mib(limit));
+    for (std::int64_t b = 1; b <= kMaxSweepBatch && backend::inference_memory_bytes(g, b) <= limit;
+         b *= 2)
+      batches.push_back(b);
+  } else {
+    batches = parse_int_list(batch_list, ',', "--batch");  // refuses sizes below 1
+  }
+
+  // Every target compiled (and so checked) before the run directory is made.
+  std::vector<Target> targets;
+  for (const std::string& text : target_texts) {
+    Target t{text, backend::parse_backend_spec(text), nullptr};
+    backend::check_usable(t.spec, "--target cpu");
+    t.exe = backend::compile_for_inference(t.spec, g, params, !no_optimize);
+    targets.push_back(std::move(t));
+  }
+  std::optional<report::RunDirectory> run;
+  if (!out.empty()) run.emplace(out, report::reuse_for(overwrite));
+
+  nlohmann::json environment = report::machine_info();
+  environment["isa"] = backend::cpu::dispatched_isa();
+  environment["threads"] = compute_threads();
+  for (const char* var : {"OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY"})
+    if (const char* v = std::getenv(var)) environment[var] = v;
+  if (const auto load = load_average()) environment["load_average_before"] = *load;
+
+  std::cout << fmt::format("{} ({}), {} threads, load {}\n", model.model,
+                           no_optimize ? "as built" : "compiled for inference", compute_threads(),
+                           environment.value("load_average_before", -1.0));
+  std::size_t width = 12;
+  for (const std::string& text : target_texts) width = std::max(width, text.size());
+  std::cout << fmt::format("{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>12}\n",
+                           "target", width, "batch", "runs", "median ms", "mean ms", "p90 ms",
+                           "p99 ms", "min ms", "CV", "samples/s");
+  std::vector<BenchPoint> points;
+  for (Target& t : targets)
+    for (std::int64_t b : batches) {
+      const Tensor x = random_input(declared, b, seed);
+      BenchPoint p = measure(t, x, b, measure_options, clock_ghz);
+      const SampleSummary& s = p.latency;
+      std::cout << fmt::format(
+          "{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6.1f}% {:>12.1f}{}\n", t.text,
+          width, b, s.count, ms_text(s.median), ms_text(s.mean), ms_text(s.p90), ms_text(s.p99),
+          ms_text(s.min), 100.0 * s.cv, p.samples_per_s,
+          p.simulated ? fmt::format("  (simulated: {} cycles at {} GHz, {} host nodes not timed)",
+                                    p.cycles, clock_ghz, p.host_nodes)
+                      : "");
+      std::cout.flush();
+      if (!p.simulated && s.cv > kNoisyCv)
+        std::cerr << fmt::format(
+            "warning: {} batch {}: the runs vary by {:.1f}% (coefficient of variation above "
+            "{:.0f}%; load average {:.2f}, this benchmark's {} threads included): other work "
+            "on the machine disturbs it; do not trust this figure, measure on a quiet machine\n",
+            t.text, b, 100.0 * s.cv, 100.0 * kNoisyCv, load_average().value_or(-1.0),
+            compute_threads());
+      points.push_back(std::move(p));
+    }
+  if (const auto load = load_average()) environment["load_average_after"] = *load;
+
+  nlohmann::json results = nlohmann::json::array();
+  for (const BenchPoint& p : points) results.push_back(bench_point_json(p));
+  const nlohmann::json result = {{"model", model.model},
+                                 {"optimized", !no_optimize},
+                                 {"threads", compute_threads()},
+                                 {"points", results},
+                                 {"environment", environment}};
+  if (run) {
+    write_file_atomic(run->file("bench.csv"), bench_summary_csv(points));
+    write_file_atomic(run->file("latency.csv"), bench_latency_csv(points));
+    write_bench_report(run->file("report.html"), "telar bench: " + model.model, points,
+                       environment);
+    run->write_run_json("bench",
+                        {{"model", model.model},
+                         {"targets", target_texts},
+                         {"batches", batches},
+                         {"optimized", !no_optimize},
+                         {"duration_s", measure_options.duration_seconds},
+                         {"warmup_s", measure_options.warmup_seconds},
+                         {"min_iterations", measure_options.min_iterations},
+                         {"clock_ghz", clock_ghz}},
+                        {{"result", result}});
+    std::cout << "wrote " << run->path().string()
+              << "/{run.json, bench.csv, latency.csv, report.html}\n";
+  }
+  if (json) print_json(result);
+  return 0;
+}
+
+}  // namespace telar::cli

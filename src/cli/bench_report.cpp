@@ -1,0 +1,123 @@
+#include "cli/bench_report.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "core/files.hpp"
+#include "report/html_report.hpp"
+#include "report/svg_chart.hpp"
+
+namespace telar::cli {
+
+std::string bench_summary_csv(const std::vector<BenchPoint>& points) {
+  std::string csv =
+      "target,batch,iterations,min_ms,mean_ms,median_ms,p90_ms,p95_ms,p99_ms,max_ms,stddev_ms,"
+      "cv,samples_per_s,simulated\n";
+  for (const BenchPoint& p : points) {
+    const SampleSummary& s = p.latency;
+    csv += fmt::format(
+        "{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},"
+        "{:.3f},{}\n",
+        p.target, p.batch, s.count, s.min, s.mean, s.median, s.p90, s.p95, s.p99, s.max, s.stddev,
+        s.cv, p.samples_per_s, p.simulated ? 1 : 0);
+  }
+  return csv;
+}
+
+std::string bench_latency_csv(const std::vector<BenchPoint>& points) {
+  std::string csv = "target,batch,iteration,latency_ms\n";
+  for (const BenchPoint& p : points)
+    for (std::size_t i = 0; i < p.ms.size(); ++i)
+      csv += fmt::format("{},{},{},{:.6f}\n", p.target, p.batch, i, p.ms[i]);
+  return csv;
+}
+
+nlohmann::json bench_point_json(const BenchPoint& p) {
+  const SampleSummary& s = p.latency;
+  nlohmann::json j = {{"target", p.target},
+                      {"batch", p.batch},
+                      {"iterations", s.count},
+                      {"latency_ms_min", s.min},
+                      {"latency_ms_mean", s.mean},
+                      {"latency_ms_median", s.median},
+                      {"latency_ms_p90", s.p90},
+                      {"latency_ms_p95", s.p95},
+                      {"latency_ms_p99", s.p99},
+                      {"latency_ms_max", s.max},
+                      {"latency_ms_stddev", s.stddev},
+                      {"cv", s.cv},
+                      {"samples_per_s", p.samples_per_s},
+                      {"simulated", p.simulated}};
+  if (p.simulated) {
+    j["cycles"] = p.cycles;
+    j["host_nodes"] = p.host_nodes;
+  }
+  return j;
+}
+
+void write_bench_report(const std::filesystem::path& path, const std::string& title,
+                        const std::vector<BenchPoint>& points, const nlohmann::json& environment) {
+  report::HtmlReport html(title);
+  html.heading("Latency and throughput");
+  std::vector<std::vector<std::string>> rows;
+  for (const BenchPoint& p : points) {
+    const SampleSummary& s = p.latency;
+    rows.push_back({p.target, std::to_string(p.batch), std::to_string(s.count),
+                    fmt::format("{:.3f}", s.median), fmt::format("{:.3f}", s.mean),
+                    fmt::format("{:.3f}", s.p90), fmt::format("{:.3f}", s.p99),
+                    fmt::format("{:.3f}", s.min), fmt::format("{:.3f}", s.max),
+                    fmt::format("{:.1f}%", 100.0 * s.cv), fmt::format("{:.1f}", p.samples_per_s)});
+  }
+  html.table({"target", "batch", "runs", "median ms", "mean ms", "p90 ms", "p99 ms", "min ms",
+              "max ms", "CV", "samples/s"},
+             rows);
+  std::map<std::string, std::pair<report::Series, report::Series>> by_target;
+  for (const BenchPoint& p : points) {
+    auto& [latency, throughput] = by_target[p.target];
+    latency.name = throughput.name = p.target;
+    latency.x.push_back(static_cast<double>(p.batch));
+    latency.y.push_back(p.latency.median);
+    throughput.x.push_back(static_cast<double>(p.batch));
+    throughput.y.push_back(p.samples_per_s);
+  }
+  bool several_batches = false;
+  for (const auto& [target, series] : by_target) several_batches |= series.first.x.size() > 1;
+  if (several_batches) {
+    report::LineChart latency{
+        "Median latency against the batch size", "batch", "ms", {}, true, true};
+    report::LineChart throughput{
+        "Throughput against the batch size", "batch", "samples/s", {}, false, true};
+    for (const auto& [target, series] : by_target) {
+      latency.series.push_back(series.first);
+      throughput.series.push_back(series.second);
+    }
+    html.svg(latency.render());
+    html.svg(throughput.render());
+  }
+  // Each target's runs at its smallest batch (the latency figure), where noise shows.
+  report::LineChart runs{
+      "Each timed run at the smallest batch, in order (a busy machine shows "
+      "as spikes)",
+      "run",
+      "ms",
+      {}};
+  std::map<std::string, std::int64_t> smallest;
+  for (const BenchPoint& p : points)
+    if (!smallest.count(p.target) || p.batch < smallest[p.target]) smallest[p.target] = p.batch;
+  for (const BenchPoint& p : points) {
+    if (p.simulated || p.batch != smallest[p.target]) continue;
+    report::Series s{fmt::format("{} batch {}", p.target, p.batch), {}, p.ms};
+    for (std::size_t i = 0; i < p.ms.size(); ++i) s.x.push_back(static_cast<double>(i));
+    runs.series.push_back(std::move(s));
+  }
+  if (!runs.series.empty()) html.svg(runs.render());
+  html.heading("Environment");
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const auto& [key, value] : environment.items())
+    env.emplace_back(key, value.is_string() ? value.get<std::string>() : value.dump());
+  html.key_values(env);
+  html.write(path);
+}
+
+}  // namespace telar::cli

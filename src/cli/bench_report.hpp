@@ -1,0 +1,35 @@
+#pragma once
+// What `telar bench` measured, as it prints, saves (CSV) and draws (report.html).
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/statistics.hpp"
+
+namespace telar::cli {
+
+// One target at one batch size.
+struct BenchPoint {
+  std::string target;  // as given, e.g. "cpu", "sim:configs/x.cfg"
+  std::int64_t batch = 1;
+  std::vector<double> ms;      // each timed run (one simulated figure for sim targets)
+  SampleSummary latency;       // of ms
+  double samples_per_s = 0.0;  // batch / median latency
+  bool simulated = false;      // sim: cycles at --clock-ghz, not wall time
+  std::uint64_t cycles = 0;    // sim: the simulated nodes' cycles
+  int host_nodes = 0;          // sim: nodes the simulator left to the host (not in the time)
+};
+
+// One row per point: target, batch, the latency summary (ms), samples/s.
+std::string bench_summary_csv(const std::vector<BenchPoint>& points);
+// One row per timed run: target, batch, iteration, latency_ms.
+std::string bench_latency_csv(const std::vector<BenchPoint>& points);
+nlohmann::json bench_point_json(const BenchPoint& point);
+// report.html: the summary table, latency and throughput against the batch size (one line per
+// target), each point's runs in order (where noise shows), and the environment.
+void write_bench_report(const std::filesystem::path& path, const std::string& title,
+                        const std::vector<BenchPoint>& points, const nlohmann::json& environment);
+
+}  // namespace telar::cli

@@ -1,0 +1,138 @@
+// End-to-end tests of telar bench (docs/bench.md): the latency summary against its own per-run
+// file, simulated targets' cycles turned into time, the batch sweep's memory bound, and bad
+// input refused before anything is written.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_command.hpp"
+
+namespace fs = std::filesystem;
+using telar::testing::fresh_temp_dir;
+using telar::testing::run_telar;
+
+namespace {
+
+nlohmann::json last_json(const std::string& out) {
+  return nlohmann::json::parse(telar::testing::last_line(out));
+}
+
+void expect_refused(const telar::testing::CommandResult& r, const std::string& needle) {
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr: " << r.err;
+}
+
+// latency.csv's rows of one (target, batch) point.
+std::vector<double> runs_of(const fs::path& csv, const std::string& target, int batch) {
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "target,batch,iteration,latency_ms");
+  std::vector<double> ms;
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    std::string t, b, i, v;
+    std::getline(row, t, ',');
+    std::getline(row, b, ',');
+    std::getline(row, i, ',');
+    std::getline(row, v, ',');
+    if (t == target && std::stoi(b) == batch) ms.push_back(std::stod(v));
+  }
+  return ms;
+}
+
+}  // namespace
+
+TEST(Bench, SummaryAgreesWithItsOwnRuns) {
+  const std::string out = fresh_temp_dir("bench") + "/run";
+  auto r = run_telar({"bench", "--model", "mnist_cnn", "--batch", "1,4", "--duration", "0.05",
+                      "--warmup", "0.01", "--min-iterations", "7", "--threads", "1", "--out", out,
+                      "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = last_json(r.out);
+  ASSERT_EQ(j["points"].size(), 2u);
+  for (const auto& p : j["points"]) {
+    const int batch = p["batch"].get<int>();
+    std::vector<double> ms = runs_of(fs::path(out) / "latency.csv", "cpu", batch);
+    ASSERT_GE(ms.size(), 7u);
+    EXPECT_EQ(p["iterations"].get<std::size_t>(), ms.size());
+    std::sort(ms.begin(), ms.end());
+    const std::size_t n = ms.size();
+    const double median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+    // The CSV keeps 6 decimals of a millisecond.
+    EXPECT_NEAR(p["latency_ms_median"].get<double>(), median, 2e-6);
+    EXPECT_NEAR(p["latency_ms_min"].get<double>(), ms.front(), 2e-6);
+    EXPECT_NEAR(p["latency_ms_max"].get<double>(), ms.back(), 2e-6);
+    EXPECT_LE(p["latency_ms_p90"].get<double>(), p["latency_ms_p99"].get<double>());
+    EXPECT_NEAR(p["samples_per_s"].get<double>() * p["latency_ms_median"].get<double>(),
+                1000.0 * batch, 1e-6 * batch);
+  }
+  for (const char* f : {"run.json", "bench.csv", "latency.csv", "report.html"})
+    EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
+  std::ifstream run_json(fs::path(out) / "run.json");
+  const auto run = nlohmann::json::parse(run_json);
+  const auto& env = run["result"]["environment"];
+  EXPECT_TRUE(env.contains("isa"));
+  EXPECT_TRUE(env.contains("load_average_before"));
+  EXPECT_TRUE(env.contains("load_average_after"));
+  std::ifstream html(fs::path(out) / "report.html");
+  const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("Throughput against the batch size"), std::string::npos);
+}
+
+// A sim: target's latency is its simulated cycles at --clock-ghz: half the time at twice the
+// clock, the same cycles.
+TEST(Bench, SimulatedCyclesBecomeTimeAtTheClock) {
+  std::vector<nlohmann::json> points;
+  for (const char* ghz : {"1", "2"}) {
+    auto r =
+        run_telar({"bench", "--model", "mlp:784-64-10", "--target",
+                   std::string("sim:") + TELAR_SOURCE_DIR + "/configs/maeri_128mses_128_bw.cfg",
+                   "--clock-ghz", ghz, "--json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    points.push_back(last_json(r.out)["points"][0]);
+  }
+  const auto cycles = points[0]["cycles"].get<double>();
+  EXPECT_GT(cycles, 0.0);
+  EXPECT_EQ(points[1]["cycles"], points[0]["cycles"]);
+  EXPECT_DOUBLE_EQ(points[0]["latency_ms_median"].get<double>(), cycles / 1e6);
+  EXPECT_DOUBLE_EQ(points[1]["latency_ms_median"].get<double>(), cycles / 2e6);
+  EXPECT_TRUE(points[0]["simulated"].get<bool>());
+}
+
+TEST(Bench, BatchSweepDoublesUntilTheMemoryLimit) {
+  auto r = run_telar({"bench", "--model", "mlp:784-64-10", "--batch-sweep", "--max-memory", "512K",
+                      "--duration", "0.01", "--warmup", "0", "--min-iterations", "2", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto points = last_json(r.out)["points"];
+  ASSERT_GE(points.size(), 2u);
+  ASSERT_LE(points.size(), 17u);
+  for (std::size_t i = 0; i < points.size(); ++i)
+    EXPECT_EQ(points[i]["batch"].get<std::int64_t>(), std::int64_t{1} << i);
+  // A larger limit sweeps further.
+  auto more = run_telar({"bench", "--model", "mlp:784-64-10", "--batch-sweep", "--max-memory", "4M",
+                         "--duration", "0.01", "--warmup", "0", "--min-iterations", "2", "--json"});
+  ASSERT_EQ(more.status, 0) << more.err;
+  EXPECT_GT(last_json(more.out)["points"].size(), points.size());
+}
+
+TEST(Bench, BadInputIsRefusedBeforeAnythingIsWritten) {
+  const std::string out = fresh_temp_dir("bench_bad") + "/run";
+  const std::vector<std::string> base = {"bench", "--model", "mlp:784-64-10", "--out", out};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_telar(args);
+  };
+  expect_refused(with({"--batch-sweep", "--max-memory", "1K"}), "raise --max-memory");
+  expect_refused(with({"--batch-sweep", "--batch", "8"}), "not both");
+  expect_refused(with({"--max-memory", "4G"}), "add --batch-sweep");
+  expect_refused(with({"--target", "tpu"}), "tpu");
+  expect_refused(with({"--batch", "0"}), "must be positive");
+  EXPECT_FALSE(fs::exists(out));
+}
