@@ -55,6 +55,16 @@ BackendSpec parse_backend_spec(const std::string& text) {
   return spec;
 }
 
+std::string_view precision_name(Precision precision) {
+  return precision == Precision::BF16 ? "bf16" : "fp32";
+}
+
+Precision parse_precision(std::string_view text, std::string_view what) {
+  if (text == "fp32") return Precision::FP32;
+  if (text == "bf16") return Precision::BF16;
+  fail("{} '{}' is not a precision telar runs; give fp32 or bf16", what, text);
+}
+
 bool built_in(const std::string& kind) {
   if (kind == "cuda") {
 #ifdef TELAR_HAVE_CUDA_BACKEND
@@ -77,6 +87,14 @@ void check_usable(const BackendSpec& spec, std::string_view instead) {
 
 std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
                                     graph::ParameterSet& params, const CompileOptions& options) {
+  if (options.precision != Precision::FP32) {
+    require(options.inference, "internal: {} is for models compiled for inference",
+            precision_name(options.precision));
+    require(spec.kind == "cpu",
+            "--precision {}: the {} backend runs fp32 only here; use --backend cpu (or "
+            "--target cpu) for {}",
+            precision_name(options.precision), spec.kind, precision_name(options.precision));
+  }
   if (spec.kind == "cpu") return cpu::compile(spec, graph, params, options);
   if (spec.kind == "cuda") {
 #ifdef TELAR_HAVE_CUDA_BACKEND

@@ -21,6 +21,13 @@ struct BackendSpec {
 // Parses "kind[:target][:key=value...]"; throws telar::Error for an unknown kind or option.
 BackendSpec parse_backend_spec(const std::string& text);
 
+// The arithmetic of a model compiled for inference: fp32, or bf16 (convolutions on oneDNN's
+// bf16 primitives: bf16 activations and weights, f32 accumulation and biases; the rest fp32).
+enum class Precision : std::uint8_t { FP32, BF16 };
+std::string_view precision_name(Precision precision);  // "fp32", "bf16"
+// Parses "fp32" or "bf16"; throws telar::Error naming the choices.
+Precision parse_precision(std::string_view text, std::string_view what);
+
 struct CompileOptions {
   CompileOptions() = default;
   CompileOptions(std::uint64_t s) : seed(s) {}  // NOLINT: `{seed}` reads as the options
@@ -28,6 +35,11 @@ struct CompileOptions {
   // Graph inputs (f32, fixed shape) whose gradients backward() also computes, readable through
   // Executable::input_gradient() (e.g. DLRM's embedding outputs, fed by its own table kernels).
   std::vector<graph::ValueId> input_gradients;
+  // Set by compile_for_inference (backend/inference.hpp): only evaluation forwards will run, so
+  // the cpu backend may choose their threads call by call (cpu/thread_choice.hpp).
+  bool inference = false;
+  // bf16 needs `inference` and the cpu backend on a CPU with avx512_bf16 (else one error).
+  Precision precision = Precision::FP32;
 };
 
 // Whether this telar was built with the backend kind ("cpu", "cuda", "sim"); a built-in

@@ -68,9 +68,11 @@ std::unique_ptr<Executable> compile_for_inference(const BackendSpec& spec,
                                                   const graph::Graph& graph,
                                                   graph::ParameterSet& params, bool optimize,
                                                   const CompileOptions& options) {
+  CompileOptions for_inference = options;
+  for_inference.inference = true;
   const auto passes = inference_passes(spec);
-  if (!optimize || !passes) return compile(spec, graph, params, options);
-  return std::make_unique<InferenceExecutable>(spec, graph, params, *passes, options);
+  if (!optimize || !passes) return compile(spec, graph, params, for_inference);
+  return std::make_unique<InferenceExecutable>(spec, graph, params, *passes, for_inference);
 }
 
 }  // namespace telar::backend

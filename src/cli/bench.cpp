@@ -59,6 +59,7 @@ std::string mib(std::int64_t bytes) {
 struct Target {
   std::string text;
   backend::BackendSpec spec;
+  backend::Precision precision;
   std::unique_ptr<backend::Executable> exe;
 };
 
@@ -73,6 +74,7 @@ BenchPoint measure(Target& t, const Tensor& x, std::int64_t batch,
                    const backend::MeasureOptions& options, double clock_ghz) {
   BenchPoint p;
   p.target = t.text;
+  p.precision = std::string(backend::precision_name(t.precision));
   p.batch = batch;
   const std::span<const Tensor> inputs(&x, 1);
   if (const auto* sim = backend::sim::simulated(*t.exe)) {
@@ -100,6 +102,7 @@ int run_bench(const Args& args) {
   ModelOptions model;
   model.add_to(app);
   std::vector<std::string> target_texts;
+  std::vector<std::string> precision_texts = {"fp32"};
   std::string batch_list = "1", max_memory, out;
   bool sweep = false, json = false, overwrite = false, no_optimize = false;
   backend::MeasureOptions measure_options;
@@ -109,6 +112,10 @@ int run_bench(const Args& args) {
   app.add_option("--target", target_texts,
                  "where to run, repeatable or comma-separated: cpu, cpu:ref, cpu:threads=N, "
                  "cuda:N, sim:CFG (default cpu)")
+      ->delimiter(',');
+  app.add_option("--precision", precision_texts,
+                 "fp32, bf16 (convolutions on oneDNN's bf16 primitives; needs avx512_bf16), or "
+                 "both, comma-separated: each target at each")
       ->delimiter(',');
   app.add_option("--batch", batch_list, "batch sizes, comma-separated (default 1: latency)");
   app.add_flag("--batch-sweep", sweep,
@@ -168,13 +175,19 @@ int run_bench(const Args& args) {
   }
 
   // Every target compiled (and so checked) before the run directory is made.
+  std::vector<backend::Precision> precisions;
+  for (const std::string& text : precision_texts)
+    precisions.push_back(backend::parse_precision(text, "--precision"));
   std::vector<Target> targets;
-  for (const std::string& text : target_texts) {
-    Target t{text, backend::parse_backend_spec(text), nullptr};
-    backend::check_usable(t.spec, "--target cpu");
-    t.exe = backend::compile_for_inference(t.spec, g, params, !no_optimize);
-    targets.push_back(std::move(t));
-  }
+  for (const std::string& text : target_texts)
+    for (const backend::Precision precision : precisions) {
+      Target t{text, backend::parse_backend_spec(text), precision, nullptr};
+      backend::check_usable(t.spec, "--target cpu");
+      backend::CompileOptions options;
+      options.precision = precision;
+      t.exe = backend::compile_for_inference(t.spec, g, params, !no_optimize, options);
+      targets.push_back(std::move(t));
+    }
   std::optional<report::RunDirectory> run;
   if (!out.empty()) run.emplace(out, report::reuse_for(overwrite));
 
@@ -189,7 +202,8 @@ int run_bench(const Args& args) {
                            no_optimize ? "as built" : "compiled for inference", compute_threads(),
                            environment.value("load_average_before", -1.0));
   std::size_t width = 12;
-  for (const std::string& text : target_texts) width = std::max(width, text.size());
+  for (const Target& t : targets)
+    width = std::max(width, t.text.size() + (t.precision == backend::Precision::FP32 ? 0 : 5));
   std::cout << fmt::format("{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>12}\n",
                            "target", width, "batch", "runs", "median ms", "mean ms", "p90 ms",
                            "p99 ms", "min ms", "CV", "samples/s");
@@ -200,9 +214,9 @@ int run_bench(const Args& args) {
       BenchPoint p = measure(t, x, b, measure_options, clock_ghz);
       const SampleSummary& s = p.latency;
       std::cout << fmt::format(
-          "{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6.1f}% {:>12.1f}{}\n", t.text,
-          width, b, s.count, ms_text(s.median), ms_text(s.mean), ms_text(s.p90), ms_text(s.p99),
-          ms_text(s.min), 100.0 * s.cv, p.samples_per_s,
+          "{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6.1f}% {:>12.1f}{}\n",
+          bench_label(p), width, b, s.count, ms_text(s.median), ms_text(s.mean), ms_text(s.p90),
+          ms_text(s.p99), ms_text(s.min), 100.0 * s.cv, p.samples_per_s,
           p.simulated ? fmt::format("  (simulated: {} cycles at {} GHz, {} host nodes not timed)",
                                     p.cycles, clock_ghz, p.host_nodes)
                       : "");
@@ -212,7 +226,7 @@ int run_bench(const Args& args) {
             "warning: {} batch {}: the runs vary by {:.1f}% (coefficient of variation above "
             "{:.0f}%; load average {:.2f}, this benchmark's {} threads included): other work "
             "on the machine disturbs it; do not trust this figure, measure on a quiet machine\n",
-            t.text, b, 100.0 * s.cv, 100.0 * kNoisyCv, load_average().value_or(-1.0),
+            bench_label(p), b, 100.0 * s.cv, 100.0 * kNoisyCv, load_average().value_or(-1.0),
             compute_threads());
       points.push_back(std::move(p));
     }
@@ -233,6 +247,7 @@ int run_bench(const Args& args) {
     run->write_run_json("bench",
                         {{"model", model.model},
                          {"targets", target_texts},
+                         {"precisions", precision_texts},
                          {"batches", batches},
                          {"optimized", !no_optimize},
                          {"duration_s", measure_options.duration_seconds},

@@ -10,32 +10,38 @@
 
 namespace telar::cli {
 
+std::string bench_label(const BenchPoint& point) {
+  return point.precision == "fp32" ? point.target : point.target + " " + point.precision;
+}
+
 std::string bench_summary_csv(const std::vector<BenchPoint>& points) {
   std::string csv =
-      "target,batch,iterations,min_ms,mean_ms,median_ms,p90_ms,p95_ms,p99_ms,max_ms,stddev_ms,"
+      "target,precision,batch,iterations,min_ms,mean_ms,median_ms,p90_ms,p95_ms,p99_ms,max_ms,"
+      "stddev_ms,"
       "cv,samples_per_s,simulated\n";
   for (const BenchPoint& p : points) {
     const SampleSummary& s = p.latency;
     csv += fmt::format(
-        "{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},"
+        "{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},"
         "{:.3f},{}\n",
-        p.target, p.batch, s.count, s.min, s.mean, s.median, s.p90, s.p95, s.p99, s.max, s.stddev,
-        s.cv, p.samples_per_s, p.simulated ? 1 : 0);
+        p.target, p.precision, p.batch, s.count, s.min, s.mean, s.median, s.p90, s.p95, s.p99,
+        s.max, s.stddev, s.cv, p.samples_per_s, p.simulated ? 1 : 0);
   }
   return csv;
 }
 
 std::string bench_latency_csv(const std::vector<BenchPoint>& points) {
-  std::string csv = "target,batch,iteration,latency_ms\n";
+  std::string csv = "target,precision,batch,iteration,latency_ms\n";
   for (const BenchPoint& p : points)
     for (std::size_t i = 0; i < p.ms.size(); ++i)
-      csv += fmt::format("{},{},{},{:.6f}\n", p.target, p.batch, i, p.ms[i]);
+      csv += fmt::format("{},{},{},{},{:.6f}\n", p.target, p.precision, p.batch, i, p.ms[i]);
   return csv;
 }
 
 nlohmann::json bench_point_json(const BenchPoint& p) {
   const SampleSummary& s = p.latency;
   nlohmann::json j = {{"target", p.target},
+                      {"precision", p.precision},
                       {"batch", p.batch},
                       {"iterations", s.count},
                       {"latency_ms_min", s.min},
@@ -63,7 +69,7 @@ void write_bench_report(const std::filesystem::path& path, const std::string& ti
   std::vector<std::vector<std::string>> rows;
   for (const BenchPoint& p : points) {
     const SampleSummary& s = p.latency;
-    rows.push_back({p.target, std::to_string(p.batch), std::to_string(s.count),
+    rows.push_back({bench_label(p), std::to_string(p.batch), std::to_string(s.count),
                     fmt::format("{:.3f}", s.median), fmt::format("{:.3f}", s.mean),
                     fmt::format("{:.3f}", s.p90), fmt::format("{:.3f}", s.p99),
                     fmt::format("{:.3f}", s.min), fmt::format("{:.3f}", s.max),
@@ -74,8 +80,8 @@ void write_bench_report(const std::filesystem::path& path, const std::string& ti
              rows);
   std::map<std::string, std::pair<report::Series, report::Series>> by_target;
   for (const BenchPoint& p : points) {
-    auto& [latency, throughput] = by_target[p.target];
-    latency.name = throughput.name = p.target;
+    auto& [latency, throughput] = by_target[bench_label(p)];
+    latency.name = throughput.name = bench_label(p);
     latency.x.push_back(static_cast<double>(p.batch));
     latency.y.push_back(p.latency.median);
     throughput.x.push_back(static_cast<double>(p.batch));
@@ -104,10 +110,11 @@ void write_bench_report(const std::filesystem::path& path, const std::string& ti
       {}};
   std::map<std::string, std::int64_t> smallest;
   for (const BenchPoint& p : points)
-    if (!smallest.count(p.target) || p.batch < smallest[p.target]) smallest[p.target] = p.batch;
+    if (!smallest.count(bench_label(p)) || p.batch < smallest[bench_label(p)])
+      smallest[bench_label(p)] = p.batch;
   for (const BenchPoint& p : points) {
-    if (p.simulated || p.batch != smallest[p.target]) continue;
-    report::Series s{fmt::format("{} batch {}", p.target, p.batch), {}, p.ms};
+    if (p.simulated || p.batch != smallest[bench_label(p)]) continue;
+    report::Series s{fmt::format("{} batch {}", bench_label(p), p.batch), {}, p.ms};
     for (std::size_t i = 0; i < p.ms.size(); ++i) s.x.push_back(static_cast<double>(i));
     runs.series.push_back(std::move(s));
   }

@@ -10,9 +10,10 @@
 
 namespace telar::cli {
 
-// One target at one batch size.
+// One target at one precision and batch size.
 struct BenchPoint {
-  std::string target;  // as given, e.g. "cpu", "sim:configs/x.cfg"
+  std::string target;              // as given, e.g. "cpu", "sim:configs/x.cfg"
+  std::string precision = "fp32";  // backend::precision_name
   std::int64_t batch = 1;
   std::vector<double> ms;      // each timed run (one simulated figure for sim targets)
   SampleSummary latency;       // of ms
@@ -22,9 +23,11 @@ struct BenchPoint {
   int host_nodes = 0;          // sim: nodes the simulator left to the host (not in the time)
 };
 
-// One row per point: target, batch, the latency summary (ms), samples/s.
+// "cpu", or "cpu bf16" for another precision than fp32: how a point's target is labelled.
+std::string bench_label(const BenchPoint& point);
+// One row per point: target, precision, batch, the latency summary (ms), samples/s.
 std::string bench_summary_csv(const std::vector<BenchPoint>& points);
-// One row per timed run: target, batch, iteration, latency_ms.
+// One row per timed run: target, precision, batch, iteration, latency_ms.
 std::string bench_latency_csv(const std::vector<BenchPoint>& points);
 nlohmann::json bench_point_json(const BenchPoint& point);
 // report.html: the summary table, latency and throughput against the batch size (one line per

@@ -87,6 +87,12 @@ void add_no_optimize_flag(CLI::App& app, bool* no_optimize) {
                "identity (docs/inference.md)");
 }
 
+void add_precision_option(CLI::App& app, std::string* precision) {
+  app.add_option("--precision", *precision,
+                 "fp32 (default) or bf16: convolutions on oneDNN's bf16 primitives, f32 "
+                 "accumulation (needs avx512_bf16 or AMX; docs/inference.md)");
+}
+
 void add_threads_option(CLI::App& app, int* threads) {
   app.add_option("--threads", *threads, "compute threads (default: all cores)")
       ->check(at_least(0))

@@ -27,6 +27,9 @@ void add_overwrite_flag(CLI::App& app, bool* overwrite, const char* what = "run"
 // Adds --no-optimize: run the model as built, without inference compilation's graph passes.
 void add_no_optimize_flag(CLI::App& app, bool* no_optimize);
 
+// Adds --precision fp32|bf16 (backend::Precision; parsed with backend::parse_precision).
+void add_precision_option(CLI::App& app, std::string* precision);
+
 // Adds --threads (default: all cores) and applies it after parsing via apply_threads().
 void add_threads_option(CLI::App& app, int* threads);
 void apply_threads(int threads);

@@ -32,6 +32,7 @@ int run_eval(const Args& args) {
   std::int64_t batch_size = 256;
   int threads = 0;
   bool json = false, no_optimize = false;
+  std::string precision = "fp32";
   app.add_option("--checkpoint", checkpoint, "a run directory or its checkpoint file")->required();
   app.add_option("--split", split,
                  "test | train | validation (the part of the training set the run held out; "
@@ -39,6 +40,7 @@ int run_eval(const Args& args) {
   app.add_option("--batch-size", batch_size, "samples per batch");
   app.add_option("--backend", backend_name, "cpu, cpu:ref, cpu:threads=N, cuda:N (docs/cuda.md)");
   add_no_optimize_flag(app, &no_optimize);
+  add_precision_option(app, &precision);
   add_threads_option(app, &threads);
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
   int code = 0;
@@ -69,15 +71,18 @@ int run_eval(const Args& args) {
     for (std::int64_t i = 0; i < set.size(); ++i) indices.push_back(i);
   }
   const graph::Graph g = graph::with_loss(trained.net, trained.loss);
+  backend::CompileOptions options;
+  options.precision = backend::parse_precision(precision, "--precision");
   auto exe = backend::compile_for_inference(backend::parse_backend_spec(backend_name), g,
-                                            trained.weights, !no_optimize);
+                                            trained.weights, !no_optimize, options);
   train::DataLoader loader(set, indices, {batch_size, false, false, 0});
   const train::PhaseMetrics m = train::evaluate_classifier(*exe, loader);
   std::cout << fmt::format("{} on {} ({} samples): accuracy {:.4f}, loss {:.4f}, {:.2f} s\n",
                            trained.net.name(), split == "test" ? set.name : set.name + " (" + split + " part)", m.samples, m.accuracy, m.loss, m.seconds);
   if (json)
     print_json({{"loss", m.loss}, {"accuracy", m.accuracy}, {"samples", m.samples},
-                {"split", split}, {"checkpoint", trained.checkpoint.string()}});
+                {"split", split}, {"checkpoint", trained.checkpoint.string()},
+                {"precision", precision}});
   return 0;
 }
 

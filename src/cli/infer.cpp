@@ -28,7 +28,7 @@ int run_infer(const Args& args) {
   model.add_to(app);
   std::int64_t batch = 1;
   int warmup = 5, repeats = 30, threads = 0;
-  std::string backend_name = "cpu", out, inputs_file, outputs_file;
+  std::string backend_name = "cpu", out, inputs_file, outputs_file, precision = "fp32";
   bool json = false, overwrite = false, no_optimize = false;
   std::uint64_t seed = 0;
   app.add_option("--batch", batch, "batch size")->check(at_least(1));
@@ -45,6 +45,7 @@ int run_infer(const Args& args) {
   app.add_option("--out", out, "also write run.json and latency.csv to this directory");
   add_overwrite_flag(app, &overwrite);
   add_no_optimize_flag(app, &no_optimize);
+  add_precision_option(app, &precision);
   add_threads_option(app, &threads);
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
   int code = 0;
@@ -73,8 +74,10 @@ int run_infer(const Args& args) {
     for (auto& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
   }
   std::vector<Tensor> inputs = {x};
+  backend::CompileOptions options;
+  options.precision = backend::parse_precision(precision, "--precision");
   auto exe = backend::compile_for_inference(backend::parse_backend_spec(backend_name), g, params,
-                                            !no_optimize);
+                                            !no_optimize, options);
   // The output directory is checked before the measurement, so an unwritable --out fails
   // at once instead of after the timed runs.
   std::optional<report::RunDirectory> run;
@@ -100,6 +103,7 @@ int run_infer(const Args& args) {
   nlohmann::json result = {{"model", model.model},     {"backend", exe->name()},
                            {"batch", batch},           {"threads", compute_threads()},
                            {"optimized", !no_optimize},
+                           {"precision", precision},
                            {"latency_ms_median", median}, {"latency_ms_p10", percentile(ms, 0.1)},
                            {"latency_ms_p90", percentile(ms, 0.9)},
                            {"samples_per_s", throughput}};

@@ -8,6 +8,8 @@
 #include <cmath>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/inference.hpp"
 #include "core/rng.hpp"
 #include "graph/builder.hpp"
 #include "graph/zoo/zoo.hpp"
@@ -265,4 +267,82 @@ TEST(CpuBackend, SplitOptionMustBeOnOrOff) {
   EXPECT_THROW(backend::compile(backend::parse_backend_spec("cpu:split=maybe"), g, p), Error);
   EXPECT_EQ(backend::compile(backend::parse_backend_spec("cpu:threads=2:split=off"), g, p)->name(),
             "cpu:threads=2:split=off");
+}
+
+// Evaluation forwards move between two threads and one (thread_choice.hpp): whichever ran,
+// every call's output is the reference kernels' (the choice is timing, never arithmetic).
+TEST(CpuBackend, EvaluationOutputsDoNotDependOnTheThreadChoice) {
+  const Graph g = zoo::build("mnist_cnn");
+  ParameterSet params = ParameterSet::initialize(g, 3);
+  Rng rng(4);
+  Tensor x({1, 1, 28, 28});
+  for (float& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+  auto ref = backend::compile(backend::parse_backend_spec("cpu:ref"), g, params);
+  ref->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  const Tensor want = ref->output(0).clone();
+  backend::CompileOptions options;
+  options.inference = true;  // as compile_for_inference compiles: thread choice on
+  auto exe = backend::compile(backend::parse_backend_spec("cpu:threads=2"), g, params, options);
+  for (int call = 0; call < 120; ++call) {  // past the first probes of one thread
+    exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+    for (std::int64_t i = 0; i < want.numel(); ++i)
+      ASSERT_NEAR(exe->output(0).f32()[i], want.f32()[i], 1e-4f) << "call " << call;
+  }
+  EXPECT_THROW(backend::compile(backend::parse_backend_spec("cpu:adapt=maybe"), g, params), Error);
+}
+
+// bf16 inference (CompileOptions::precision): the convolutions really run in bf16 (the outputs
+// move off fp32's) and stay within bf16's rounding of them: 8 bits of mantissa, a relative
+// 2^-9 per rounding, compounded over the network's depth.
+TEST(CpuBackend, Bf16InferenceStaysWithinBf16RoundingOfFp32) {
+  if (!backend::cpu::has_bf16())
+    GTEST_SKIP() << "this CPU has no avx512_bf16 or AMX (oneDNN dispatches to "
+                 << backend::cpu::dispatched_isa() << "); bf16 is refused here";
+  for (const char* model : {"mobilenet_v1:0.5", "resnet18", "mnist_cnn"}) {
+    zoo::ModelOptions zo;
+    if (std::string(model) != "mnist_cnn") zo.input = Shape{3, 64, 64};
+    const Graph g = zoo::build(model, zo);
+    ParameterSet params = ParameterSet::initialize(g, 5);
+    Rng rng(6);
+    // Positive BatchNorm shifts keep a deep ReLU network's activations alive at random weights
+    // (else MobileNet's features die out and its output is the classifier's bias alone).
+    for (const Node& n : g.nodes())
+      if (n.kind == OpKind::BatchNorm2d)
+        for (float& v : params.at(n.inputs[2]).span<float>()) v = rng.uniform(0.1f, 0.5f);
+    Shape shape = g.value(g.inputs()[0]).shape;
+    shape[0] = 2;
+    Tensor x(shape);
+    for (float& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+    std::vector<Tensor> out;
+    for (const auto precision : {backend::Precision::FP32, backend::Precision::BF16}) {
+      backend::CompileOptions options;
+      options.precision = precision;
+      auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), g, params,
+                                                true, options);
+      exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+      out.push_back(exe->output(0).clone());
+    }
+    double diff = 0, scale = 0;
+    for (std::int64_t i = 0; i < out[0].numel(); ++i) {
+      diff = std::max(diff, static_cast<double>(std::fabs(out[0].f32()[i] - out[1].f32()[i])));
+      scale = std::max(scale, static_cast<double>(std::fabs(out[0].f32()[i])));
+    }
+    EXPECT_GT(diff, 1e-7 * scale) << model << ": bf16 gave fp32's outputs exactly";
+    EXPECT_LE(diff, 3e-2 * scale) << model;
+  }
+}
+
+TEST(CpuBackend, Bf16IsRefusedWhereItCannotRun) {
+  const Graph g = zoo::build("mnist_cnn");
+  ParameterSet params = ParameterSet::initialize(g, 1);
+  backend::CompileOptions options;
+  options.precision = backend::Precision::BF16;
+  options.inference = true;
+  try {
+    backend::compile(backend::parse_backend_spec("cpu:ref"), g, params, options);
+    FAIL() << "cpu:ref ran bf16";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu:ref"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(backend::parse_precision("fp16", "--precision"), Error);
 }

@@ -32,12 +32,13 @@ std::vector<double> runs_of(const fs::path& csv, const std::string& target, int 
   std::ifstream in(csv);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "target,batch,iteration,latency_ms");
+  EXPECT_EQ(line, "target,precision,batch,iteration,latency_ms");
   std::vector<double> ms;
   while (std::getline(in, line)) {
     std::stringstream row(line);
-    std::string t, b, i, v;
+    std::string t, precision, b, i, v;
     std::getline(row, t, ',');
+    std::getline(row, precision, ',');
     std::getline(row, b, ',');
     std::getline(row, i, ',');
     std::getline(row, v, ',');
@@ -135,4 +136,18 @@ TEST(Bench, BadInputIsRefusedBeforeAnythingIsWritten) {
   expect_refused(with({"--target", "tpu"}), "tpu");
   expect_refused(with({"--batch", "0"}), "must be positive");
   EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(Bench, EachTargetAtEachPrecision) {
+  auto r = run_telar({"bench", "--model", "mnist_cnn", "--precision", "fp32,bf16", "--duration",
+                      "0.02", "--warmup", "0", "--min-iterations", "3", "--json"});
+  if (r.status == 2 && r.err.find("avx512_bf16") != std::string::npos)
+    GTEST_SKIP() << "no bf16 kernels on this CPU: " << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto points = last_json(r.out)["points"];
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0]["precision"], "fp32");
+  EXPECT_EQ(points[1]["precision"], "bf16");
+  EXPECT_NE(r.out.find("cpu bf16"), std::string::npos) << r.out;
+  expect_refused(run_telar({"bench", "--model", "mnist_cnn", "--precision", "int4"}), "int4");
 }

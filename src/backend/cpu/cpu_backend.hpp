@@ -13,5 +13,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
 
 // The instruction set oneDNN dispatches its kernels to on this machine, e.g. "avx512_core_bf16".
 std::string dispatched_isa();
+// Whether oneDNN has bf16 kernels here (avx512_core_bf16 or AMX).
+bool has_bf16();
 
 }  // namespace telar::backend::cpu

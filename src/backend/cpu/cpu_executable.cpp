@@ -14,11 +14,15 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <map>
+#include <set>
 
 #include "backend/compiled_executable.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/plan.hpp"
+#include "backend/cpu/thread_choice.hpp"
 #include "backend/schedule.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "core/threads.hpp"
@@ -72,12 +76,14 @@ struct SplitPlan {
 class CpuExecutable final : public CompiledExecutable {
  public:
   CpuExecutable(const graph::Graph& graph, graph::ParameterSet& params, bool use_dnnl, int threads,
-                bool split, const CompileOptions& options, std::string name)
+                bool split, bool adapt_threads, const CompileOptions& options, std::string name)
       : CompiledExecutable(graph, params, options, std::move(name)),
         use_dnnl_(use_dnnl),
         threads_(threads),
         split_(split && samples_independent(graph, options)),
-        parameter_ids_(graph.parameters()) {}
+        parameter_ids_(graph.parameters()),
+        adapt_threads_(adapt_threads && options.inference),
+        bf16_(options.precision == Precision::BF16) {}
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     if (threads_ > 0) set_compute_threads(threads_);
@@ -91,10 +97,12 @@ class CpuExecutable final : public CompiledExecutable {
       forward_split(*current_split_, inputs, mode, random_stream_++);
       return;
     }
-    current_ = &plans_.at(batch, [&] {
-      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_};
-      return std::make_unique<Plan>(graph_, params_, grads_, batch, o);
-    });
+    const int threads = threads_ > 0 ? threads_ : compute_threads();
+    if (mode == Mode::Eval && adapt_threads_ && threads > 1 && !observer_) {
+      forward_adapting_threads(inputs, batch, threads);
+      return;
+    }
+    current_ = &plan(plans_, batch);
     current_->forward(inputs, mode, random_stream_++, observer_);
   }
 
@@ -120,6 +128,31 @@ class CpuExecutable final : public CompiledExecutable {
   }
 
  private:
+  // The plan for `batch` in `cache`, its primitives made for the current compute threads.
+  Plan& plan(PlanCache<Plan>& cache, std::int64_t batch) {
+    return cache.at(batch, [&] {
+      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_, bf16_};
+      return std::make_unique<Plan>(graph_, params_, grads_, batch, o);
+    });
+  }
+
+  // An evaluation forward on the executable's threads or on one (thread_choice.hpp), timed.
+  void forward_adapting_threads(std::span<const Tensor> inputs, std::int64_t batch, int threads) {
+    ThreadChoice& choice = thread_choices_.try_emplace(batch, threads).first->second;
+    const int use = choice.next();
+    set_compute_threads(use);
+    struct Restore {
+      int threads;
+      ~Restore() { set_compute_threads(threads); }
+    } restore{threads};
+    Plan& p = plan(use == threads ? plans_ : one_thread_plans_, batch);
+    const bool first = timed_plans_.insert(&p).second;  // binds primitives: not timed
+    Stopwatch sw;
+    p.forward(inputs, Mode::Eval, random_stream_++, nullptr);
+    if (!first) choice.record(use, sw.seconds());
+    current_ = &p;
+  }
+
   int parts_for(std::int64_t batch) const {
     if (!split_) return 1;
     const int threads = threads_ > 0 ? threads_ : compute_threads();
@@ -140,7 +173,7 @@ class CpuExecutable final : public CompiledExecutable {
       graph::ParameterSet* grads = &grads_;
       if (p > 0)
         grads = &s->part_grads.emplace_back(graph::ParameterSet::zeros_like_parameters(graph_));
-      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_};
+      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_, bf16_};
       s->parts.push_back(std::make_unique<Plan>(graph_, params_, *grads, rows.end - rows.begin, o));
       s->rows.push_back(rows);
     }
@@ -242,6 +275,11 @@ class CpuExecutable final : public CompiledExecutable {
   std::vector<graph::ValueId> parameter_ids_;
   PlanCache<Plan> plans_;
   PlanCache<SplitPlan> split_plans_;
+  bool adapt_threads_;
+  PlanCache<Plan> one_thread_plans_;              // evaluation on one thread (thread_choice.hpp)
+  std::map<std::int64_t, ThreadChoice> thread_choices_;  // by batch size
+  std::set<const Plan*> timed_plans_;             // plans past their first call
+  bool bf16_;
   Plan* current_ = nullptr;
   SplitPlan* current_split_ = nullptr;
 };
@@ -253,6 +291,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   int threads = 0;
   bool use_dnnl = true;
   bool split = true;
+  bool adapt = true;
   if (spec.target == "ref")
     use_dnnl = false;
   else if (!spec.target.empty())
@@ -265,6 +304,12 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
               max_compute_threads(), hardware_threads());
     } else if (key == "ref") {
       use_dnnl = false;
+    } else if (key == "adapt") {
+      require(value == "on" || value == "off",
+              "backend '{}': adapt={} is not on or off; give cpu:adapt=off to keep every "
+              "evaluation on all the threads, even on a shared machine",
+              spec.text, value);
+      adapt = value == "on";
     } else if (key == "split") {
       require(value == "on" || value == "off",
               "backend '{}': split={} is not on or off; give cpu:threads=N:split=off to run "
@@ -272,16 +317,28 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
               spec.text, value);
       split = value == "on";
     } else {
-      fail("backend '{}': unknown option '{}'; cpu takes threads=N and split=on|off", spec.text,
-           key);
+      fail("backend '{}': unknown option '{}'; cpu takes threads=N, split=on|off and "
+           "adapt=on|off",
+           spec.text, key);
     }
   }
   for (graph::ValueId id : graph.parameters())
     if (!params.has(id)) fail("internal: parameter '{}' has no tensor", graph.value(id).name);
+  if (options.precision == Precision::BF16) {
+    require(use_dnnl, "--precision bf16 runs on oneDNN's primitives; cpu:ref has fp32 reference "
+                      "kernels only: use --backend cpu");
+    require(has_bf16(),
+            "--precision bf16 needs a CPU with AVX-512 BF16 (avx512_bf16) or AMX; oneDNN "
+            "dispatches to {} here: use --precision fp32",
+            dispatched_isa());
+  }
   std::string name = use_dnnl ? "cpu" : "cpu:ref";
   if (threads > 0) name += fmt::format(":threads={}", threads);
   if (!split) name += ":split=off";
-  return std::make_unique<CpuExecutable>(graph, params, use_dnnl, threads, split, options, name);
+  if (!adapt) name += ":adapt=off";
+  if (options.precision == Precision::BF16) name += " (bf16)";
+  return std::make_unique<CpuExecutable>(graph, params, use_dnnl, threads, split, adapt, options,
+                                         name);
 }
 
 }  // namespace telar::backend::cpu

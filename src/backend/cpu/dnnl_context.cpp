@@ -55,4 +55,9 @@ std::string dispatched_isa() {
   }
 }
 
+bool has_bf16() {
+  const auto isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
 }  // namespace telar::backend::cpu

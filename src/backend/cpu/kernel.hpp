@@ -24,6 +24,7 @@ struct KernelIO {
   std::vector<GradTarget> input_grads;   // filled by the plan before prepare_backward()
   std::uint64_t seed = 0;                // per-node random stream base (dropout)
   const std::uint64_t* params_version = nullptr;  // bumped when parameters change
+  bool bf16 = false;  // Precision::BF16: kernels that have bf16 primitives use them
 };
 
 class Kernel {

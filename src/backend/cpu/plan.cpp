@@ -61,6 +61,7 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     io.output = out;
     io.seed = mix64(options.seed ^ (0x5eedULL + static_cast<std::uint64_t>(node.id)));
     io.params_version = options.params_version;
+    io.bf16 = options.bf16;
     const OpKernels& kernels = op_kernels(node.kind);
     std::unique_ptr<Kernel> kernel;
     try {

@@ -19,6 +19,7 @@ struct PlanOptions {
   std::uint64_t seed = 0;
   const std::uint64_t* params_version = nullptr;  // owned by the executable
   std::vector<graph::ValueId> input_gradients;     // inputs whose gradients backward computes
+  bool bf16 = false;  // convolutions on bf16 primitives (Precision::BF16; inference only)
 };
 
 // Rows [begin, end) of the caller's batch that a plan runs, when a batch is split across

@@ -38,8 +38,11 @@ class DnnlConv final : public DnnlKernel {
                                                : dnnl::memory::format_tag::goihw);
     b_md_ = a.bias ? in(2).md : md();
     // Let oneDNN choose layouts for inference; training uses the same activation layouts.
-    auto pd = make_fwd(prop_kind::forward_inference, md(to_dims(x), f32, any),
-                       md(wdims, f32, any), md(to_dims(y), f32, any), attr_with_post_ops(a.post));
+    // bf16: activations and weights in bf16 (reordered from f32 where they arrive so), the
+    // bias and the accumulation in f32.
+    const auto dt = io_.bf16 ? dnnl::memory::data_type::bf16 : f32;
+    auto pd = make_fwd(prop_kind::forward_inference, md(to_dims(x), dt, any), md(wdims, dt, any),
+                       md(to_dims(y), dt, any), attr_with_post_ops(a.post));
     io_.inputs[0] = converter.convert(io_.inputs[0], pd.src_desc());
     src_md_ = pd.src_desc();
     dst_md_ = pd.dst_desc();
@@ -55,11 +58,11 @@ class DnnlConv final : public DnnlKernel {
       define_output(dst_md_, is_plain(dst_md_, y));
     }
     infer_pd_ = pd;
-    fused_ = a.post.any();
+    inference_only_ = a.post.any() || io_.bf16;
   }
 
   void forward(bool training, std::uint64_t) override {
-    if (fused_) require_inference(training);
+    if (inference_only_) require_inference(training);
     BoundPrimitive& p = training ? train_ : infer_;
     if (!p.ready()) {
       conv_fwd::primitive_desc pd =
@@ -192,7 +195,7 @@ class DnnlConv final : public DnnlKernel {
   md src_md_, dst_md_, w_plain_md_, b_md_;
   conv_fwd::primitive_desc infer_pd_, train_pd_;
   bool train_pd_ready_ = false;
-  bool fused_ = false;  // post-ops: inference only
+  bool inference_only_ = false;  // post-ops or bf16
   Weights infer_w_, train_w_, bwd_w_;
   std::uint64_t seen_infer_ = ~0ULL, seen_train_ = ~0ULL, seen_bwd_ = ~0ULL;
   BoundPrimitive train_, infer_, bwd_data_, bwd_weights_, dw_to_plain_;

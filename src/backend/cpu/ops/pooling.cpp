@@ -14,11 +14,14 @@ using pool_bwd = dnnl::pooling_v2_backward;
 
 class DnnlPool final : public DnnlKernel {
  public:
-  DnnlPool(KernelIO io, LayoutConverter&) : DnnlKernel(std::move(io)) {
+  DnnlPool(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
     const auto& x = in(0).shape;
     const auto f32 = dnnl::memory::data_type::f32;
+    const bool global = node().kind == graph::OpKind::GlobalAvgPool;
+    // Its plain f32 output is the features a Linear reads: a bf16 input is widened first.
+    if (global && in(0).md.data_type() != f32) io_.inputs[0] = converter.to_plain(io_.inputs[0]);
     src_md_ = in(0).md;
-    if (node().kind == graph::OpKind::GlobalAvgPool) {
+    if (global) {
       alg_ = algorithm::pooling_avg_include_padding;
       kernel_ = {x[2], x[3]};
       strides_ = {1, 1};
@@ -38,7 +41,7 @@ class DnnlPool final : public DnnlKernel {
       pad_r_ = {padding_right(x[2], y[2], a.kernel_h, a.stride_h, a.pad_h),
                 padding_right(x[3], y[3], a.kernel_w, a.stride_w, a.pad_w)};
       auto pd = make_fwd(prop_kind::forward_inference,
-                         md(to_dims(y), f32, dnnl::memory::format_tag::any));
+                         md(to_dims(y), src_md_.data_type(), dnnl::memory::format_tag::any));
       dst_md_ = pd.dst_desc();
       define_output(dst_md_, is_plain(dst_md_, y));
     }
