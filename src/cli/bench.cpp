@@ -12,7 +12,9 @@
 #include "backend/measure.hpp"
 #include "backend/sim/sim_backend.hpp"
 #include "cli/bench_report.hpp"
+#include "cli/data_options.hpp"
 #include "cli/model_options.hpp"
+#include "cli/trained_model.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/memory.hpp"
@@ -20,7 +22,10 @@
 #include "core/rng.hpp"
 #include "core/system_load.hpp"
 #include "core/threads.hpp"
+#include "graph/loss.hpp"
 #include "report/run_dir.hpp"
+#include "train/data/data_loader.hpp"
+#include "train/evaluate.hpp"
 
 namespace telar::cli {
 
@@ -61,6 +66,7 @@ struct Target {
   backend::BackendSpec spec;
   backend::Precision precision;
   std::unique_ptr<backend::Executable> exe;
+  std::optional<double> accuracy;  // --accuracy: on the test set
 };
 
 Tensor random_input(const Shape& declared, std::int64_t batch, std::uint64_t seed) {
@@ -76,6 +82,7 @@ BenchPoint measure(Target& t, const Tensor& x, std::int64_t batch,
   p.target = t.text;
   p.precision = std::string(backend::precision_name(t.precision));
   p.batch = batch;
+  p.accuracy = t.accuracy;
   const std::span<const Tensor> inputs(&x, 1);
   if (const auto* sim = backend::sim::simulated(*t.exe)) {
     t.exe->forward(inputs, backend::Mode::Eval);
@@ -100,7 +107,17 @@ int run_bench(const Args& args) {
       "timed runs for a duration, the latency distribution, report.html.",
       "bench"};
   ModelOptions model;
-  model.add_to(app);
+  model.add_to(app, "", /*required=*/false);
+  std::string checkpoint;
+  bool accuracy = false;
+  DataOptions data;
+  app.add_option("--checkpoint", checkpoint,
+                 "bench a model trained by telar train, with its weights (its run directory or "
+                 "checkpoint file), instead of --model");
+  app.add_flag("--accuracy", accuracy,
+               "also each target's and precision's accuracy on the --data test set (needs "
+               "--checkpoint)");
+  data.add_to(app);
   std::vector<std::string> target_texts;
   std::vector<std::string> precision_texts = {"fp32"};
   std::string batch_list = "1", max_memory, out;
@@ -148,12 +165,31 @@ int run_bench(const Args& args) {
           "--batch-sweep chooses the batch sizes itself; give --batch or --batch-sweep, not both");
   require(sweep || max_memory.empty(), "--max-memory bounds --batch-sweep; add --batch-sweep");
 
-  auto [g, params] = model.load(seed);
+  require(model.model.empty() != checkpoint.empty(),
+          "give the model to bench: --model NAME|FILE.onnx, or --checkpoint RUN for a model "
+          "trained by telar train (one of them)");
+  require(!accuracy || !checkpoint.empty(),
+          "--accuracy needs a trained model: give --checkpoint RUN (from telar train) instead of "
+          "--model");
+  graph::Graph g;
+  graph::ParameterSet params;
+  std::optional<TrainedModel> trained;
+  std::string model_name = model.model;
+  if (checkpoint.empty()) {
+    LoadedModel loaded = model.load(seed);
+    g = std::move(loaded.graph);
+    params = std::move(loaded.weights);
+  } else {
+    trained.emplace(load_trained_model(checkpoint, "--checkpoint"));
+    g = trained->net;
+    params = trained->weights;
+    model_name = fmt::format("{} ({})", g.name(), checkpoint);
+  }
   require(g.inputs().size() == 1, "model '{}' takes {} inputs; telar bench feeds one input batch",
-          model.model, g.inputs().size());
+          model_name, g.inputs().size());
   const Shape& declared = g.value(g.inputs()[0]).shape;
   require(!declared.empty() && declared[0] == kBatchDim,
-          "model '{}': its input has no batch dimension to bench", model.model);
+          "model '{}': its input has no batch dimension to bench", model_name);
 
   // The batch sizes, and for a sweep the memory that bounds it, before anything runs.
   std::vector<std::int64_t> batches;
@@ -166,7 +202,7 @@ int run_bench(const Args& args) {
     const std::int64_t one = backend::inference_memory_bytes(g, 1);
     require(one <= limit,
             "--batch-sweep: batch 1 of '{}' needs {} and the limit is {}; raise --max-memory",
-            model.model, mib(one), mib(limit));
+            model_name, mib(one), mib(limit));
     for (std::int64_t b = 1; b <= kMaxSweepBatch && backend::inference_memory_bytes(g, b) <= limit;
          b *= 2)
       batches.push_back(b);
@@ -181,15 +217,32 @@ int run_bench(const Args& args) {
   std::vector<Target> targets;
   for (const std::string& text : target_texts)
     for (const backend::Precision precision : precisions) {
-      Target t{text, backend::parse_backend_spec(text), precision, nullptr};
+      Target t{text, backend::parse_backend_spec(text), precision, nullptr, std::nullopt};
       backend::check_usable(t.spec, "--target cpu");
       backend::CompileOptions options;
       options.precision = precision;
       t.exe = backend::compile_for_inference(t.spec, g, params, !no_optimize, options);
       targets.push_back(std::move(t));
     }
+  // The test set is read before anything is written too.
+  std::optional<train::Dataset> test_set;
+  if (accuracy) test_set.emplace(data.load_test(trained->config.value("seed", std::uint64_t{0})));
   std::optional<report::RunDirectory> run;
   if (!out.empty()) run.emplace(out, report::reuse_for(overwrite));
+  if (accuracy) {
+    const graph::Graph with_loss = graph::with_loss(trained->net, trained->loss);
+    std::vector<std::int64_t> all(static_cast<std::size_t>(test_set->size()));
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
+    for (Target& t : targets) {
+      if (t.spec.kind == "sim") continue;  // its values are the cpu's
+      backend::CompileOptions options;
+      options.precision = t.precision;
+      auto exe = backend::compile_for_inference(t.spec, with_loss, trained->weights, !no_optimize,
+                                                options);
+      train::DataLoader loader(*test_set, all, {256, false, false, 0});
+      t.accuracy = train::evaluate_classifier(*exe, loader).accuracy;
+    }
+  }
 
   nlohmann::json environment = report::machine_info();
   environment["isa"] = backend::cpu::dispatched_isa();
@@ -198,15 +251,15 @@ int run_bench(const Args& args) {
     if (const char* v = std::getenv(var)) environment[var] = v;
   if (const auto load = load_average()) environment["load_average_before"] = *load;
 
-  std::cout << fmt::format("{} ({}), {} threads, load {}\n", model.model,
+  std::cout << fmt::format("{} ({}), {} threads, load {}\n", model_name,
                            no_optimize ? "as built" : "compiled for inference", compute_threads(),
                            environment.value("load_average_before", -1.0));
   std::size_t width = 12;
   for (const Target& t : targets)
     width = std::max(width, t.text.size() + (t.precision == backend::Precision::FP32 ? 0 : 5));
-  std::cout << fmt::format("{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>12}\n",
+  std::cout << fmt::format("{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>12}{}\n",
                            "target", width, "batch", "runs", "median ms", "mean ms", "p90 ms",
-                           "p99 ms", "min ms", "CV", "samples/s");
+                           "p99 ms", "min ms", "CV", "samples/s", accuracy ? "  accuracy" : "");
   std::vector<BenchPoint> points;
   for (Target& t : targets)
     for (std::int64_t b : batches) {
@@ -217,9 +270,11 @@ int run_bench(const Args& args) {
           "{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6.1f}% {:>12.1f}{}\n",
           bench_label(p), width, b, s.count, ms_text(s.median), ms_text(s.mean), ms_text(s.p90),
           ms_text(s.p99), ms_text(s.min), 100.0 * s.cv, p.samples_per_s,
-          p.simulated ? fmt::format("  (simulated: {} cycles at {} GHz, {} host nodes not timed)",
-                                    p.cycles, clock_ghz, p.host_nodes)
-                      : "");
+          (p.accuracy ? fmt::format("  {:>8.4f}", *p.accuracy) : std::string()) +
+              (p.simulated
+                   ? fmt::format("  (simulated: {} cycles at {} GHz, {} host nodes not timed)",
+                                 p.cycles, clock_ghz, p.host_nodes)
+                   : std::string()));
       std::cout.flush();
       if (!p.simulated && s.cv > kNoisyCv)
         std::cerr << fmt::format(
@@ -234,7 +289,7 @@ int run_bench(const Args& args) {
 
   nlohmann::json results = nlohmann::json::array();
   for (const BenchPoint& p : points) results.push_back(bench_point_json(p));
-  const nlohmann::json result = {{"model", model.model},
+  const nlohmann::json result = {{"model", model_name},
                                  {"optimized", !no_optimize},
                                  {"threads", compute_threads()},
                                  {"points", results},
@@ -242,10 +297,11 @@ int run_bench(const Args& args) {
   if (run) {
     write_file_atomic(run->file("bench.csv"), bench_summary_csv(points));
     write_file_atomic(run->file("latency.csv"), bench_latency_csv(points));
-    write_bench_report(run->file("report.html"), "telar bench: " + model.model, points,
-                       environment);
+    write_bench_report(run->file("report.html"), "telar bench: " + model_name, points, environment);
     run->write_run_json("bench",
-                        {{"model", model.model},
+                        {{"model", model_name},
+                         {"checkpoint", checkpoint},
+                         {"accuracy", accuracy},
                          {"targets", target_texts},
                          {"precisions", precision_texts},
                          {"batches", batches},

@@ -55,6 +55,7 @@ nlohmann::json bench_point_json(const BenchPoint& p) {
                       {"cv", s.cv},
                       {"samples_per_s", p.samples_per_s},
                       {"simulated", p.simulated}};
+  if (p.accuracy) j["accuracy"] = *p.accuracy;
   if (p.simulated) {
     j["cycles"] = p.cycles;
     j["host_nodes"] = p.host_nodes;
@@ -73,10 +74,11 @@ void write_bench_report(const std::filesystem::path& path, const std::string& ti
                     fmt::format("{:.3f}", s.median), fmt::format("{:.3f}", s.mean),
                     fmt::format("{:.3f}", s.p90), fmt::format("{:.3f}", s.p99),
                     fmt::format("{:.3f}", s.min), fmt::format("{:.3f}", s.max),
-                    fmt::format("{:.1f}%", 100.0 * s.cv), fmt::format("{:.1f}", p.samples_per_s)});
+                    fmt::format("{:.1f}%", 100.0 * s.cv), fmt::format("{:.1f}", p.samples_per_s),
+                    p.accuracy ? fmt::format("{:.4f}", *p.accuracy) : "-"});
   }
   html.table({"target", "batch", "runs", "median ms", "mean ms", "p90 ms", "p99 ms", "min ms",
-              "max ms", "CV", "samples/s"},
+              "max ms", "CV", "samples/s", "accuracy"},
              rows);
   std::map<std::string, std::pair<report::Series, report::Series>> by_target;
   for (const BenchPoint& p : points) {

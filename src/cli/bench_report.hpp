@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,13 @@ struct BenchPoint {
   std::string target;              // as given, e.g. "cpu", "sim:configs/x.cfg"
   std::string precision = "fp32";  // backend::precision_name
   std::int64_t batch = 1;
-  std::vector<double> ms;      // each timed run (one simulated figure for sim targets)
-  SampleSummary latency;       // of ms
-  double samples_per_s = 0.0;  // batch / median latency
-  bool simulated = false;      // sim: cycles at --clock-ghz, not wall time
-  std::uint64_t cycles = 0;    // sim: the simulated nodes' cycles
-  int host_nodes = 0;          // sim: nodes the simulator left to the host (not in the time)
+  std::vector<double> ms;          // each timed run (one simulated figure for sim targets)
+  SampleSummary latency;           // of ms
+  double samples_per_s = 0.0;      // batch / median latency
+  bool simulated = false;          // sim: cycles at --clock-ghz, not wall time
+  std::uint64_t cycles = 0;        // sim: the simulated nodes' cycles
+  int host_nodes = 0;              // sim: nodes the simulator left to the host (not in the time)
+  std::optional<double> accuracy;  // --accuracy: the target's at this precision, on the test set
 };
 
 // "cpu", or "cpu bf16" for another precision than fp32: how a point's target is labelled.

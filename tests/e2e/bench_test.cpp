@@ -151,3 +151,22 @@ TEST(Bench, EachTargetAtEachPrecision) {
   EXPECT_NE(r.out.find("cpu bf16"), std::string::npos) << r.out;
   expect_refused(run_telar({"bench", "--model", "mnist_cnn", "--precision", "int4"}), "int4");
 }
+
+// A trained model's accuracy next to its latency is telar eval's accuracy of the checkpoint.
+TEST(Bench, AccuracyOfACheckpointIsEvalsAccuracy) {
+  const std::string run = fresh_temp_dir("bench_acc") + "/run";
+  auto t =
+      run_telar({"train", "--model", "mnist_cnn", "--data", "synthetic:256:1x28x28:10", "--epochs",
+                 "1", "--batch-size", "32", "--threads", "1", "--quiet", "--out", run});
+  ASSERT_EQ(t.status, 0) << t.err;
+  auto e = run_telar({"eval", "--checkpoint", run, "--data", "synthetic:256:1x28x28:10", "--json"});
+  ASSERT_EQ(e.status, 0) << e.err;
+  auto b =
+      run_telar({"bench", "--checkpoint", run, "--accuracy", "--data", "synthetic:256:1x28x28:10",
+                 "--duration", "0.01", "--warmup", "0", "--min-iterations", "2", "--json"});
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_DOUBLE_EQ(last_json(b.out)["points"][0]["accuracy"].get<double>(),
+                   last_json(e.out)["accuracy"].get<double>());
+  expect_refused(run_telar({"bench", "--model", "mnist_cnn", "--accuracy"}), "--checkpoint");
+  expect_refused(run_telar({"bench"}), "--model");
+}
