@@ -138,13 +138,22 @@ class CpuExecutable final : public CompiledExecutable {
 
   // An evaluation forward on the executable's threads or on one (thread_choice.hpp), timed.
   void forward_adapting_threads(std::span<const Tensor> inputs, std::int64_t batch, int threads) {
-    ThreadChoice& choice = thread_choices_.try_emplace(batch, threads).first->second;
-    const int use = choice.next();
-    set_compute_threads(use);
+    auto [it, fresh] = thread_choices_.try_emplace(batch, threads);
+    ThreadChoice& choice = it->second;
     struct Restore {
       int threads;
       ~Restore() { set_compute_threads(threads); }
     } restore{threads};
+    if (fresh) {
+      // The one-thread plan is made and run once now, with the first call (which sets up its
+      // own plan anyway), so that no later call pays for setting it up.
+      set_compute_threads(1);
+      Plan& one = plan(one_thread_plans_, batch);
+      one.forward(inputs, Mode::Eval, random_stream_, nullptr);
+      timed_plans_.insert(&one);
+    }
+    const int use = choice.next();
+    set_compute_threads(use);
     Plan& p = plan(use == threads ? plans_ : one_thread_plans_, batch);
     const bool first = timed_plans_.insert(&p).second;  // binds primitives: not timed
     Stopwatch sw;
