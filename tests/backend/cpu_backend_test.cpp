@@ -298,9 +298,13 @@ TEST(CpuBackend, Bf16InferenceStaysWithinBf16RoundingOfFp32) {
   if (!backend::cpu::has_bf16())
     GTEST_SKIP() << "this CPU has no avx512_bf16 or AMX (oneDNN dispatches to "
                  << backend::cpu::dispatched_isa() << "); bf16 is refused here";
-  for (const char* model : {"mobilenet_v1:0.5", "resnet18", "mnist_cnn"}) {
+  const std::pair<const char*, Shape> cases[] = {{"mobilenet_v1:0.5", {3, 64, 64}},
+                                                  {"resnet18", {3, 64, 64}},
+                                                  {"mnist_cnn", {1, 28, 28}},
+                                                  {"mlp:784-256-10", {784}}};  // Linear only
+  for (const auto& [model, input] : cases) {
     zoo::ModelOptions zo;
-    if (std::string(model) != "mnist_cnn") zo.input = Shape{3, 64, 64};
+    zo.input = input;
     const Graph g = zoo::build(model, zo);
     ParameterSet params = ParameterSet::initialize(g, 5);
     Rng rng(6);

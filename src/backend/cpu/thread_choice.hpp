@@ -5,7 +5,7 @@
 // when another process takes one of the cores, each primitive waits for the thread it preempted,
 // and a ResNet-18 at batch 1 on 2 threads runs 8x slower beside one busy process. One thread on the
 // core left free is then faster. The choice is made from the latencies themselves, per batch size:
-// the faster arm (by a moving average) runs, the other is tried now and then (after 32 calls, the
+// the faster arm (by a moving average) runs, the other is tried now and then (after 4 calls, the
 // interval doubling while the choice holds: up to 4096 calls on all the threads, 256 on one, so
 // that the end of the load is seen) and at once when a call takes more than twice the best seen on
 // its arm.
@@ -25,7 +25,7 @@ class ThreadChoice {
   int threads_in_use() const { return arms_[current_].threads; }
 
  private:
-  static constexpr int kFirstProbe = 32;
+  static constexpr int kFirstProbe = 4;
   static constexpr int kMaxProbe[2] = {4096, 256};  // on all the threads, on one
   struct Arm {
     int threads;

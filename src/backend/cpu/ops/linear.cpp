@@ -110,6 +110,53 @@ class DnnlLinear final : public DnnlKernel {
   BoundPrimitive train_, infer_, matmul_, bwd_data_, bwd_weights_;
 };
 
+// Linear in bf16 (Precision::BF16, inference only): matmul on bf16 features and weights (the
+// weights converted from the f32 parameters, packed as oneDNN likes, when they change), f32
+// bias, accumulation and output, post-ops inside.
+class DnnlLinearBf16 final : public DnnlKernel {
+ public:
+  DnnlLinearBf16(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
+    using dt = dnnl::memory::data_type;
+    const auto& x = in(0).shape;
+    io_.inputs[0] = converter.convert(io_.inputs[0], dnnl::memory::desc(to_dims(x), dt::bf16, tag::ab));
+    define_plain_output();
+    const auto dims = in(1).md.dims();  // {out, in}
+    const dnnl::memory::desc w_t({dims[1], dims[0]}, dt::f32, tag::ba);
+    dnnl::memory::desc b_row;
+    if (has_bias()) b_row = dnnl::memory::desc({1, dims[0]}, dt::f32, tag::ab);
+    dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(in(0).md, dnnl::memory::desc({dims[1], dims[0]}, dt::bf16, tag::any),
+                           b_row, out().md),
+        attr_with_post_ops(node().attr<graph::LinearAttrs>().post), cpu_engine());
+    weights_ = owned(pd.weights_desc());
+    const dnnl::memory plain = memory_over(w_t, in(1).data);
+    to_bf16_ = {dnnl::reorder(plain, weights_), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, weights_}}};
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
+                                                  {DNNL_ARG_WEIGHTS, weights_},
+                                                  {DNNL_ARG_DST, out().data_memory()}};
+    if (has_bias()) args[DNNL_ARG_BIAS] = memory_over(b_row, in(2).data);
+    matmul_ = bind<dnnl::matmul>(pd, std::move(args));
+  }
+
+  void forward(bool training, std::uint64_t) override {
+    require_inference(training);
+    if (parameters_changed(io_, seen_)) to_bf16_.run();
+    matmul_.run();
+  }
+  void backward() override {}  // never: inference only
+
+ private:
+  bool has_bias() const { return io_.inputs.size() > 2; }
+  dnnl::memory weights_;
+  BoundPrimitive to_bf16_, matmul_;
+  std::uint64_t seen_ = ~0ULL;
+};
+
+std::unique_ptr<Kernel> fast_linear(KernelIO io, LayoutConverter& converter) {
+  if (io.bf16) return std::make_unique<DnnlLinearBf16>(std::move(io), converter);
+  return std::make_unique<DnnlLinear>(std::move(io), converter);
+}
+
 class RefLinear final : public Kernel {
  public:
   explicit RefLinear(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
@@ -132,6 +179,6 @@ class RefLinear final : public Kernel {
 
 }  // namespace
 
-const OpKernels op_kernel_defs::kLinear{fast_kernel<DnnlLinear>, reference_kernel<RefLinear>};
+const OpKernels op_kernel_defs::kLinear{fast_linear, reference_kernel<RefLinear>};
 
 }  // namespace telar::backend::cpu
