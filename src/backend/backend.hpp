@@ -21,8 +21,9 @@ struct BackendSpec {
 // Parses "kind[:target][:key=value...]"; throws telar::Error for an unknown kind or option.
 BackendSpec parse_backend_spec(const std::string& text);
 
-// The arithmetic of a model compiled for inference: fp32, or bf16 (convolutions on oneDNN's
-// bf16 primitives: bf16 activations and weights, f32 accumulation and biases; the rest fp32).
+// The arithmetic of a model compiled for inference: fp32, or bf16 (convolutions and Linear on
+// oneDNN's bf16 primitives: bf16 activations and weights, f32 accumulation and biases; pooling
+// and element-wise ops between convolutions in bf16; the rest fp32).
 enum class Precision : std::uint8_t { FP32, BF16 };
 std::string_view precision_name(Precision precision);  // "fp32", "bf16"
 // Parses "fp32" or "bf16"; throws telar::Error naming the choices.

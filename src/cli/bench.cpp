@@ -131,8 +131,8 @@ int run_bench(const Args& args) {
                  "cuda:N, sim:CFG (default cpu)")
       ->delimiter(',');
   app.add_option("--precision", precision_texts,
-                 "fp32, bf16 (convolutions on oneDNN's bf16 primitives; needs avx512_bf16), or "
-                 "both, comma-separated: each target at each")
+                 "fp32, bf16 (convolutions and Linear on oneDNN's bf16 primitives; needs "
+                 "avx512_bf16 or AMX), or both, comma-separated: each target at each")
       ->delimiter(',');
   app.add_option("--batch", batch_list, "batch sizes, comma-separated (default 1: latency)");
   app.add_flag("--batch-sweep", sweep,
