@@ -1,6 +1,5 @@
 #include <cmath>
 #include <map>
-#include <set>
 
 #include "optimize/passes.hpp"
 
@@ -10,7 +9,6 @@ namespace {
 
 using graph::NodeId;
 using graph::OpKind;
-using graph::ValueId;
 
 // The BatchNorm2d folded into each Conv2d, by the Conv2d's id.
 std::map<NodeId, NodeId> foldable(const graph::Graph& g, const graph::ParameterSet& params) {
@@ -35,44 +33,33 @@ std::map<NodeId, NodeId> foldable(const graph::Graph& g, const graph::ParameterS
 }  // namespace
 
 Rewritten fold_batchnorm(const graph::Graph& graph, const graph::ParameterSet& params) {
-  const std::map<NodeId, NodeId> folds = foldable(graph, params);
-  std::set<NodeId> folded;
-  for (const auto& [conv, bn] : folds) folded.insert(bn);
-  GraphRewriter r(graph, params);
-  for (const graph::Node& n : graph.nodes()) {
-    if (folded.count(n.id)) continue;  // its Conv2d, earlier, computes its output
-    const auto fold = folds.find(n.id);
-    if (fold == folds.end()) {
-      r.copy(n);
-      continue;
-    }
-    const graph::Node& bn = graph.node(fold->second);
-    graph::Conv2dAttrs a = n.attr<graph::Conv2dAttrs>();
-    const float eps = bn.attr<graph::BatchNormAttrs>().eps;
-    const Tensor& w = params.at(n.inputs[1]);
-    const float* gamma = params.at(bn.inputs[1]).f32();
-    const float* beta = params.at(bn.inputs[2]).f32();
-    const float* mean = params.at(bn.inputs[3]).f32();
-    const float* var = params.at(bn.inputs[4]).f32();
-    const float* bias = a.bias ? params.at(n.inputs[2]).f32() : nullptr;
-    Tensor w2(w.shape());
-    Tensor b2(Shape{a.out_channels});
-    const std::int64_t per_channel = w.numel() / a.out_channels;
-    for (std::int64_t o = 0; o < a.out_channels; ++o) {
-      const double s = static_cast<double>(gamma[o]) / std::sqrt(static_cast<double>(var[o]) + eps);
-      for (std::int64_t k = 0; k < per_channel; ++k)
-        w2.f32()[o * per_channel + k] = static_cast<float>(w.f32()[o * per_channel + k] * s);
-      b2.f32()[o] = static_cast<float>(((bias ? bias[o] : 0.0) - mean[o]) * s + beta[o]);
-    }
-    a.bias = true;
-    const ValueId out =
-        r.add(OpKind::Conv2d, n.name, a,
-              {r.map(n.inputs[0]), r.add_parameter(n.name + ".folded_weight", std::move(w2)),
-               r.add_parameter(n.name + ".folded_bias", std::move(b2))});
-    r.redirect(n.outputs.at(0), out);
-    r.redirect(bn.outputs.at(0), out);
-  }
-  return r.finish(static_cast<int>(folds.size()));
+  return fuse_pairs(
+      graph, params, foldable(graph, params),
+      [&](GraphRewriter& r, const graph::Node& conv, const graph::Node& bn) {
+        graph::Conv2dAttrs a = conv.attr<graph::Conv2dAttrs>();
+        const float eps = bn.attr<graph::BatchNormAttrs>().eps;
+        const Tensor& w = params.at(conv.inputs[1]);
+        const float* gamma = params.at(bn.inputs[1]).f32();
+        const float* beta = params.at(bn.inputs[2]).f32();
+        const float* mean = params.at(bn.inputs[3]).f32();
+        const float* var = params.at(bn.inputs[4]).f32();
+        const float* bias = a.bias ? params.at(conv.inputs[2]).f32() : nullptr;
+        Tensor w2(w.shape());
+        Tensor b2(Shape{a.out_channels});
+        const std::int64_t per_channel = w.numel() / a.out_channels;
+        for (std::int64_t o = 0; o < a.out_channels; ++o) {
+          const double s =
+              static_cast<double>(gamma[o]) / std::sqrt(static_cast<double>(var[o]) + eps);
+          for (std::int64_t k = 0; k < per_channel; ++k)
+            w2.f32()[o * per_channel + k] = static_cast<float>(w.f32()[o * per_channel + k] * s);
+          b2.f32()[o] = static_cast<float>(((bias ? bias[o] : 0.0) - mean[o]) * s + beta[o]);
+        }
+        a.bias = true;
+        return r.add(
+            OpKind::Conv2d, conv.name, a,
+            {r.map(conv.inputs[0]), r.add_parameter(conv.name + ".folded_weight", std::move(w2)),
+             r.add_parameter(conv.name + ".folded_bias", std::move(b2))});
+      });
 }
 
 }  // namespace telar::optimize

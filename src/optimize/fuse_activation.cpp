@@ -1,5 +1,4 @@
 #include <map>
-#include <set>
 
 #include "optimize/passes.hpp"
 
@@ -9,7 +8,6 @@ namespace {
 
 using graph::NodeId;
 using graph::OpKind;
-using graph::ValueId;
 
 graph::PostOps* post_ops_of(graph::Attrs& attrs) {
   if (auto* c = std::get_if<graph::Conv2dAttrs>(&attrs)) return &c->post;
@@ -34,29 +32,16 @@ std::map<NodeId, NodeId> fusible(const graph::Graph& g) {
 }  // namespace
 
 Rewritten fuse_activation(const graph::Graph& graph, const graph::ParameterSet& params) {
-  const std::map<NodeId, NodeId> fusions = fusible(graph);
-  std::set<NodeId> fused;
-  for (const auto& [producer, act] : fusions) fused.insert(act);
-  GraphRewriter r(graph, params);
-  for (const graph::Node& n : graph.nodes()) {
-    if (fused.count(n.id)) continue;  // its producer, earlier, computes its output
-    const auto fusion = fusions.find(n.id);
-    if (fusion == fusions.end()) {
-      r.copy(n);
-      continue;
-    }
-    const graph::Node& act = graph.node(fusion->second);
-    graph::Attrs attrs = n.attrs;
-    graph::PostOps& post = *post_ops_of(attrs);
-    post.activation = act.kind;
-    if (const auto* e = std::get_if<graph::EltwiseAttrs>(&act.attrs)) post.eltwise = *e;
-    std::vector<ValueId> inputs;
-    for (ValueId in : n.inputs) inputs.push_back(r.map(in));
-    const ValueId out = r.add(n.kind, n.name, std::move(attrs), std::move(inputs));
-    r.redirect(n.outputs.at(0), out);
-    r.redirect(act.outputs.at(0), out);
-  }
-  return r.finish(static_cast<int>(fusions.size()));
+  return fuse_pairs(graph, params, fusible(graph),
+                    [](GraphRewriter& r, const graph::Node& producer, const graph::Node& act) {
+                      graph::Attrs attrs = producer.attrs;
+                      graph::PostOps& post = *post_ops_of(attrs);
+                      post.activation = act.kind;
+                      if (const auto* e = std::get_if<graph::EltwiseAttrs>(&act.attrs))
+                        post.eltwise = *e;
+                      return r.add(producer.kind, producer.name, std::move(attrs),
+                                   r.map_inputs(producer));
+                    });
 }
 
 }  // namespace telar::optimize

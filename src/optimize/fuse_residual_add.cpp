@@ -1,5 +1,4 @@
 #include <map>
-#include <set>
 
 #include "graph/op_def.hpp"
 #include "optimize/passes.hpp"
@@ -11,11 +10,6 @@ namespace {
 using graph::NodeId;
 using graph::OpKind;
 using graph::ValueId;
-
-struct Sum {
-  NodeId add;
-  ValueId summand;
-};
 
 // Whether `v` is an operand of `add` that a Conv2d without post-ops produces for it alone.
 bool from_plain_conv(const graph::Graph& g, ValueId v) {
@@ -42,9 +36,9 @@ bool overwritable(const graph::Graph& g, ValueId summand, NodeId add, NodeId con
   return true;
 }
 
-// The sum each Conv2d takes over, by the Conv2d's id.
-std::map<NodeId, Sum> fusible(const graph::Graph& g) {
-  std::map<NodeId, Sum> out;
+// The Add each Conv2d takes over, by the Conv2d's id.
+std::map<NodeId, NodeId> fusible(const graph::Graph& g) {
+  std::map<NodeId, NodeId> out;
   for (const graph::Node& add : g.nodes()) {
     if (add.kind != OpKind::Add || add.inputs.size() != 2) continue;
     const graph::Value& y = g.value(add.outputs.at(0));
@@ -58,7 +52,7 @@ std::map<NodeId, Sum> fusible(const graph::Graph& g) {
       if (!from_plain_conv(g, conv_out) || !overwritable(g, summand, add.id, producer(conv_out)) ||
           out.count(producer(conv_out)))
         continue;
-      out[producer(conv_out)] = {add.id, summand};
+      out[producer(conv_out)] = add.id;
       break;
     }
   }
@@ -68,27 +62,17 @@ std::map<NodeId, Sum> fusible(const graph::Graph& g) {
 }  // namespace
 
 Rewritten fuse_residual_add(const graph::Graph& graph, const graph::ParameterSet& params) {
-  const std::map<NodeId, Sum> sums = fusible(graph);
-  std::set<NodeId> fused_adds;
-  for (const auto& [conv, sum] : sums) fused_adds.insert(sum.add);
-  GraphRewriter r(graph, params);
-  for (const graph::Node& n : graph.nodes()) {
-    if (fused_adds.count(n.id)) continue;  // its Conv2d, earlier, computes its output
-    const auto sum = sums.find(n.id);
-    if (sum == sums.end()) {
-      r.copy(n);
-      continue;
-    }
-    graph::Conv2dAttrs a = n.attr<graph::Conv2dAttrs>();
-    a.post.sum = true;
-    std::vector<ValueId> inputs;
-    for (ValueId in : n.inputs) inputs.push_back(r.map(in));
-    inputs.push_back(r.map(sum->second.summand));
-    const ValueId out = r.add(OpKind::Conv2d, n.name, a, std::move(inputs));
-    r.redirect(n.outputs.at(0), out);
-    r.redirect(graph.node(sum->second.add).outputs.at(0), out);
-  }
-  return r.finish(static_cast<int>(sums.size()));
+  return fuse_pairs(graph, params, fusible(graph),
+                    [](GraphRewriter& r, const graph::Node& conv, const graph::Node& add) {
+                      graph::Conv2dAttrs a = conv.attr<graph::Conv2dAttrs>();
+                      a.post.sum = true;
+                      // The summand is the Add's operand that is not the convolution's output.
+                      const ValueId summand =
+                          add.inputs[0] == conv.outputs.at(0) ? add.inputs[1] : add.inputs[0];
+                      std::vector<ValueId> inputs = r.map_inputs(conv);
+                      inputs.push_back(r.map(summand));
+                      return r.add(OpKind::Conv2d, conv.name, a, std::move(inputs));
+                    });
 }
 
 }  // namespace telar::optimize

@@ -1,6 +1,7 @@
 #include "optimize/rewriter.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.hpp"
 
@@ -36,10 +37,14 @@ void GraphRewriter::redirect(ValueId source_value, ValueId now) {
   map_.at(static_cast<std::size_t>(source_value)) = now;
 }
 
-ValueId GraphRewriter::copy(const graph::Node& node) {
+std::vector<ValueId> GraphRewriter::map_inputs(const graph::Node& node) {
   std::vector<ValueId> inputs;
   for (ValueId in : node.inputs) inputs.push_back(map(in));
-  const ValueId out = add(node.kind, node.name, node.attrs, std::move(inputs));
+  return inputs;
+}
+
+ValueId GraphRewriter::copy(const graph::Node& node) {
+  const ValueId out = add(node.kind, node.name, node.attrs, map_inputs(node));
   redirect(node.outputs.at(0), out);
   return out;
 }
@@ -61,6 +66,27 @@ ValueId GraphRewriter::add_parameter(const std::string& base, Tensor tensor) {
 Rewritten GraphRewriter::finish(int rewrites) {
   for (ValueId out : source_.outputs()) graph_.add_output(map(out));
   return {std::move(graph_), std::move(params_), rewrites};
+}
+
+Rewritten fuse_pairs(const graph::Graph& graph, const graph::ParameterSet& params,
+                     const std::map<graph::NodeId, graph::NodeId>& absorbs,
+                     const FusePair& replace) {
+  std::set<graph::NodeId> absorbed;
+  for (const auto& [node, later] : absorbs) absorbed.insert(later);
+  GraphRewriter r(graph, params);
+  for (const graph::Node& n : graph.nodes()) {
+    if (absorbed.count(n.id)) continue;
+    const auto pair = absorbs.find(n.id);
+    if (pair == absorbs.end()) {
+      r.copy(n);
+      continue;
+    }
+    const graph::Node& later = graph.node(pair->second);
+    const ValueId out = replace(r, n, later);
+    r.redirect(n.outputs.at(0), out);
+    r.redirect(later.outputs.at(0), out);
+  }
+  return r.finish(static_cast<int>(absorbs.size()));
 }
 
 bool is_graph_output(const graph::Graph& graph, ValueId value) {

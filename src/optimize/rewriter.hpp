@@ -3,6 +3,8 @@
 // pass drops, replaces or fuses nodes on the way. The graph's inputs keep their order; a
 // parameter or buffer is copied (its tensor shared, not duplicated) when a node first reads it,
 // so weights that no node reads any more (a folded BatchNorm's) are left behind.
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@ class GraphRewriter {
   graph::ValueId map(graph::ValueId source_value);
   // From now on, readers of `source_value` (the output of a dropped or fused node) read `now`.
   void redirect(graph::ValueId source_value, graph::ValueId now);
+  // The new values of a source node's inputs, in order.
+  std::vector<graph::ValueId> map_inputs(const graph::Node& node);
   // The node as it was, reading the new values of its inputs.
   graph::ValueId copy(const graph::Node& node);
   // A node of the new graph (inputs are new values).
@@ -45,6 +49,17 @@ class GraphRewriter {
   graph::ParameterSet params_;
   std::vector<graph::ValueId> map_;  // by source ValueId; kNoValue where not yet made
 };
+
+// The shape of every fusing pass: `absorbs` maps a node to the later node whose work it takes
+// over (a Conv2d and its BatchNorm, its residual Add, its activation). The pair becomes the node
+// `replace` adds to the rewriter, which stands for both outputs; an absorbed node is dropped
+// (the node before it computes its output) and every other node is copied. The rewrite count
+// is the number of pairs.
+using FusePair = std::function<graph::ValueId(GraphRewriter& rewriter, const graph::Node& node,
+                                              const graph::Node& absorbed)>;
+Rewritten fuse_pairs(const graph::Graph& graph, const graph::ParameterSet& params,
+                     const std::map<graph::NodeId, graph::NodeId>& absorbs,
+                     const FusePair& replace);
 
 // Facts about the source graph the passes ask.
 bool is_graph_output(const graph::Graph& graph, graph::ValueId value);
