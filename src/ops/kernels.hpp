@@ -91,8 +91,9 @@ void global_avgpool_backward(const Tensor& dy, Tensor& dx);
 void dropout_forward(float p, Rng& rng, const Tensor& x, Tensor& y, Tensor& mask);
 void dropout_backward(float p, const Tensor& mask, const Tensor& dy, Tensor& dx);
 
-// ---- Add, Sub, Mul, Div with NumPy broadcasting: y has the broadcast shape of a and b. The
-// backward sums the gradient over the dimensions an operand was stretched along.
+// ---- Add, Sub, Mul, Div with NumPy broadcasting: y has the broadcast shape of a and b (and
+// may be an operand of that shape: each element is read before it is written). The backward
+// sums the gradient over the dimensions an operand was stretched along.
 enum class Binary { Add, Sub, Mul, Div };
 void binary_forward(Binary op, const Tensor& a, const Tensor& b, Tensor& y);
 void binary_backward(Binary op, const Tensor& a, const Tensor& b, const Tensor& dy, Tensor* da,
