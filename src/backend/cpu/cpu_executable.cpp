@@ -97,7 +97,7 @@ class CpuExecutable final : public CompiledExecutable {
       forward_split(*current_split_, inputs, mode, random_stream_++);
       return;
     }
-    const int threads = threads_ > 0 ? threads_ : compute_threads();
+    const int threads = threads_in_use();
     if (mode == Mode::Eval && adapt_threads_ && threads > 1 && !observer_) {
       forward_adapting_threads(inputs, batch, threads);
       return;
@@ -162,10 +162,12 @@ class CpuExecutable final : public CompiledExecutable {
     current_ = &p;
   }
 
+  // cpu:threads=N, or the process's compute threads.
+  int threads_in_use() const { return threads_ > 0 ? threads_ : compute_threads(); }
+
   int parts_for(std::int64_t batch) const {
     if (!split_) return 1;
-    const int threads = threads_ > 0 ? threads_ : compute_threads();
-    return static_cast<int>(std::min<std::int64_t>(threads, batch / kMinRowsPerPart));
+    return static_cast<int>(std::min<std::int64_t>(threads_in_use(), batch / kMinRowsPerPart));
   }
 
   SplitPlan& split_plan(std::int64_t batch, int parts) {
@@ -295,6 +297,18 @@ class CpuExecutable final : public CompiledExecutable {
 
 }  // namespace
 
+namespace {
+
+// The value of an on|off option of a cpu backend string; `hint` is what to give instead.
+bool on_off(const BackendSpec& spec, const std::string& key, const std::string& value,
+            std::string_view hint) {
+  require(value == "on" || value == "off", "backend '{}': {}={} is not on or off; {}", spec.text,
+          key, value, hint);
+  return value == "on";
+}
+
+}  // namespace
+
 std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
                                     graph::ParameterSet& params, const CompileOptions& options) {
   int threads = 0;
@@ -314,17 +328,13 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
     } else if (key == "ref") {
       use_dnnl = false;
     } else if (key == "adapt") {
-      require(value == "on" || value == "off",
-              "backend '{}': adapt={} is not on or off; give cpu:adapt=off to keep every "
-              "evaluation on all the threads, even on a shared machine",
-              spec.text, value);
-      adapt = value == "on";
+      adapt = on_off(spec, key, value,
+                     "give cpu:adapt=off to keep every evaluation on all the threads, even on a "
+                     "shared machine");
     } else if (key == "split") {
-      require(value == "on" || value == "off",
-              "backend '{}': split={} is not on or off; give cpu:threads=N:split=off to run "
-              "every primitive across the threads instead of a batch part per thread",
-              spec.text, value);
-      split = value == "on";
+      split = on_off(spec, key, value,
+                     "give cpu:threads=N:split=off to run every primitive across the threads "
+                     "instead of a batch part per thread");
     } else {
       fail("backend '{}': unknown option '{}'; cpu takes threads=N, split=on|off and "
            "adapt=on|off",
