@@ -19,7 +19,6 @@
 #include "core/files.hpp"
 #include "core/memory.hpp"
 #include "core/parse.hpp"
-#include "core/rng.hpp"
 #include "core/system_load.hpp"
 #include "core/threads.hpp"
 #include "graph/loss.hpp"
@@ -68,13 +67,6 @@ struct Target {
   std::unique_ptr<backend::Executable> exe;
   std::optional<double> accuracy;  // --accuracy: on the test set
 };
-
-Tensor random_input(const Shape& declared, std::int64_t batch, std::uint64_t seed) {
-  Tensor x(bind_batch(declared, batch));
-  Rng rng(seed);
-  for (auto& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
-  return x;
-}
 
 BenchPoint measure(Target& t, const Tensor& x, std::int64_t batch,
                    const backend::MeasureOptions& options, double clock_ghz) {

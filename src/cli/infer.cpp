@@ -12,7 +12,6 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/npy.hpp"
-#include "core/rng.hpp"
 #include "core/statistics.hpp"
 #include "core/threads.hpp"
 #include "graph/parameters.hpp"
@@ -69,9 +68,7 @@ int run_infer(const Args& args) {
     batch = x.dim(0);
     require(batch >= 1, "--inputs {}: the batch is empty", inputs_file);
   } else {
-    x = Tensor(bind_batch(declared, batch));
-    Rng rng(seed);
-    for (auto& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+    x = random_input(declared, batch, seed);
   }
   std::vector<Tensor> inputs = {x};
   backend::CompileOptions options;

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/parse.hpp"
+#include "core/rng.hpp"
 #include "onnx/import.hpp"
 
 namespace telar::cli {
@@ -16,6 +17,13 @@ onnx::ImportedModel import(const std::string& model, const graph::zoo::ModelOpti
 }
 
 }  // namespace
+
+Tensor random_input(const Shape& declared, std::int64_t batch, std::uint64_t seed) {
+  Tensor x(bind_batch(declared, batch));
+  Rng rng(seed);
+  for (auto& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+  return x;
+}
 
 graph::Graph build_model(const std::string& model, const graph::zoo::ModelOptions& options) {
   if (onnx::is_onnx_file(model)) return import(model, options).graph;

@@ -32,6 +32,10 @@ struct LoadOptions {
 LoadedModel load_model(const std::string& model, const graph::zoo::ModelOptions& options,
                        const LoadOptions& load);
 
+// A batch of `batch` samples of a model's declared input (batch first), uniform in [0, 1) from
+// `seed`: what infer and bench time a model on.
+Tensor random_input(const Shape& declared, std::int64_t batch, std::uint64_t seed);
+
 struct ModelOptions {
   std::string model;
   std::string input;
