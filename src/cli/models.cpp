@@ -1,8 +1,12 @@
 // telar models [show NAME] : the model zoo.
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <iostream>
 
+#include "adapt/channel_groups.hpp"
 #include "cli/common.hpp"
 #include "cli/model_options.hpp"
 #include "core/error.hpp"
@@ -19,13 +23,16 @@ int run_models(const Args& args) {
   CLI::App app{"List the model zoo with parameter counts, or show one model's layers.", "models"};
   std::string input, spec;
   std::int64_t classes = 0;
-  bool json = false, optimized = false;
+  bool json = false, optimized = false, prunable = false;
   auto* show = app.add_subcommand("show", "print one model's layers, shapes, parameters and MACs");
   show->add_option("model", spec, "model as NAME[:ARGS] or FILE.onnx, e.g. mlp:784-256-10")
       ->required();
   show->add_flag("--optimized", optimized,
                  "show the graph as compiled for inference on cpu: BatchNorm folded, Dropout "
                  "removed, residual Adds and activations fused (docs/inference.md)");
+  show->add_flag("--prunable", prunable,
+                 "list the model's channel groups: the layers whose output channels are pruned "
+                 "together, and why a group cannot be pruned (docs/adapt.md)");
   for (auto* a : {&app, show}) {
     a->add_option("--input", input, "input shape CxHxW (default: the model's own)");
     a->add_option("--classes", classes, "number of classes (default: the model's own)")
@@ -54,6 +61,36 @@ int run_models(const Args& args) {
       for (const auto& p : passes) std::cout << fmt::format(" {} {}", p.pass, p.rewrites);
       std::cout << "\n";
     }
+    nlohmann::json groups_json = nlohmann::json::array();
+    if (prunable) {
+      const adapt::ChannelGroups groups(g);
+      std::cout << fmt::format("\nchannel groups: {} of {} prunable\n", groups.prunable().size(),
+                               groups.groups().size());
+      std::vector<std::string> names;
+      std::size_t width = 6;
+      for (const adapt::ChannelGroup& group : groups.groups()) {
+        std::vector<std::string> layers;
+        for (graph::NodeId n : group.sources) layers.push_back(g.node(n).name);
+        names.push_back(fmt::format("{}", fmt::join(layers, ", ")));
+        width = std::max(width, names.back().size());
+      }
+      const auto row = [&](auto group, auto channels, const std::string& layers,
+                           const std::string& verdict) {
+        std::cout << fmt::format("{:<5} {:>8}  {:<{}}  {}\n", group, channels, layers, width,
+                                 verdict);
+      };
+      row("group", "channels", "layers", "prunable");
+      for (std::size_t i = 0; i < groups.groups().size(); ++i) {
+        const adapt::ChannelGroup& group = groups.groups()[i];
+        std::vector<std::string> layers;
+        for (graph::NodeId n : group.sources) layers.push_back(g.node(n).name);
+        row(i, group.channels, names[i], group.blocked.empty() ? "yes" : "no: " + group.blocked);
+        groups_json.push_back({{"layers", layers},
+                               {"channels", group.channels},
+                               {"prunable", group.blocked.empty()},
+                               {"blocked", group.blocked}});
+      }
+    }
     if (json) {
       nlohmann::json nodes = nlohmann::json::array();
       for (const auto& n : g.nodes()) {
@@ -70,7 +107,8 @@ int run_models(const Args& args) {
                   {"macs_per_sample", total.macs},
                   {"bytes_per_sample", total.bytes()},
                   {"nodes", nodes},
-                  {"optimized", optimized}});
+                  {"optimized", optimized},
+                  {"channel_groups", groups_json}});
     }
     return 0;
   }

@@ -62,6 +62,17 @@ static_assert(lists_every_op_kind(),
 
 }  // namespace
 
+namespace op_defs {
+
+ChannelFlow per_channel(const Graph&, const Node&) { return ChannelFlow::PerChannel; }
+
+}  // namespace op_defs
+
+ChannelFlow channel_flow(const Graph& graph, const Node& node) {
+  const OpDef& def = op_def(node.kind);
+  return def.channels ? def.channels(graph, node) : ChannelFlow::Opaque;
+}
+
 const OpDef& op_def(OpKind kind) {
   const auto i = static_cast<std::size_t>(kind);
   require(i < std::size(kTable), "internal: op kind {} is not an op", i);

@@ -44,6 +44,30 @@ class ShapeCheck {
   const std::vector<ValueId>& inputs_;
 };
 
+// How a node's output channels (dimension 1, after the batch) follow from its inputs' channels:
+// what channel pruning (adapt/channel_groups.hpp) traces through a graph.
+enum class ChannelFlow : std::uint8_t {
+  // Channels that reach the op are not followed further (a reshape, a transpose, a reduction
+  // over the channels, a loss): they cannot be pruned.
+  Opaque,
+  // Output channel c is computed from input 0's channel c alone; any other input is a weight
+  // with one entry per channel along its dimension 0 (BatchNorm, an activation, pooling, a
+  // depthwise convolution).
+  PerChannel,
+  // The inputs whose dimension aligned with the output's dimension 1 (NumPy broadcasting) has
+  // the output's size meet channel by channel; the others broadcast over them (Add, a Concat
+  // along another axis).
+  Elementwise,
+  // The output's channels are the inputs' channels, one input after another.
+  Concatenate,
+  // x[B,C,...] -> [B, C·(product of the rest)]: channel c becomes a run of consecutive features.
+  Flatten,
+  // Every output channel reads every input channel through the op's weights (dimension 0 of
+  // the weights is the output channel, dimension 1 the input channel): a Linear or an
+  // ungrouped convolution. The output's channels are new.
+  Mix,
+};
+
 struct OpDef {
   std::string_view name;
   KernelFamily kernels;  // the backends' kernels that run it
@@ -58,9 +82,12 @@ struct OpDef {
   std::string (*describe)(const Node& node) = nullptr;
   Lowering lowering = Lowering::Host;
   bool loss = false;
+  // How channels flow through a node of this op; nullptr: ChannelFlow::Opaque.
+  ChannelFlow (*channels)(const Graph& graph, const Node& node) = nullptr;
 };
 
 const OpDef& op_def(OpKind kind);
+ChannelFlow channel_flow(const Graph& graph, const Node& node);
 inline KernelFamily kernel_family(OpKind kind) { return op_def(kind).kernels; }
 
 }  // namespace telar::graph

@@ -171,6 +171,23 @@ TEST(CliFoundation, InferOptimizesUnlessToldNot) {
       << show.out;
 }
 
+// models show --prunable lists the channel groups (docs/adapt.md): ResNet-18's stem and the
+// last convolution of each block of a stage are one group (the residual Adds join them); the
+// classifier's channels are the output and stay.
+TEST(CliFoundation, ModelsShowListsChannelGroups) {
+  auto r = run_telar({"models", "show", "resnet18", "--prunable", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("channel groups: 12 of 13 prunable"), std::string::npos) << r.out;
+  const auto groups = last_json_line(r.out)["channel_groups"];
+  ASSERT_EQ(groups.size(), 13u);
+  EXPECT_EQ(groups[0]["layers"],
+            nlohmann::json::array({"conv1", "layer1.0.conv2", "layer1.1.conv2"}));
+  EXPECT_EQ(groups[0]["channels"], 64);
+  EXPECT_EQ(groups[12]["layers"], nlohmann::json::array({"fc"}));
+  EXPECT_EQ(groups[12]["prunable"], false);
+  EXPECT_NE(groups[12]["blocked"].get<std::string>().find("output"), std::string::npos);
+}
+
 TEST(CliFoundation, BadIdxFilesAreOneLineErrors) {
   const std::string root = fresh_temp_dir("idx");
   const std::string out = root + "/run";

@@ -1,16 +1,22 @@
 // Coverage of PyTorch's exporter: torchvision 0.14 classifiers (random weights, BatchNorm
 // statistics randomised) exported by PyTorch 1.13 at opsets 13 and 17 by
 // tests/onnx/export_torchvision.py into the build folder, imported, run on telar's CPU backend,
-// and compared with PyTorch's outputs: max |telar - torch| <= 1e-4 * max |torch|.
+// and compared with PyTorch's outputs: max |telar - torch| <= 1e-4 * max |torch|. The same
+// files prune: channels removed after their weights were zeroed leave the outputs unchanged.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "../adapt/prune_test_util.hpp"
+#include "adapt/prune.hpp"
 #include "backend/inference.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
@@ -114,6 +120,58 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"regnet_x_400mf", 13, 64}, Case{"regnet_x_400mf", 17, 64},
                       Case{"mnasnet0_5", 13, 64}, Case{"mnasnet0_5", 17, 64},
                       Case{"convnext_tiny", 13, 64}, Case{"convnext_tiny", 17, 64}),
+    case_name);
+
+// Imported classifiers prune like the zoo's models: with every third channel of every prunable
+// group removed after its weights were set to zero, the outputs stay those of the model as
+// imported (with those weights zero).
+class TorchvisionPruning : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TorchvisionPruning, RemovingChannelsWithZeroWeightsLeavesTheOutputsUnchanged) {
+  if (!torchvision_available()) GTEST_SKIP() << "python3-torch/python3-torchvision are not installed";
+  const fs::path stem = exported(GetParam());
+  ImportedModel m = import_model(stem.string() + ".onnx");
+  const Tensor x = read_npy(stem.string() + ".x.npy");
+  const adapt::ChannelGroups groups(m.graph);
+  const std::vector<int> prunable = groups.prunable();
+  std::cout << GetParam().model << ": " << prunable.size() << " of " << groups.groups().size()
+            << " channel groups prunable\n";
+  ASSERT_FALSE(prunable.empty());
+  std::map<int, std::vector<std::int64_t>> keep;
+  std::map<int, std::set<std::int64_t>> removed;
+  for (int group : prunable)
+    for (std::int64_t ch = 0; ch < groups.groups()[static_cast<std::size_t>(group)].channels; ++ch)
+      if (ch % 3 == 1)
+        removed[group].insert(ch);
+      else
+        keep[group].push_back(ch);
+  adapt::testing::zero_removed_channels(m.graph, m.weights, groups, removed);
+  const auto output = [&](const graph::Graph& g, graph::ParameterSet& w) {
+    auto exe = backend::compile(backend::parse_backend_spec("cpu"), g, w);
+    exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+    return exe->output(0).clone();
+  };
+  const Tensor want = output(m.graph, m.weights);
+  adapt::PrunedModel p = adapt::prune_channels(m.graph, m.weights, keep);
+  EXPECT_LT(p.graph.parameter_count(), m.graph.parameter_count());
+  const Tensor got = output(p.graph, p.params);
+  double diff = 0, scale = 0;
+  for (std::int64_t i = 0; i < want.numel(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::fabs(got.f32()[i] - want.f32()[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(want.f32()[i])));
+  }
+  EXPECT_LE(diff, 1e-5 * scale) << "max difference " << diff << " for outputs up to " << scale;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Torchvision, TorchvisionPruning,
+    ::testing::Values(Case{"resnet18", 13, 64}, Case{"resnet50", 13, 64},
+                      Case{"resnext50_32x4d", 13, 64}, Case{"mobilenet_v2", 13, 64},
+                      Case{"densenet121", 13, 64}, Case{"squeezenet1_1", 13, 64},
+                      Case{"googlenet", 13, 64}, Case{"inception_v3", 13, 96},
+                      Case{"shufflenet_v2_x1_0", 13, 64}, Case{"mobilenet_v3_small", 13, 64},
+                      Case{"efficientnet_b0", 13, 64}, Case{"regnet_y_400mf", 13, 64},
+                      Case{"mnasnet0_5", 13, 64}),
     case_name);
 
 // resnet18 with 10 classes exported for 3x32x32 inputs: fine-tuned on Fashion-MNIST (1x28x28,

@@ -1,7 +1,10 @@
 #pragma once
 // Shared by the inference pass tests: random weights and BatchNorm statistics, and a graph's
 // evaluation-mode output on a backend.
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <string>
 
@@ -42,6 +45,20 @@ inline double relative_difference(const Tensor& a, const Tensor& b) {
     scale = std::max(scale, static_cast<double>(std::fabs(a.f32()[i])));
   }
   return diff / std::max(scale, 1e-30);
+}
+
+// A zoo model and the input (C x H x W) a quick test builds it for; a test's parameter.
+struct ZooCase {
+  const char* model;
+  Shape input;
+};
+
+// A test name from a zoo model's name ("mobilenet_v1:0.5" -> "mobilenet_v1_0_5").
+inline std::string zoo_case_name(const ::testing::TestParamInfo<ZooCase>& info) {
+  std::string name = info.param.model;
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
 }
 
 inline int count_nodes(const graph::Graph& g, graph::OpKind kind) {

@@ -16,13 +16,11 @@ using optimize::testing::count_nodes;
 using optimize::testing::eval_output;
 using optimize::testing::relative_difference;
 using optimize::testing::weights_for;
+using optimize::testing::zoo_case_name;
 
 namespace {
 
-struct Case {
-  const char* model;
-  Shape input;  // C x H x W, small enough for a quick test
-};
+using Case = optimize::testing::ZooCase;
 
 class ZooInference : public ::testing::TestWithParam<Case> {};
 
@@ -53,12 +51,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"alexnet", {3, 96, 96}}, Case{"mobilenet_v1", {3, 64, 64}},
                       Case{"mobilenet_v1:0.5", {3, 32, 32}}, Case{"resnet18", {3, 64, 64}},
                       Case{"resnet34", {3, 64, 64}}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name = info.param.model;
-      for (char& ch : name)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return name;
-    });
+    zoo_case_name);
 
 // Every BatchNorm of ResNet-18 folds (20), all 8 residual Adds fuse, and so do all 17 ReLUs.
 TEST(ZooInference, ResNet18PassCounts) {

@@ -24,15 +24,22 @@ std::string describe_alpha_beta(const Node& n) {
 
 }  // namespace
 
-const OpDef kReLU{"ReLU", KernelFamily::Activation, infer};
-const OpDef kReLU6{"ReLU6", KernelFamily::Activation, infer};
-const OpDef kSigmoid{"Sigmoid", KernelFamily::Activation, infer};
-const OpDef kTanh{"Tanh", KernelFamily::Activation, infer};
-const OpDef kLeakyReLU{"LeakyReLU", KernelFamily::Activation, infer, nullptr, describe_alpha};
-const OpDef kHardSigmoid{"HardSigmoid", KernelFamily::Activation, infer, nullptr,
-                         describe_alpha_beta};
-const OpDef kHardSwish{"HardSwish", KernelFamily::Activation, infer};
-const OpDef kSqrt{"Sqrt", KernelFamily::Activation, infer};
-const OpDef kErf{"Erf", KernelFamily::Activation, infer};
+const OpDef kReLU{.name = "ReLU", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
+const OpDef kReLU6{.name = "ReLU6", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
+const OpDef kSigmoid{.name = "Sigmoid", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
+const OpDef kTanh{.name = "Tanh", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
+const OpDef kLeakyReLU{.name = "LeakyReLU",
+                       .kernels = KernelFamily::Activation,
+                       .infer = infer,
+                       .describe = describe_alpha,
+                       .channels = per_channel};
+const OpDef kHardSigmoid{.name = "HardSigmoid",
+                         .kernels = KernelFamily::Activation,
+                         .infer = infer,
+                         .describe = describe_alpha_beta,
+                         .channels = per_channel};
+const OpDef kHardSwish{.name = "HardSwish", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
+const OpDef kSqrt{.name = "Sqrt", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
+const OpDef kErf{.name = "Erf", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
 
 }  // namespace telar::graph::op_defs

@@ -23,6 +23,10 @@ std::string describe(const Node& n) {
 
 }  // namespace
 
-const OpDef kBatchNorm2d{"BatchNorm2d", KernelFamily::BatchNorm2d, infer, nullptr, describe};
+const OpDef kBatchNorm2d{.name = "BatchNorm2d",
+                         .kernels = KernelFamily::BatchNorm2d,
+                         .infer = infer,
+                         .describe = describe,
+                         .channels = per_channel};
 
 }  // namespace telar::graph::op_defs

@@ -24,11 +24,13 @@ InferredValue infer(const ShapeCheck& c) {
   return {*shape, DType::F32};
 }
 
+ChannelFlow channels(const Graph&, const Node&) { return ChannelFlow::Elementwise; }
+
 }  // namespace
 
-const OpDef kAdd{"Add", KernelFamily::Binary, infer};
-const OpDef kSub{"Sub", KernelFamily::Binary, infer};
-const OpDef kMul{"Mul", KernelFamily::Binary, infer};
-const OpDef kDiv{"Div", KernelFamily::Binary, infer};
+const OpDef kAdd{.name = "Add", .kernels = KernelFamily::Binary, .infer = infer, .channels = channels};
+const OpDef kSub{.name = "Sub", .kernels = KernelFamily::Binary, .infer = infer, .channels = channels};
+const OpDef kMul{.name = "Mul", .kernels = KernelFamily::Binary, .infer = infer, .channels = channels};
+const OpDef kDiv{.name = "Div", .kernels = KernelFamily::Binary, .infer = infer, .channels = channels};
 
 }  // namespace telar::graph::op_defs

@@ -26,8 +26,15 @@ InferredValue infer(const ShapeCheck& c) {
   return {out, DType::F32};
 }
 
+// Along the channels the inputs' channels follow one another; along another axis every input
+// has the same channels, which meet one to one.
+ChannelFlow channels(const Graph&, const Node& n) {
+  return n.attr<ConcatAttrs>().axis == 1 ? ChannelFlow::Concatenate : ChannelFlow::Elementwise;
+}
+
 }  // namespace
 
-const OpDef kConcat{"Concat", KernelFamily::Concat, infer};
+const OpDef kConcat{
+    .name = "Concat", .kernels = KernelFamily::Concat, .infer = infer, .channels = channels};
 
 }  // namespace telar::graph::op_defs

@@ -48,8 +48,24 @@ std::string describe(const Node& n) {
   return s + describe_post_ops(a.post);
 }
 
+// An ungrouped convolution mixes channels; a depthwise one (one filter per channel) keeps
+// them apart; other groupings, and a fused residual sum, are not traced.
+ChannelFlow channels(const Graph&, const Node& n) {
+  const auto& a = n.attr<Conv2dAttrs>();
+  if (a.post.sum) return ChannelFlow::Opaque;
+  if (a.groups == 1) return ChannelFlow::Mix;
+  const bool depthwise = a.groups == a.in_channels && a.out_channels == a.in_channels;
+  return depthwise ? ChannelFlow::PerChannel : ChannelFlow::Opaque;
+}
+
 }  // namespace
 
-const OpDef kConv2d{"Conv2d", KernelFamily::Conv2d, infer, cost, describe, Lowering::Conv};
+const OpDef kConv2d{.name = "Conv2d",
+                    .kernels = KernelFamily::Conv2d,
+                    .infer = infer,
+                    .cost = cost,
+                    .describe = describe,
+                    .lowering = Lowering::Conv,
+                    .channels = channels};
 
 }  // namespace telar::graph::op_defs

@@ -21,6 +21,10 @@ std::string describe(const Node& n) {
 
 }  // namespace
 
-const OpDef kDropout{"Dropout", KernelFamily::Dropout, infer, nullptr, describe};
+const OpDef kDropout{.name = "Dropout",
+                     .kernels = KernelFamily::Dropout,
+                     .infer = infer,
+                     .describe = describe,
+                     .channels = per_channel};
 
 }  // namespace telar::graph::op_defs

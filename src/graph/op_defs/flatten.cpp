@@ -14,8 +14,18 @@ InferredValue infer(const ShapeCheck& c) {
   return {{x[0], n}, c.in(0).dtype};
 }
 
+// Of a [B,F] input nothing changes; otherwise each channel becomes a run of features.
+ChannelFlow channels(const Graph& g, const Node& n) {
+  return g.value(n.inputs.at(0)).shape.size() == 2 ? ChannelFlow::PerChannel
+                                                   : ChannelFlow::Flatten;
+}
+
 }  // namespace
 
-const OpDef kFlatten{"Flatten", KernelFamily::Flatten, infer, relabelling_cost};
+const OpDef kFlatten{.name = "Flatten",
+                     .kernels = KernelFamily::Flatten,
+                     .infer = infer,
+                     .cost = relabelling_cost,
+                     .channels = channels};
 
 }  // namespace telar::graph::op_defs

@@ -37,8 +37,19 @@ std::string describe(const Node& n) {
                      describe_post_ops(a.post));
 }
 
+// A fused residual sum (post.sum) adds a summand whose channels this does not trace.
+ChannelFlow channels(const Graph&, const Node& n) {
+  return n.attr<LinearAttrs>().post.sum ? ChannelFlow::Opaque : ChannelFlow::Mix;
+}
+
 }  // namespace
 
-const OpDef kLinear{"Linear", KernelFamily::Linear, infer, cost, describe, Lowering::Gemm};
+const OpDef kLinear{.name = "Linear",
+                    .kernels = KernelFamily::Linear,
+                    .infer = infer,
+                    .cost = cost,
+                    .describe = describe,
+                    .lowering = Lowering::Gemm,
+                    .channels = channels};
 
 }  // namespace telar::graph::op_defs

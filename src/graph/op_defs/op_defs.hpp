@@ -14,6 +14,9 @@ void check_post_ops(const ShapeCheck& check, const PostOps& post, std::size_t ar
                     const Shape& output);
 std::string describe_post_ops(const PostOps& post);
 
+// ChannelFlow::PerChannel whatever the node, for the ops that never mix channels.
+ChannelFlow per_channel(const Graph& graph, const Node& node);
+
 extern const OpDef kLinear;
 extern const OpDef kConv2d;
 extern const OpDef kBatchNorm2d;

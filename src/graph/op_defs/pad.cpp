@@ -25,6 +25,11 @@ std::string describe(const Node& n) {
 
 }  // namespace
 
-const OpDef kPad{"Pad", KernelFamily::Pad, infer, nullptr, describe};
+// Pads the spatial axes only.
+const OpDef kPad{.name = "Pad",
+                 .kernels = KernelFamily::Pad,
+                 .infer = infer,
+                 .describe = describe,
+                 .channels = per_channel};
 
 }  // namespace telar::graph::op_defs

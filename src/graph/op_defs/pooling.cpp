@@ -43,10 +43,22 @@ void cost_global(const Graph& g, const Node& n, const CostOptions& o, NodeCost& 
 
 }  // namespace
 
-const OpDef kMaxPool2d{"MaxPool2d", KernelFamily::MaxPool2d, infer_window, cost_window,
-                       describe_window};
-const OpDef kAvgPool2d{"AvgPool2d", KernelFamily::AvgPool2d, infer_window, cost_window,
-                       describe_window};
-const OpDef kGlobalAvgPool{"GlobalAvgPool", KernelFamily::GlobalAvgPool, infer_global, cost_global};
+const OpDef kMaxPool2d{.name = "MaxPool2d",
+                       .kernels = KernelFamily::MaxPool2d,
+                       .infer = infer_window,
+                       .cost = cost_window,
+                       .describe = describe_window,
+                       .channels = per_channel};
+const OpDef kAvgPool2d{.name = "AvgPool2d",
+                       .kernels = KernelFamily::AvgPool2d,
+                       .infer = infer_window,
+                       .cost = cost_window,
+                       .describe = describe_window,
+                       .channels = per_channel};
+const OpDef kGlobalAvgPool{.name = "GlobalAvgPool",
+                           .kernels = KernelFamily::GlobalAvgPool,
+                           .infer = infer_global,
+                           .cost = cost_global,
+                           .channels = per_channel};
 
 }  // namespace telar::graph::op_defs

@@ -26,8 +26,17 @@ void cost(const Graph& g, const Node& n, const CostOptions& o, NodeCost& c) {
 
 std::string describe(const Node& n) { return fmt::format("axis {}", n.attr<ReduceAttrs>().axis); }
 
+ChannelFlow channels(const Graph&, const Node& n) {
+  return n.attr<ReduceAttrs>().axis == 1 ? ChannelFlow::Opaque : ChannelFlow::PerChannel;
+}
+
 }  // namespace
 
-const OpDef kReduceMean{"ReduceMean", KernelFamily::ReduceMean, infer, cost, describe};
+const OpDef kReduceMean{.name = "ReduceMean",
+                        .kernels = KernelFamily::ReduceMean,
+                        .infer = infer,
+                        .cost = cost,
+                        .describe = describe,
+                        .channels = channels};
 
 }  // namespace telar::graph::op_defs

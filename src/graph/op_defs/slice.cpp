@@ -28,8 +28,16 @@ std::string describe(const Node& n) {
   return fmt::format("axis {} [{}:{})", a.axis, a.start, a.end);
 }
 
+ChannelFlow channels(const Graph&, const Node& n) {
+  return n.attr<SliceAttrs>().axis == 1 ? ChannelFlow::Opaque : ChannelFlow::PerChannel;
+}
+
 }  // namespace
 
-const OpDef kSlice{"Slice", KernelFamily::Slice, infer, nullptr, describe};
+const OpDef kSlice{.name = "Slice",
+                   .kernels = KernelFamily::Slice,
+                   .infer = infer,
+                   .describe = describe,
+                   .channels = channels};
 
 }  // namespace telar::graph::op_defs
