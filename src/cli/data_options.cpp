@@ -18,6 +18,10 @@ void DataOptions::add_to(CLI::App& app) {
   app.add_option("--validation", validation,
                  "hold out part of the training set for per-epoch validation: a fraction "
                  "(0.1) or a count (5000)");
+  app.add_option("--fit", fit,
+                 "how samples are fitted to a model input of another size (--input): resize "
+                 "(bilinear) or pad (centred in zeros); one channel is replicated to the "
+                 "model's channels. Default: as the checkpoint's run was trained, else resize");
 }
 
 namespace {
@@ -38,6 +42,19 @@ train::Dataset load(const DataOptions& o, bool training, std::uint64_t seed) {
 
 train::Dataset DataOptions::load_train(std::uint64_t seed) const { return load(*this, true, seed); }
 train::Dataset DataOptions::load_test(std::uint64_t seed) const { return load(*this, false, seed); }
+
+train::FitMode DataOptions::fit_mode(const nlohmann::json& run_config) const {
+  if (!fit.empty()) return train::parse_fit_mode(fit, "--fit");
+  if (run_config.contains("fit"))
+    return train::parse_fit_mode(run_config["fit"].get<std::string>(), "the run's fit");
+  return train::FitMode::Resize;
+}
+
+train::Dataset DataOptions::fitted(const train::Dataset& set, const Shape& input,
+                                   const nlohmann::json& run_config) const {
+  const train::FitMode mode = fit_mode(run_config);  // a bad --fit fails even where not needed
+  return train::fit_samples(set, input, mode);
+}
 
 std::string DataOptions::describe() const {
   return train_images.empty() ? data : train_images;

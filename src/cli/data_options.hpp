@@ -5,6 +5,7 @@
 
 #include "cli/common.hpp"
 #include "train/data/dataset.hpp"
+#include "train/data/fit.hpp"
 
 namespace telar::cli {
 
@@ -12,12 +13,20 @@ struct DataOptions {
   std::string data = "fashion-mnist";
   std::string train_images, train_labels, test_images, test_labels;
   std::string validation;  // "" none, "0.1" fraction, "5000" count
+  std::string fit;         // --fit; "": as the run was trained, else resize
 
   void add_to(CLI::App& app);
   // Loads the training and test sets (throws telar::Error naming the file and the fix).
   train::Dataset load_train(std::uint64_t seed) const;
   train::Dataset load_test(std::uint64_t seed) const;
   std::string describe() const;
+  // How samples of another shape are fitted to a model's input: --fit, else as the run whose
+  // configuration is `run_config` was trained, else by resizing.
+  train::FitMode fit_mode(const nlohmann::json& run_config = {}) const;
+  // `set` fitted to a model input of `input` (C x H x W) when its samples differ
+  // (train/data/fit.hpp), by fit_mode(run_config).
+  train::Dataset fitted(const train::Dataset& set, const Shape& input,
+                        const nlohmann::json& run_config = {}) const;
 };
 
 }  // namespace telar::cli

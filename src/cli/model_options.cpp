@@ -18,6 +18,11 @@ onnx::ImportedModel import(const std::string& model, const graph::zoo::ModelOpti
 
 }  // namespace
 
+Shape sample_input(const graph::Graph& model) {
+  const Shape& s = model.value(model.inputs().at(0)).shape;
+  return Shape(s.begin() + 1, s.end());
+}
+
 Tensor random_input(const Shape& declared, std::int64_t batch, std::uint64_t seed) {
   Tensor x(bind_batch(declared, batch));
   Rng rng(seed);

@@ -32,6 +32,9 @@ struct LoadOptions {
 LoadedModel load_model(const std::string& model, const graph::zoo::ModelOptions& options,
                        const LoadOptions& load);
 
+// The shape of one sample of the model's first input (without the batch dimension).
+Shape sample_input(const graph::Graph& model);
+
 // A batch of `batch` samples of a model's declared input (batch first), uniform in [0, 1) from
 // `seed`: what infer and bench time a model on.
 Tensor random_input(const Shape& declared, std::int64_t batch, std::uint64_t seed);

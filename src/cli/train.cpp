@@ -278,6 +278,14 @@ int run_train(const Args& given) {
         {"input", fmt::format("{}", fmt::join(*zoo.input, "x"))},
         {"classes", zoo.classes.value_or(r.net.value(r.net.outputs()[0]).shape.back())},
         {"options", options_to_keep(app)}};
+    // A model built for another --input than the data's samples: the samples are fitted to it.
+    const Shape input = sample_input(r.net);
+    if (input != feed) {
+      r.train_set = s.data.fitted(r.train_set, input);
+      r.test_set = s.data.fitted(r.test_set, input);
+      r.extra_config["fit"] = train::fit_mode_name(s.data.fit_mode());
+      r.extra_config["data_input"] = fmt::format("{}", fmt::join(feed, "x"));
+    }
   }
   if (!s.preset.empty()) r.extra_config["preset"] = s.preset;
   r.out = s.out;

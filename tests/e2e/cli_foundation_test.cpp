@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/files.hpp"
@@ -129,6 +130,39 @@ TEST(CliFoundation, TrainWritesRunDirectoryAndJson) {
   auto e = run_telar({"eval", "--checkpoint", out, "--data", "synthetic:256:1x28x28:10", "--json"});
   ASSERT_EQ(e.status, 0) << e.err;
   EXPECT_DOUBLE_EQ(last_json_line(e.out)["accuracy"].get<double>(), j["test"]["accuracy"].get<double>());
+}
+
+// A model built for another --input than the data's samples trains on them fitted to it
+// (docs/train.md): the run records how, and eval and bench --accuracy fit the test set the same
+// way, giving the run's accuracy; --fit pad cannot shrink, and a bad --fit is refused.
+TEST(CliFoundation, SamplesAreFittedToTheModelsInput) {
+  const std::string out = fresh_temp_dir("fit") + "/run";
+  const std::string data = "synthetic:256:1x20x20:10";
+  auto r = run_telar({"train", "--model", "mnist_cnn", "--input", "3x28x28", "--data", data,
+                      "--epochs", "1", "--batch-size", "32", "--threads", "1", "--quiet",
+                      "--fit", "pad", "--json", "--out", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const double accuracy = last_json_line(r.out)["test"]["accuracy"].get<double>();
+  std::ifstream in(fs::path(out) / "run.json");
+  const auto run = nlohmann::json::parse(in);
+  EXPECT_EQ(run["config"]["fit"], "pad");
+  EXPECT_EQ(run["config"]["data_input"], "1x20x20");
+  auto e = run_telar({"eval", "--checkpoint", out, "--data", data, "--json"});
+  ASSERT_EQ(e.status, 0) << e.err;
+  EXPECT_DOUBLE_EQ(last_json_line(e.out)["accuracy"].get<double>(), accuracy);
+  auto b = run_telar({"bench", "--checkpoint", out, "--data", data, "--accuracy", "--batch", "1",
+                      "--duration", "0.05", "--json"});
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_NE(b.out.find(fmt::format("{:.4f}", accuracy)), std::string::npos) << b.out;
+  // Resized instead, the same weights see other inputs.
+  auto resized = run_telar({"eval", "--checkpoint", out, "--data", data, "--fit", "resize"});
+  EXPECT_EQ(resized.status, 0) << resized.err;
+  expect_bad_input(run_telar({"eval", "--checkpoint", out, "--data", data, "--fit", "crop"}),
+                   "resize or pad");
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--input", "1x16x16", "--data",
+                              data, "--fit", "pad", "--out", out + "2"}),
+                   "--fit pad cannot shrink");
+  EXPECT_FALSE(fs::exists(out + "2"));
 }
 
 TEST(CliFoundation, InferReportsLatency) {
