@@ -210,7 +210,8 @@ PrunedModel prune_channels(const Graph& graph, const graph::ParameterSet& params
   for (const graph::Value& v : graph.values()) {
     if (v.kind != ValueKind::Parameter && v.kind != ValueKind::Buffer) continue;
     const auto& k = weight_keep[static_cast<std::size_t>(v.id)];
-    Tensor t = params.has(v.id) ? (k ? select(params.at(v.id), *k) : params.at(v.id)) : Tensor();
+    Tensor t =
+        params.has(v.id) ? (k ? select(params.at(v.id), *k) : params.at(v.id).clone()) : Tensor();
     Shape shape = v.shape;
     if (k && k->rows) shape[0] = static_cast<std::int64_t>(k->rows->size());
     if (k && k->cols) shape[1] = static_cast<std::int64_t>(k->cols->size());
@@ -236,6 +237,35 @@ PrunedModel prune_channels(const Graph& graph, const graph::ParameterSet& params
   }
   for (ValueId out : graph.outputs()) g.add_output(map[static_cast<std::size_t>(out)]);
   return result;
+}
+
+std::map<std::string, std::int64_t> channel_counts(const Graph& graph) {
+  const ChannelGroups groups(graph);
+  std::map<std::string, std::int64_t> out;
+  for (const ChannelGroup& g : groups.groups())
+    out[graph.node(g.sources.front()).name] = g.channels;
+  return out;
+}
+
+Graph with_channel_counts(const Graph& graph, const std::map<std::string, std::int64_t>& counts) {
+  const ChannelGroups groups(graph);
+  std::map<int, std::vector<std::int64_t>> keep;
+  for (const auto& [name, count] : counts) {
+    const Node* node = graph.find_node(name);
+    const int g = node ? groups.group_of_node(node->id) : -1;
+    require(g >= 0 && groups.groups()[static_cast<std::size_t>(g)].sources.front() == node->id,
+            "'{}' is not the first layer of a channel group of {}; the adapted model does not "
+            "come from this one",
+            name, graph.name());
+    const std::int64_t channels = groups.groups()[static_cast<std::size_t>(g)].channels;
+    require(count >= 1 && count <= channels, "{} cannot have {} channels (it has {})", name, count,
+            channels);
+    if (count == channels) continue;
+    std::vector<std::int64_t> first(static_cast<std::size_t>(count));
+    std::iota(first.begin(), first.end(), 0);
+    keep[g] = std::move(first);
+  }
+  return prune_channels(graph, graph::ParameterSet{}, keep).graph;  // the structure only
 }
 
 }  // namespace telar::adapt

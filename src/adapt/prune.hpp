@@ -6,9 +6,11 @@
 // them (BatchNorm's weights and running statistics, depthwise convolutions' filters and group
 // count) lose those channels, and the layers that read them lose input channels (a Linear after
 // a Flatten the run of features of each channel; after a Concat, at the channel's offset).
-// The result is a new graph with the same names, its shapes inferred anew, and its weights.
+// The result is a new graph with the same names, its shapes inferred anew, and weights of its
+// own (copies: training it leaves the original's untouched).
 #include <cstdint>
 #include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -46,5 +48,14 @@ struct PrunedModel {
 // that is not prunable or an index out of range.
 PrunedModel prune_channels(const graph::Graph& graph, const graph::ParameterSet& params,
                            const std::map<int, std::vector<std::int64_t>>& keep);
+
+// Each channel group's count, by the name of its first layer: what an adapted model records so
+// that its graph can be built again from the model it was adapted from.
+std::map<std::string, std::int64_t> channel_counts(const graph::Graph& graph);
+// `graph` with the groups named in `counts` reduced to those counts (the weights are to be
+// loaded afterwards). Throws telar::Error for a name that is no group's first layer, or a count
+// the group cannot take.
+graph::Graph with_channel_counts(const graph::Graph& graph,
+                                 const std::map<std::string, std::int64_t>& counts);
 
 }  // namespace telar::adapt

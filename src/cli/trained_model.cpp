@@ -1,5 +1,6 @@
 #include "cli/trained_model.hpp"
 
+#include "adapt/prune.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "graph/zoo/zoo.hpp"
@@ -34,6 +35,10 @@ TrainedModel load_trained_model(const std::string& checkpoint, const std::string
     zoo.classes = m.config.value("classes", std::int64_t{10});
     m.net = graph::zoo::build(model, zoo);
   }
+  // A network adapted by telar adapt: the model it came from with its groups' channel counts.
+  if (m.config.contains("channels"))
+    m.net = adapt::with_channel_counts(
+        m.net, m.config["channels"].get<std::map<std::string, std::int64_t>>());
   m.loss = graph::parse_loss(m.config.value("loss", std::string("cross_entropy")));
   m.weights = graph::ParameterSet::initialize(m.net, 0);
   restore_trained_weights(ckpt, m.checkpoint, m.net, m.loss, m.weights);

@@ -149,9 +149,11 @@ std::string LineChart::render(int width, int height) const {
       points += fmt::format("{:.1f},{:.1f} ", f.left + f.plot_w() * (tx(s.x[i]) - xlo) / (xhi - xlo),
                             f.top + f.plot_h() * (1 - (y - ylo) / (yhi - ylo)));
     }
-    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" points=\"{}\"/>\n",
-                       palette(k), points);
-    if (s.x.size() <= 40)
+    if (!s.scatter)
+      svg += fmt::format(
+          "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" points=\"{}\"/>\n",
+          palette(k), points);
+    if (s.scatter || s.x.size() <= 40)
       for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
         double y = s.y[i];
         if (!std::isfinite(y) || (log_y && y <= 0) || (log2_x && s.x[i] <= 0)) continue;

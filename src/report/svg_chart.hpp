@@ -10,6 +10,7 @@ struct Series {
   std::string name;
   std::vector<double> x;
   std::vector<double> y;
+  bool scatter = false;  // points only, not joined (e.g. every candidate of a search)
 };
 
 struct LineChart {

@@ -9,23 +9,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_expect.hpp"
 #include "run_command.hpp"
 
 namespace fs = std::filesystem;
 using telar::testing::fresh_temp_dir;
+using telar::testing::expect_refused;
+using telar::testing::last_json;
 using telar::testing::run_telar;
 
 namespace {
-
-nlohmann::json last_json(const std::string& out) {
-  return nlohmann::json::parse(telar::testing::last_line(out));
-}
-
-void expect_refused(const telar::testing::CommandResult& r, const std::string& needle) {
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr: " << r.err;
-}
 
 // latency.csv's rows of one (target, batch) point.
 std::vector<double> runs_of(const fs::path& csv, const std::string& target, int batch) {

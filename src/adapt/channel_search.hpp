@@ -1,0 +1,32 @@
+#pragma once
+// How many output channels a layer keeps in one NetAdapt step: the largest count of a list
+// (descending, NetAdapt's multiples of 8 below the current count) whose resource is below the
+// iteration's constraint. `linear` tries them in order, as NetAdapt's reference code does;
+// `bisection` (seed 003, §5.4) halves the list while it is longer than a threshold, then scans
+// what is left: the same answer wherever the resource falls as channels do, in O(log n +
+// threshold) evaluations instead of O(n).
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace telar::adapt {
+
+enum class ChannelSearch : std::uint8_t { Linear, Bisection };
+std::string_view search_name(ChannelSearch search);  // "linear", "bisection"
+ChannelSearch parse_search(std::string_view text);
+
+struct SearchResult {
+  std::optional<std::int64_t> channels;  // none: no count meets the constraint
+  double resource = 0.0;                 // the resource of `channels`, as evaluated
+  int evaluations = 0;                   // calls of the resource function
+};
+
+// The first count of `descending` whose resource is below `constraint`. Bisection scans the last
+// `threshold` + 1 counts of its narrowed range linearly (the reference's threshold is 16).
+SearchResult find_channels(const std::vector<std::int64_t>& descending,
+                           const std::function<double(std::int64_t)>& resource, double constraint,
+                           ChannelSearch search, int threshold = 16);
+
+}  // namespace telar::adapt

@@ -1,0 +1,249 @@
+#include "adapt/netadapt.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "backend/backend.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "train/data/data_loader.hpp"
+#include "train/evaluate.hpp"
+#include "train/optim/lr_schedule.hpp"
+#include "train/optim/sgd.hpp"
+#include "train/trainer.hpp"
+
+namespace telar::adapt {
+
+namespace {
+
+double seconds_since(std::int64_t start_ns) {
+  return static_cast<double>(now_ns() - start_ns) * 1e-9;
+}
+
+// Fine-tunes `weights` of `model` in place for `batches` batches (SGD with momentum 0.9 and
+// weight decay 1e-4, the reference's) over `indices` of `data`, in epochs of the loader's order
+// from `seed`; then returns the accuracy on `held_out` of `data`.
+class FineTuner {
+ public:
+  FineTuner(graph::LossKind loss, const AdaptData& data, const NetAdaptOptions& options)
+      : loss_(loss), data_(data), options_(options) {}
+
+  void fine_tune(const graph::Graph& model, graph::ParameterSet& weights, std::int64_t batches,
+                 int epochs, std::uint64_t seed) const {
+    if (batches <= 0 && epochs <= 0) return;
+    const graph::Graph g = graph::with_loss(model, loss_);
+    auto exe = backend::compile(backend::parse_backend_spec(options_.backend), g, weights, {seed});
+    train::DataLoader loader(data_.train, data_.fine_tune,
+                             {options_.batch_size, true, false, seed});
+    train::TrainerOptions to;
+    if (batches > 0) {
+      // Whole epochs of at most `batches` in all, split evenly.
+      const std::int64_t per_epoch = loader.batches_per_epoch();
+      to.epochs = static_cast<int>((batches + per_epoch - 1) / per_epoch);
+      to.limit_batches = (batches + to.epochs - 1) / to.epochs;
+    } else {
+      to.epochs = epochs;
+    }
+    train::Sgd sgd({0.9f, false, 1e-4f});
+    train::Trainer trainer(*exe, weights, sgd, train::LrSchedule::constant(options_.lr), to);
+    trainer.fit(loader, nullptr);
+  }
+
+  double accuracy(const graph::Graph& model, graph::ParameterSet& weights,
+                  const train::Dataset& set, const std::vector<std::int64_t>& indices) const {
+    const graph::Graph g = graph::with_loss(model, loss_);
+    auto exe = backend::compile(backend::parse_backend_spec(options_.backend), g, weights);
+    train::DataLoader loader(set, indices, {256, false, false, 0});
+    return train::evaluate_classifier(*exe, loader).accuracy;
+  }
+
+ private:
+  graph::LossKind loss_;
+  const AdaptData& data_;
+  const NetAdaptOptions& options_;
+};
+
+std::vector<std::int64_t> all_of(const train::Dataset& set) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(set.size()));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::int64_t>(i);
+  return out;
+}
+
+}  // namespace
+
+void check_options(const NetAdaptOptions& o) {
+  require(o.budget > 0.0 && o.budget < 1.0,
+          "--budget {} is not a fraction of the original resource between 0 and 1 (e.g. 0.5)",
+          o.budget);
+  require(o.delta > 0.0 && o.delta < 1.0,
+          "--delta {} is not a fraction of the original resource between 0 and 1 (e.g. 0.025)",
+          o.delta);
+  require(o.decay > 0.0 && o.decay <= 1.0, "--decay {} must be in (0, 1] (e.g. 0.96)", o.decay);
+  require(o.max_iterations >= 1, "--max-iterations must be at least 1, not {}", o.max_iterations);
+  require(o.short_term_iterations >= 0, "--short-term-iterations must be 0 or more, not {}",
+          o.short_term_iterations);
+  require(o.long_term_epochs >= 0, "--long-term-epochs must be 0 or more, not {}",
+          o.long_term_epochs);
+  require(o.round_to >= 1, "--round-to must be at least 1, not {}", o.round_to);
+  require(o.lr > 0.0 && std::isfinite(o.lr), "--lr must be a positive number, not {}", o.lr);
+  require(o.batch_size >= 1, "--batch-size must be at least 1, not {}", o.batch_size);
+}
+
+void check_prunable(const graph::Graph& model) {
+  require(!ChannelGroups(model).prunable().empty(),
+          "{} has no channel group that can be pruned (telar models show {} --prunable says "
+          "why)",
+          model.name(), model.name());
+}
+
+AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weights,
+                      graph::LossKind loss, const AdaptData& data, const ResourceMeter& resource,
+                      const NetAdaptOptions& options, const AdaptObserver& observer) {
+  check_options(options);
+  const std::int64_t start = now_ns();
+  const auto say = [&](const std::string& stage, int done, int total) {
+    if (observer.progress) observer.progress(stage, done, total);
+  };
+  check_prunable(model);
+
+  const FineTuner tuner(loss, data, options);
+  AdaptResult result;
+  result.original.graph = model;
+  for (graph::ValueId id : weights.ids()) result.original.weights.set(id, weights.at(id).clone());
+  say("measuring the original model", 0, 1);
+  result.original.resource = resource(model, result.original.weights);
+  result.original.accuracy =
+      tuner.accuracy(model, result.original.weights, data.train, data.held_out);
+  const double r0 = result.original.resource;
+  if (observer.started) observer.started(result.original);
+  require(r0 > 0.0, "the original model's {} is {}: nothing to reduce",
+          resource_name(resource.kind()), r0);
+
+  AdaptedModel current{model, {}, result.original.resource, result.original.accuracy};
+  for (graph::ValueId id : weights.ids()) current.weights.set(id, weights.at(id).clone());
+  const double budget = options.budget * r0;
+  result.stopped = fmt::format("reached --max-iterations {}", options.max_iterations);
+  for (int k = 0; k < options.max_iterations; ++k) {
+    if (current.resource <= budget) break;
+    Iteration it;
+    it.index = k;
+    it.constraint = current.resource - options.delta * r0 * std::pow(options.decay, k);
+    const ChannelGroups groups(current.graph);
+    const std::vector<int> prunable = groups.prunable();
+    std::vector<AdaptedModel> models;
+    for (std::size_t gi = 0; gi < prunable.size(); ++gi) {
+      const int g = prunable[gi];
+      const ChannelGroup& group = groups.groups()[static_cast<std::size_t>(g)];
+      say(fmt::format("iteration {}: {}", k + 1, groups.name(g)), static_cast<int>(gi),
+          static_cast<int>(prunable.size()));
+      Candidate c;
+      c.group = g;
+      c.layers = groups.name(g);
+      c.channels_before = group.channels;
+      // Simplify: the largest multiple of round_to below the count that meets the constraint.
+      std::int64_t start_ns = now_ns();
+      std::vector<std::int64_t> counts;
+      for (std::int64_t n = (group.channels - 1) / options.round_to * options.round_to; n >= 1;
+           n -= options.round_to)
+        counts.push_back(n);
+      const std::vector<double> importance =
+          channel_importance(current.graph, current.weights, group, options.norm);
+      const auto pruned = [&](std::int64_t n, const graph::ParameterSet& w) {
+        return prune_channels(current.graph, w, {{g, strongest_channels(importance, n)}});
+      };
+      // Counting MACs or parameters needs the structure only; timing needs weights.
+      const graph::ParameterSet no_weights;
+      const graph::ParameterSet& timed =
+          resource.kind() == ResourceKind::Latency ? current.weights : no_weights;
+      const SearchResult found = find_channels(
+          counts,
+          [&](std::int64_t n) {
+            const PrunedModel p = pruned(n, timed);
+            return resource(p.graph, p.params);
+          },
+          it.constraint, options.search, options.bisection_threshold);
+      c.evaluations = found.evaluations;
+      c.simplify_seconds = seconds_since(start_ns);
+      if (!found.channels) {
+        c.note = counts.empty() ? fmt::format("{} channels: none fewer to try", group.channels)
+                                : "no channel count meets the constraint";
+        it.candidates.push_back(c);
+        models.emplace_back();
+        continue;
+      }
+      c.channels_after = *found.channels;
+      PrunedModel p = pruned(c.channels_after, current.weights);
+      // Its resource as the search found it: measuring a latency again would give another
+      // figure, within the noise, and perhaps above the constraint.
+      AdaptedModel m{std::move(p.graph), std::move(p.params), found.resource, 0.0};
+      c.resource = m.resource;
+      start_ns = now_ns();
+      try {
+        tuner.fine_tune(
+            m.graph, m.weights, options.short_term_iterations, 0,
+            options.seed + static_cast<std::uint64_t>(k) * 7919 + static_cast<std::uint64_t>(g));
+      } catch (const train::NonFiniteLoss& e) {
+        // Dropped: a diverged candidate is never chosen.
+        c.fine_tune_seconds = seconds_since(start_ns);
+        c.accuracy = std::numeric_limits<double>::quiet_NaN();
+        c.note = fmt::format("fine-tune diverged ({})", e.what());
+        it.candidates.push_back(c);
+        models.emplace_back();
+        continue;
+      }
+      c.fine_tune_seconds = seconds_since(start_ns);
+      start_ns = now_ns();
+      m.accuracy = tuner.accuracy(m.graph, m.weights, data.train, data.held_out);
+      c.evaluate_seconds = seconds_since(start_ns);
+      c.accuracy = m.accuracy;
+      it.candidates.push_back(c);
+      models.push_back(std::move(m));
+    }
+    // Keep the candidate that loses the least accuracy per resource removed.
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < it.candidates.size(); ++i) {
+      Candidate& c = it.candidates[i];
+      if (c.channels_after == 0 || !(c.resource < current.resource) || !std::isfinite(c.accuracy))
+        continue;
+      c.ratio =
+          (current.accuracy - c.accuracy + 1e-6) / ((current.resource - c.resource) / r0 + 1e-5);
+      if (c.ratio < best) {
+        best = c.ratio;
+        it.chosen = static_cast<int>(i);
+      }
+    }
+    if (it.chosen < 0) {
+      result.iterations.push_back(std::move(it));
+      result.stopped = "no candidate reduces the resource any further";
+      break;
+    }
+    current = std::move(models[static_cast<std::size_t>(it.chosen)]);
+    it.resource = current.resource;
+    it.accuracy = current.accuracy;
+    result.iterations.push_back(std::move(it));
+    if (observer.iteration_done) observer.iteration_done(result.iterations.back(), current);
+  }
+  result.budget_met = current.resource <= budget;
+  if (result.budget_met)
+    result.stopped = fmt::format("met the budget ({:.3g} of the original {})",
+                                 current.resource / r0, resource_name(resource.kind()));
+
+  const std::int64_t long_start = now_ns();
+  if (options.long_term_epochs > 0) {
+    say("long-term fine-tune", 0, 1);
+    tuner.fine_tune(current.graph, current.weights, 0, options.long_term_epochs, options.seed + 1);
+    current.accuracy = tuner.accuracy(current.graph, current.weights, data.train, data.held_out);
+  }
+  result.long_term_seconds = seconds_since(long_start);
+  say("evaluating on the test set", 0, 1);
+  const std::vector<std::int64_t> test = all_of(data.test);
+  result.test_accuracy_original = tuner.accuracy(model, result.original.weights, data.test, test);
+  result.test_accuracy = tuner.accuracy(current.graph, current.weights, data.test, test);
+  result.adapted = std::move(current);
+  result.seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace telar::adapt

@@ -1,0 +1,43 @@
+#pragma once
+// What NetAdapt reduces: a model's latency on a target (measured with telar bench's method: a
+// warm-up by time, then timed batch-1 forwards, their median), its multiply-accumulates per
+// sample, or its parameter count.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "backend/backend.hpp"
+#include "backend/measure.hpp"
+#include "graph/graph.hpp"
+#include "graph/parameters.hpp"
+
+namespace telar::adapt {
+
+enum class ResourceKind : std::uint8_t { Latency, Macs, Params };
+std::string_view resource_name(ResourceKind kind);  // "latency", "macs", "params"
+ResourceKind parse_resource(std::string_view text);
+
+class ResourceMeter {
+ public:
+  // `target` and `precision` matter for latency only, `measure` how long each measurement runs.
+  ResourceMeter(ResourceKind kind, std::string target = "cpu",
+                backend::Precision precision = backend::Precision::FP32,
+                backend::MeasureOptions measure = {0.05, 0.3, 10});
+
+  ResourceKind kind() const { return kind_; }
+  // The model's resource: milliseconds, MACs per sample or trainable parameters.
+  double operator()(const graph::Graph& graph, const graph::ParameterSet& weights) const;
+  // "ms", "MACs" or "parameters".
+  std::string_view unit() const;
+  // How many measurements (latency) or counts were taken.
+  std::int64_t calls() const { return calls_; }
+
+ private:
+  ResourceKind kind_;
+  std::string target_;
+  backend::Precision precision_;
+  backend::MeasureOptions measure_;
+  mutable std::int64_t calls_ = 0;
+};
+
+}  // namespace telar::adapt

@@ -1,0 +1,242 @@
+// telar adapt: NetAdapt (docs/adapt.md): a trained network pruned, filter group by filter
+// group, until its latency (or MACs, or parameters) on a target meets a budget, fine-tuned
+// briefly after each step; the adapted model is written as a checkpoint that eval, bench and
+// export take like any other.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <optional>
+
+#include "adapt/netadapt.hpp"
+#include "cli/adapt_report.hpp"
+#include "cli/data_options.hpp"
+#include "cli/model_options.hpp"
+#include "cli/trained_model.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/progress.hpp"
+#include "core/threads.hpp"
+#include "graph/loss.hpp"
+#include "onnx/import.hpp"
+#include "report/run_dir.hpp"
+#include "train/checkpoint.hpp"
+#include "train/data/split.hpp"
+
+namespace telar::cli {
+
+int run_adapt(const Args& args) {
+  CLI::App app{
+      "Adapt a trained network to a resource budget on a target by NetAdapt: prune filters "
+      "group by group, fine-tuning briefly after each step (docs/adapt.md).",
+      "adapt"};
+  ModelOptions model;
+  model.add_to(app, "", /*required=*/false);
+  std::string checkpoint, target = "cpu", precision = "fp32", resource_text = "latency";
+  std::string search = "bisection", norm = "l2", out;
+  DataOptions data;
+  data.validation = "0.1";
+  data.add_to(app);
+  adapt::NetAdaptOptions o;
+  double duration = 0.3;
+  int threads = 0;
+  bool json = false, overwrite = false;
+  app.add_option("--checkpoint", checkpoint,
+                 "the trained network: a run directory of telar train (or of telar adapt)");
+  app.add_option("--target", target,
+                 "where latency is measured: cpu, cpu:threads=N, cuda:N, sim:CFG (default cpu)");
+  add_precision_option(app, &precision);
+  app.add_option("--resource", resource_text,
+                 "what to reduce: latency (measured on --target), macs or params");
+  app.add_option("--budget", o.budget,
+                 "stop when the resource is this fraction of the original's (default 0.5)");
+  app.add_option("--delta", o.delta,
+                 "the first iteration's reduction, a fraction of the original (default 0.025)");
+  app.add_option("--decay", o.decay, "each later iteration's reduction shrinks by this (0.96)");
+  app.add_option("--max-iterations", o.max_iterations, "at most this many iterations (30)");
+  app.add_option("--short-term-iterations", o.short_term_iterations,
+                 "fine-tuning batches of each candidate (500)");
+  app.add_option("--long-term-epochs", o.long_term_epochs,
+                 "fine-tuning epochs of the adapted network (0)");
+  app.add_option("--search", search,
+                 "channel-count search: bisection (seed 003) or linear (NetAdapt's reference)");
+  app.add_option("--round-to", o.round_to, "channel counts tried are multiples of this (8)");
+  app.add_option("--norm", norm, "filters kept: largest l2 (NetAdapt's) or l1 norm");
+  app.add_option("--lr", o.lr, "fine-tuning learning rate (SGD, momentum 0.9; 0.001)");
+  app.add_option("--batch-size", o.batch_size, "fine-tuning batch size (128)");
+  app.add_option("--measure-seconds", duration,
+                 "--resource latency: timed runs per measurement, in seconds (0.3)")
+      ->check(positive_real());
+  app.add_option("--seed", o.seed, "seed of the fine-tuning order (and of --model's weights)");
+  app.add_option("--out", out, "the run directory (default runs/adapt-<time>)");
+  add_overwrite_flag(app, &overwrite);
+  add_threads_option(app, &threads);
+  app.add_flag("--json", json, "print the result as one JSON object on the last line");
+  int code = 0;
+  if (!parse(app, args, "adapt", &code)) return code;
+  apply_threads(threads);
+
+  // Everything that can fail on bad input, before the run directory is made.
+  require(model.model.empty() != checkpoint.empty(),
+          "give the network to adapt: --checkpoint RUN (trained by telar train) or --model "
+          "NAME|FILE.onnx (one of them)");
+  adapt::check_options(o);
+  o.search = adapt::parse_search(search);
+  o.norm = adapt::parse_filter_norm(norm);
+  const adapt::ResourceKind kind = adapt::parse_resource(resource_text);
+  const adapt::ResourceMeter resource(
+      kind, target, backend::parse_precision(precision, "--precision"), {0.05, duration, 10});
+  graph::Graph net;
+  graph::ParameterSet weights;
+  graph::LossKind loss = graph::LossKind::CrossEntropy;
+  nlohmann::json config = nlohmann::json::object();
+  std::optional<TrainedModel> trained;
+  if (!checkpoint.empty()) {
+    trained.emplace(load_trained_model(checkpoint, "--checkpoint"));
+    config = trained->config;
+  }
+  // The run's seed gives the data it was trained on (synthetic sets are drawn from it).
+  const std::uint64_t seed = config.value("seed", std::uint64_t{0});
+  adapt::AdaptData d;
+  d.train = data.load_train(seed);
+  d.test = data.load_test(seed);
+  if (trained) {
+    net = std::move(trained->net);
+    weights = std::move(trained->weights);
+    loss = trained->loss;
+  } else {
+    // Built for the data's samples unless --input says otherwise, as telar train builds it.
+    const Shape feed = d.train.sample_shape();
+    const bool onnx_file = onnx::is_onnx_file(model.model);
+    graph::zoo::ModelOptions zoo = model.zoo_options();
+    if (!zoo.input && !onnx_file) zoo.input = feed;
+    LoadedModel loaded = load_model(
+        model.model, zoo,
+        {o.seed, model.random_weights(), onnx_file ? std::optional(feed) : std::nullopt});
+    net = std::move(loaded.graph);
+    weights = std::move(loaded.weights);
+    config = {{"model", onnx_file ? std::filesystem::absolute(model.model).string() : model.model},
+              {"input", fmt::format("{}", fmt::join(sample_input(net), "x"))},
+              {"classes", net.value(net.outputs()[0]).shape.back()},
+              {"loss", "cross_entropy"}};
+  }
+  adapt::check_prunable(net);
+  d.train = data.fitted(d.train, sample_input(net), config);
+  d.test = data.fitted(d.test, sample_input(net), config);
+  const auto split = train::split_train_validation(
+      d.train.size(), train::ValidationSize::parse(data.validation, "--validation"), o.seed);
+  require(!split.validation.empty(),
+          "--validation {} holds out no samples; candidates are evaluated on them (e.g. 0.1)",
+          data.validation);
+  d.fine_tune = split.train;
+  d.held_out = split.validation;
+  const auto out_classes = net.value(net.outputs()[0]).shape.back();
+  require(out_classes >= d.train.num_classes,
+          "the network has {} outputs but the data has {} classes", out_classes,
+          d.train.num_classes);
+  report::RunDirectory run(
+      out.empty() ? report::default_run_path("adapt") : std::filesystem::path(out),
+      report::reuse_for(overwrite));
+
+  std::cout << fmt::format(
+      "adapting {} to {} {} of the original {} on {} ({} prunable groups, {} held-out "
+      "samples)\n",
+      net.name(), o.budget, adapt::resource_name(kind), adapt::resource_name(kind),
+      kind == adapt::ResourceKind::Latency ? target : "any target",
+      adapt::ChannelGroups(net).prunable().size(), d.held_out.size());
+  std::optional<ProgressBar> bar;
+  std::string bar_stage;
+  adapt::AdaptObserver observer;
+  observer.progress = [&](const std::string& stage, int done, int total) {
+    const std::string label = stage.substr(0, stage.find(':'));
+    if (!bar || label != bar_stage) {
+      if (bar) bar->finish();
+      bar.emplace(label, total);
+      bar_stage = label;
+    }
+    bar->update(done, stage.substr(stage.find(':') == std::string::npos ? stage.size()
+                                                                        : stage.find(':') + 2));
+  };
+  // Each iteration's model is kept as the run's checkpoint as it goes.
+  const auto save = [&](const graph::Graph& g, const graph::ParameterSet& w,
+                        const nlohmann::json& extra) {
+    nlohmann::json c = config;
+    c["channels"] = adapt::channel_counts(g);
+    c.update(extra);
+    train::TrainerState state;
+    state.config_json = c.dump();
+    train::save_checkpoint(run.file(train::kCheckpointFileName), graph::with_loss(g, loss), w,
+                           nullptr, state);
+  };
+  double r0 = 0.0;
+  observer.started = [&](const adapt::AdaptedModel& original) {
+    r0 = original.resource;
+    std::cout << fmt::format("original: {} {:.4g} {}, held-out accuracy {:.4f}\n",
+                             adapt::resource_name(kind), r0, resource.unit(), original.accuracy);
+  };
+  observer.iteration_done = [&](const adapt::Iteration& it, const adapt::AdaptedModel& m) {
+    if (bar) bar->finish();
+    bar.reset();
+    const adapt::Candidate& c = it.candidates[static_cast<std::size_t>(it.chosen)];
+    std::cout << fmt::format(
+        "iteration {}: {} {} -> {} channels, {} {:.4g} {} ({:.1f}%), held-out accuracy {:.4f}\n",
+        it.index + 1, c.layers, c.channels_before, c.channels_after, adapt::resource_name(kind),
+        m.resource, resource.unit(), 100.0 * m.resource / r0, m.accuracy);
+    save(m.graph, m.weights, {{"adapt_iteration", it.index + 1}});
+  };
+  const adapt::AdaptResult result = adapt::net_adapt(net, weights, loss, d, resource, o, observer);
+  if (bar) bar->finish();
+  save(result.adapted.graph, result.adapted.weights,
+       {{"adapt_iteration", result.iterations.size()},
+        {"adapted_from", checkpoint.empty() ? model.model : checkpoint}});
+  write_file_atomic(run.file("history.csv"), adapt_history_csv(result));
+  write_adapt_report(run.file("report.html"), "telar adapt: " + net.name(), result, resource);
+  const nlohmann::json summary = {{"model", net.name()},
+                                  {"resource", adapt::resource_name(kind)},
+                                  {"unit", resource.unit()},
+                                  {"original_resource", result.original.resource},
+                                  {"adapted_resource", result.adapted.resource},
+                                  {"original_parameters", result.original.graph.parameter_count()},
+                                  {"adapted_parameters", result.adapted.graph.parameter_count()},
+                                  {"original_test_accuracy", result.test_accuracy_original},
+                                  {"test_accuracy", result.test_accuracy},
+                                  {"original_held_out_accuracy", result.original.accuracy},
+                                  {"held_out_accuracy", result.adapted.accuracy},
+                                  {"iterations", result.iterations.size()},
+                                  {"budget_met", result.budget_met},
+                                  {"stopped", result.stopped},
+                                  {"seconds", result.seconds},
+                                  {"channels", adapt::channel_counts(result.adapted.graph)},
+                                  {"run_dir", run.path().string()}};
+  run.write_run_json("adapt",
+                     {{"checkpoint", checkpoint},
+                      {"model", model.model},
+                      {"target", target},
+                      {"precision", precision},
+                      {"resource", adapt::resource_name(kind)},
+                      {"budget", o.budget},
+                      {"delta", o.delta},
+                      {"decay", o.decay},
+                      {"max_iterations", o.max_iterations},
+                      {"short_term_iterations", o.short_term_iterations},
+                      {"long_term_epochs", o.long_term_epochs},
+                      {"search", adapt::search_name(o.search)},
+                      {"round_to", o.round_to},
+                      {"norm", norm},
+                      {"lr", o.lr},
+                      {"batch_size", o.batch_size},
+                      {"validation", data.validation},
+                      {"seed", o.seed}},
+                     {{"result", summary}});
+  std::cout << fmt::format(
+      "{}: {} {:.4g} -> {:.4g} {} ({:.1f}%), parameters {} -> {}, test accuracy {:.4f} -> "
+      "{:.4f}; {} iterations, {}; {:.1f} s\nrun directory: {} (report.html, history.csv, {})\n",
+      net.name(), adapt::resource_name(kind), result.original.resource, result.adapted.resource,
+      resource.unit(), 100.0 * result.adapted.resource / result.original.resource,
+      result.original.graph.parameter_count(), result.adapted.graph.parameter_count(),
+      result.test_accuracy_original, result.test_accuracy, result.iterations.size(), result.stopped,
+      result.seconds, run.path().string(), train::kCheckpointFileName);
+  if (json) print_json(summary);
+  return 0;
+}
+
+}  // namespace telar::cli
