@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "adapt/scores.hpp"
 #include "backend/backend.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -73,6 +74,22 @@ std::vector<std::int64_t> all_of(const train::Dataset& set) {
 
 }  // namespace
 
+int scheduled_iterations(const NetAdaptOptions& o) {
+  // Iteration k removes δ·decay^k of the original: the first k whose sum reaches 1 − budget.
+  double removed = 0.0;
+  for (int k = 0; k < o.max_iterations; ++k) {
+    removed += o.delta * std::pow(o.decay, k);
+    if (removed >= 1.0 - o.budget) return k + 1;
+  }
+  return o.max_iterations;
+}
+
+int score_iterations(const NetAdaptOptions& o) {
+  if (o.score == CandidateScore::FineTune) return 0;
+  const int total = scheduled_iterations(o);
+  return total - static_cast<int>(std::lround(total * o.hybrid / 100.0));
+}
+
 void check_options(const NetAdaptOptions& o) {
   require(o.budget > 0.0 && o.budget < 1.0,
           "--budget {} is not a fraction of the original resource between 0 and 1 (e.g. 0.5)",
@@ -89,6 +106,12 @@ void check_options(const NetAdaptOptions& o) {
   require(o.round_to >= 1, "--round-to must be at least 1, not {}", o.round_to);
   require(o.lr > 0.0 && std::isfinite(o.lr), "--lr must be a positive number, not {}", o.lr);
   require(o.batch_size >= 1, "--batch-size must be at least 1, not {}", o.batch_size);
+  require(o.hybrid >= 0 && o.hybrid <= 100,
+          "--hybrid {} is not a percentage of iterations (0 to 100, e.g. 30)", o.hybrid);
+  require(o.hybrid == 0 || o.score != CandidateScore::FineTune,
+          "--hybrid chooses the first iterations by a training-free score; add --score naswot "
+          "(or grad-norm, params)");
+  require(o.score_batch >= 2, "internal: a score needs a batch of 2 samples or more");
 }
 
 void check_prunable(const graph::Graph& model) {
@@ -124,12 +147,33 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
   AdaptedModel current{model, {}, result.original.resource, result.original.accuracy};
   for (graph::ValueId id : weights.ids()) current.weights.set(id, weights.at(id).clone());
   const double budget = options.budget * r0;
+  // The batch training-free scores see: the first samples held out, the same for every
+  // candidate.
+  Tensor score_images, score_labels;
+  if (options.score != CandidateScore::FineTune) {
+    std::vector<std::int64_t> first(
+        data.held_out.begin(),
+        data.held_out.begin() +
+            std::min<std::ptrdiff_t>(options.score_batch,
+                                     static_cast<std::ptrdiff_t>(data.held_out.size())));
+    train::DataLoader loader(data.train, first,
+                             {static_cast<std::int64_t>(first.size()), false, false, 0});
+    const train::Batch& b = loader.batch(0, 0);
+    score_images = b.images.clone();
+    score_labels = b.labels.clone();
+  }
+  const int by_score = score_iterations(options);
   result.stopped = fmt::format("reached --max-iterations {}", options.max_iterations);
   for (int k = 0; k < options.max_iterations; ++k) {
     if (current.resource <= budget) break;
     Iteration it;
     it.index = k;
+    it.by_score = k < by_score;
     it.constraint = current.resource - options.delta * r0 * std::pow(options.decay, k);
+    // The accuracy rule compares with the model kept: after iterations chosen by a score its
+    // accuracy is not known yet.
+    if (!it.by_score && !std::isfinite(current.accuracy))
+      current.accuracy = tuner.accuracy(current.graph, current.weights, data.train, data.held_out);
     const ChannelGroups groups(current.graph);
     const std::vector<int> prunable = groups.prunable();
     std::vector<AdaptedModel> models;
@@ -180,6 +224,16 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
       AdaptedModel m{std::move(p.graph), std::move(p.params), found.resource, 0.0};
       c.resource = m.resource;
       start_ns = now_ns();
+      if (it.by_score) {
+        // No fine-tune, no evaluation: the score of the pruned network as it is.
+        c.score = training_free_score(options.score, m.graph, m.weights, loss, score_images,
+                                      score_labels);
+        c.evaluate_seconds = seconds_since(start_ns);
+        c.accuracy = m.accuracy = std::numeric_limits<double>::quiet_NaN();
+        it.candidates.push_back(c);
+        models.push_back(std::move(m));
+        continue;
+      }
       try {
         tuner.fine_tune(
             m.graph, m.weights, options.short_term_iterations, 0,
@@ -201,12 +255,20 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
       it.candidates.push_back(c);
       models.push_back(std::move(m));
     }
-    // Keep the candidate that loses the least accuracy per resource removed.
+    // Keep the candidate that loses the least accuracy per resource removed, or the one that
+    // scores highest.
     double best = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < it.candidates.size(); ++i) {
       Candidate& c = it.candidates[i];
-      if (c.channels_after == 0 || !(c.resource < current.resource) || !std::isfinite(c.accuracy))
+      if (c.channels_after == 0 || !(c.resource < current.resource)) continue;
+      if (it.by_score) {
+        if (!std::isnan(c.score) && -c.score < best) {
+          best = -c.score;
+          it.chosen = static_cast<int>(i);
+        }
         continue;
+      }
+      if (!std::isfinite(c.accuracy)) continue;
       c.ratio =
           (current.accuracy - c.accuracy + 1e-6) / ((current.resource - c.resource) / r0 + 1e-5);
       if (c.ratio < best) {
@@ -230,6 +292,8 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
     result.stopped = fmt::format("met the budget ({:.3g} of the original {})",
                                  current.resource / r0, resource_name(resource.kind()));
 
+  if (!std::isfinite(current.accuracy))
+    current.accuracy = tuner.accuracy(current.graph, current.weights, data.train, data.held_out);
   const std::int64_t long_start = now_ns();
   if (options.long_term_epochs > 0) {
     say("long-term fine-tune", 0, 1);

@@ -20,6 +20,7 @@
 #include "adapt/channel_search.hpp"
 #include "adapt/prune.hpp"
 #include "adapt/resource.hpp"
+#include "adapt/scores.hpp"
 #include "graph/graph.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"
@@ -38,6 +39,12 @@ struct NetAdaptOptions {
   int bisection_threshold = 16;
   std::int64_t round_to = 8;  // channel counts tried: multiples of this
   FilterNorm norm = FilterNorm::L2;
+  // How candidates are chosen: by accuracy after the short-term fine-tune (NetAdapt's), or by a
+  // training-free score (the highest wins) with no fine-tune. With a score, `hybrid` percent of
+  // the iterations, the last ones, still choose by accuracy (seed 003's HN; H30: hybrid 30).
+  CandidateScore score = CandidateScore::FineTune;
+  int hybrid = 0;
+  std::int64_t score_batch = 64;  // samples of the held-out data a score sees
   // Fine-tuning: SGD as the reference code (momentum 0.9, weight decay 1e-4).
   double lr = 1e-3;
   std::int64_t batch_size = 128;
@@ -60,8 +67,9 @@ struct Candidate {
   std::string layers;  // the group's name (its first layer, "+N" for more)
   std::int64_t channels_before = 0, channels_after = 0;
   double resource = 0.0;  // after pruning
-  double accuracy = 0.0;  // on the held-out data, after the short-term fine-tune
-  double ratio = 0.0;     // the selection rule's value
+  double accuracy = 0.0;  // on the held-out data, after the short-term fine-tune (NaN: none)
+  double ratio = 0.0;     // the accuracy rule's value
+  double score = 0.0;     // the training-free score (iterations chosen by a score)
   int evaluations = 0;    // resource evaluations of the channel search
   double simplify_seconds = 0.0, fine_tune_seconds = 0.0, evaluate_seconds = 0.0;
   std::string note;  // why the group gave no candidate (then channels_after is 0)
@@ -70,6 +78,7 @@ struct Candidate {
 struct Iteration {
   int index = 0;
   double constraint = 0.0;
+  bool by_score = false;  // chosen by the training-free score, not by accuracy
   std::vector<Candidate> candidates;
   int chosen = -1;                        // index into candidates
   double resource = 0.0, accuracy = 0.0;  // of the model kept
@@ -80,7 +89,7 @@ struct AdaptedModel {
   graph::Graph graph;
   graph::ParameterSet weights;
   double resource = 0.0;
-  double accuracy = 0.0;  // held-out
+  double accuracy = 0.0;  // held-out; NaN while chosen by scores alone
 };
 
 struct AdaptResult {
@@ -99,6 +108,11 @@ struct AdaptObserver {
   std::function<void(const AdaptedModel& original)> started;  // measured, before iterating
   std::function<void(const Iteration& iteration, const AdaptedModel& model)> iteration_done;
 };
+
+// The number of iterations the schedule needs to reach the budget (capped by max_iterations),
+// and how many of the first ones a hybrid run chooses by its score.
+int scheduled_iterations(const NetAdaptOptions& options);
+int score_iterations(const NetAdaptOptions& options);
 
 // Adapts `model` (a trained classifier and its weights, `loss` its training loss) to the budget.
 // Throws telar::Error for options out of range or a model with nothing prunable.

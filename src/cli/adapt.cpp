@@ -32,7 +32,7 @@ int run_adapt(const Args& args) {
   ModelOptions model;
   model.add_to(app, "", /*required=*/false);
   std::string checkpoint, target = "cpu", precision = "fp32", resource_text = "latency";
-  std::string search = "bisection", norm = "l2", out;
+  std::string search = "bisection", norm = "l2", score = "finetune", out;
   DataOptions data;
   data.validation = "0.1";
   data.add_to(app);
@@ -59,6 +59,13 @@ int run_adapt(const Args& args) {
                  "fine-tuning epochs of the adapted network (0)");
   app.add_option("--search", search,
                  "channel-count search: bisection (seed 003) or linear (NetAdapt's reference)");
+  app.add_option("--score", score,
+                 "how candidates are chosen: finetune (accuracy after the short-term fine-tune, "
+                 "NetAdapt's), or a training-free score with no fine-tune: naswot, grad-norm, "
+                 "params");
+  app.add_option("--hybrid", o.hybrid,
+                 "with --score: the last N% of the iterations choose by accuracy instead (seed "
+                 "003's HN; --hybrid 30 is H30)");
   app.add_option("--round-to", o.round_to, "channel counts tried are multiples of this (8)");
   app.add_option("--norm", norm, "filters kept: largest l2 (NetAdapt's) or l1 norm");
   app.add_option("--lr", o.lr, "fine-tuning learning rate (SGD, momentum 0.9; 0.001)");
@@ -79,6 +86,7 @@ int run_adapt(const Args& args) {
   require(model.model.empty() != checkpoint.empty(),
           "give the network to adapt: --checkpoint RUN (trained by telar train) or --model "
           "NAME|FILE.onnx (one of them)");
+  o.score = adapt::parse_score(score);
   adapt::check_options(o);
   o.search = adapt::parse_search(search);
   o.norm = adapt::parse_filter_norm(norm);
@@ -177,10 +185,12 @@ int run_adapt(const Args& args) {
     if (bar) bar->finish();
     bar.reset();
     const adapt::Candidate& c = it.candidates[static_cast<std::size_t>(it.chosen)];
-    std::cout << fmt::format(
-        "iteration {}: {} {} -> {} channels, {} {:.4g} {} ({:.1f}%), held-out accuracy {:.4f}\n",
-        it.index + 1, c.layers, c.channels_before, c.channels_after, adapt::resource_name(kind),
-        m.resource, resource.unit(), 100.0 * m.resource / r0, m.accuracy);
+    std::cout << fmt::format("iteration {}: {} {} -> {} channels, {} {:.4g} {} ({:.1f}%), {}\n",
+                             it.index + 1, c.layers, c.channels_before, c.channels_after,
+                             adapt::resource_name(kind), m.resource, resource.unit(),
+                             100.0 * m.resource / r0,
+                             it.by_score ? fmt::format("chosen by {} {:.4g}", score, c.score)
+                                         : fmt::format("held-out accuracy {:.4f}", m.accuracy));
     save(m.graph, m.weights, {{"adapt_iteration", it.index + 1}});
   };
   const adapt::AdaptResult result = adapt::net_adapt(net, weights, loss, d, resource, o, observer);
@@ -188,7 +198,7 @@ int run_adapt(const Args& args) {
   save(result.adapted.graph, result.adapted.weights,
        {{"adapt_iteration", result.iterations.size()},
         {"adapted_from", checkpoint.empty() ? model.model : checkpoint}});
-  write_file_atomic(run.file("history.csv"), adapt_history_csv(result));
+  write_file_atomic(run.file("history.csv"), adapt_history_csv(result, adapt::score_name(o.score)));
   write_adapt_report(run.file("report.html"), "telar adapt: " + net.name(), result, resource);
   const nlohmann::json summary = {{"model", net.name()},
                                   {"resource", adapt::resource_name(kind)},
@@ -222,6 +232,8 @@ int run_adapt(const Args& args) {
                       {"search", adapt::search_name(o.search)},
                       {"round_to", o.round_to},
                       {"norm", norm},
+                      {"score", score},
+                      {"hybrid", o.hybrid},
                       {"lr", o.lr},
                       {"batch_size", o.batch_size},
                       {"validation", data.validation},

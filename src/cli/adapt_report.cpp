@@ -20,19 +20,19 @@ std::string field(const std::string& text) {
 
 }  // namespace
 
-std::string adapt_history_csv(const adapt::AdaptResult& result) {
+std::string adapt_history_csv(const adapt::AdaptResult& result, std::string_view score) {
   std::string csv =
-      "iteration,constraint,group,layers,channels_before,channels_after,resource,accuracy,"
-      "ratio,search_evaluations,simplify_s,fine_tune_s,evaluate_s,chosen,note\n";
+      "iteration,chosen_by,constraint,group,layers,channels_before,channels_after,resource,"
+      "accuracy,ratio,score,search_evaluations,simplify_s,fine_tune_s,evaluate_s,chosen,note\n";
   for (const adapt::Iteration& it : result.iterations)
     for (std::size_t i = 0; i < it.candidates.size(); ++i) {
       const adapt::Candidate& c = it.candidates[i];
-      csv +=
-          fmt::format("{},{:.6g},{},{},{},{},{:.6g},{:.6f},{:.6g},{},{:.3f},{:.3f},{:.3f},{},{}\n",
-                      it.index + 1, it.constraint, c.group, field(c.layers), c.channels_before,
-                      c.channels_after, c.resource, c.accuracy, c.ratio, c.evaluations,
-                      c.simplify_seconds, c.fine_tune_seconds, c.evaluate_seconds,
-                      static_cast<int>(i) == it.chosen ? 1 : 0, field(c.note));
+      csv += fmt::format(
+          "{},{},{:.6g},{},{},{},{},{:.6g},{:.6f},{:.6g},{:.6g},{},{:.3f},{:.3f},{:.3f},{},{}\n",
+          it.index + 1, it.by_score ? std::string(score) : "accuracy", it.constraint, c.group,
+          field(c.layers), c.channels_before, c.channels_after, c.resource, c.accuracy, c.ratio,
+          c.score, c.evaluations, c.simplify_seconds, c.fine_tune_seconds, c.evaluate_seconds,
+          static_cast<int>(i) == it.chosen ? 1 : 0, field(c.note));
     }
   return csv;
 }

@@ -4,12 +4,14 @@
 // channels of each group before and after, where the time went).
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "adapt/netadapt.hpp"
 
 namespace telar::cli {
 
-std::string adapt_history_csv(const adapt::AdaptResult& result);
+// `score`: the training-free score that chose the iterations marked by_score.
+std::string adapt_history_csv(const adapt::AdaptResult& result, std::string_view score);
 
 void write_adapt_report(const std::filesystem::path& path, const std::string& title,
                         const adapt::AdaptResult& result, const adapt::ResourceMeter& resource);

@@ -17,6 +17,7 @@ namespace telar::cli {
 int run_train(const Args& args);
 int run_export(const Args& args);
 int run_bench(const Args& args);
+int run_adapt(const Args& args);
 int run_sim_demo(const std::filesystem::path& dir);
 int run_simulate_demo(const std::filesystem::path& root, bool overwrite);
 int run_dlrm(const Args& args);
@@ -35,7 +36,8 @@ void banner(const std::string& title) {
 
 int run_demo(const Args& args) {
   CLI::App app{"A tour of telar in a few minutes: trains the seed-001 CNN on Fashion-MNIST for "
-               "one epoch with counters, exports it to ONNX and runs the file, simulates a layer "
+               "one epoch with counters, exports it to ONNX and runs the file, adapts it to this "
+               "CPU's latency by NetAdapt, simulates a layer "
                "on MAERI and a TPU-like mesh, then trains data-parallel on two workers with "
                "energy accounting, and runs DLRM on the simulated hybrid accelerator.",
                "demo"};
@@ -49,7 +51,7 @@ int run_demo(const Args& args) {
   if (!parse(app, args, "demo", &code)) return code;
   fs::path root = out.empty() ? report::default_run_path("demo") : fs::path(out);
   // An earlier demo's runs there are refused before anything runs (or replaced: --overwrite).
-  for (const char* stage : {"train", "simulate", "data-parallel", "dlrm"})
+  for (const char* stage : {"train", "bench", "adapt", "simulate", "data-parallel", "dlrm"})
     report::check_run_path(root / stage,
                            report::reuse_for(overwrite));
   const fs::path onnx_file = root / "mnist_cnn.onnx";
@@ -93,7 +95,24 @@ int run_demo(const Args& args) {
   bench_args.insert(bench_args.end(), replace.begin(), replace.end());
   if (int rc = run_bench(bench_args); rc != 0) return rc;
 
-  banner("3. Simulation: one CNN layer on a MAERI accelerator and on a TPU-like mesh, cycle by "
+  banner("3. Adaptation to this CPU: NetAdapt prunes the trained CNN's filters, group by group, "
+         "until its measured batch-1 latency here is 60% of the original's, fine-tuning each "
+         "candidate briefly and keeping the one that loses the least accuracy per latency "
+         "removed");
+  const std::string adapt_line =
+      "telar adapt --checkpoint " + (root / "train").string() +
+      " --budget 0.6 --delta 0.1 --max-iterations 6 --short-term-iterations 30 "
+      "--measure-seconds 0.05 --out " + (root / "adapt").string();
+  std::cout << adapt_line << "\n";
+  std::cout.flush();
+  Args adapt_args = {"--checkpoint", (root / "train").string(), "--budget", "0.6", "--delta",
+                     "0.1", "--max-iterations", "6", "--short-term-iterations", "30",
+                     "--measure-seconds", "0.05", "--out", (root / "adapt").string()};
+  if (threads > 0) adapt_args.insert(adapt_args.end(), {"--threads", std::to_string(threads)});
+  adapt_args.insert(adapt_args.end(), replace.begin(), replace.end());
+  if (int rc = run_adapt(adapt_args); rc != 0) return rc;
+
+  banner("4. Simulation: one CNN layer on a MAERI accelerator and on a TPU-like mesh, cycle by "
          "cycle (STONNE's model)");
   std::cout << "telar sim --config configs/maeri_256mses_128_bw.cfg --tile auto -CONV -R=3 -S=3 "
                "-C=32 -K=32 -X=16 -Y=16\n"
@@ -101,11 +120,11 @@ int run_demo(const Args& args) {
                "-T_M=16 -T_N=16 -T_K=1\n";
   if (int rc = run_sim_demo(root / "sim"); rc != 0) return rc;
 
-  banner("4. Whole-model simulation: the CNN just trained, on MAERI and on the TPU-like mesh, "
+  banner("5. Whole-model simulation: the CNN just trained, on MAERI and on the TPU-like mesh, "
          "layer by layer (values from the CPU, time from the accelerator model)");
   if (int rc = run_simulate_demo(root, overwrite); rc != 0) return rc;
 
-  banner("5. Data-parallel training: two workers of one thread each share every global batch "
+  banner("6. Data-parallel training: two workers of one thread each share every global batch "
          "(sample-weighted gradient all-reduce, overlapped with the backward pass), with the "
          "energy summary");
   std::cout << "telar train --model mnist_cnn --data fashion-mnist --epochs 1 --batch-size 128 "
@@ -128,7 +147,7 @@ int run_demo(const Args& args) {
               << energy::EnergySummary::from_json(r["energy"]).format();
   }
 
-  banner("6. DLRM on the simulated hybrid accelerator: the seed thesis' workload DLRM(1), MLPs "
+  banner("7. DLRM on the simulated hybrid accelerator: the seed thesis' workload DLRM(1), MLPs "
          "on MAERI, EmbeddingBags as CSR sparse x dense on MAGMA, per component");
   std::cout << "telar dlrm\n";
   std::cout.flush();
@@ -140,7 +159,7 @@ int run_demo(const Args& args) {
   banner("Done");
   std::cout << fmt::format("telar demo finished in {0:.0f} s. Open {1}/train/report.html for the "
                            "training curves, {1}/train/profile/report.html for the counters "
-                           "per batch and {1}/simulate/report.html for the simulated layers; "
+                           "per batch, {1}/adapt/report.html for the adaptation and {1}/simulate/report.html for the simulated layers; "
                            "{1}/data-parallel/run.json has the workers' shares and the energy "
                            "(telar compare RUN... puts runs side by side); {1}/dlrm/report.html "
                            "has DLRM's components on the hybrid accelerator; {1}/mnist_cnn.onnx is the "

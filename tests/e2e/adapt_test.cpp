@@ -52,15 +52,15 @@ TEST(AdaptCli, HalvesTheMacsAndWritesACheckpointEvalBenchAndExportTake) {
   std::ifstream csv(fs::path(out) / "history.csv");
   std::string line;
   std::getline(csv, line);
-  EXPECT_EQ(line.rfind("iteration,constraint,group,layers,channels_before,channels_after", 0), 0u);
+  EXPECT_EQ(line.rfind("iteration,chosen_by,constraint,group,layers,channels_before", 0), 0u);
   int rows = 0, chosen = 0;
   while (std::getline(csv, line)) {
     ++rows;
     std::vector<std::string> fields;
     std::stringstream row(line);
     for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
-    ASSERT_GE(fields.size(), 14u) << line;
-    chosen += fields[13] == "1";  // the column "chosen"
+    ASSERT_GE(fields.size(), 16u) << line;
+    chosen += fields[15] == "1";  // the column "chosen"
   }
   EXPECT_GT(rows, j["iterations"].get<int>());  // several candidates per iteration
   EXPECT_EQ(chosen, j["iterations"].get<int>());

@@ -1,6 +1,6 @@
 // `telar demo` end to end: every stage runs on this machine and leaves its run where the final
 // lines say, with results that make sense on their own terms (a trained CNN well above chance,
-// a profile whose batches add up, two data-parallel workers whose shares sum to one, DLRM's
+// a profile whose batches add up, an adapted CNN smaller and faster, two data-parallel workers whose shares sum to one, DLRM's
 // components whose cycle shares sum to one).
 #include <gtest/gtest.h>
 
@@ -69,6 +69,14 @@ TEST(Demo, EveryStageRunsAndLeavesItsRun) {
   ASSERT_EQ(bench["points"].size(), 2u);
   EXPECT_EQ(bench["points"][1]["batch"], 64);
   EXPECT_TRUE(fs::exists(out / "bench" / "report.html"));
+
+  // The CNN adapted to this CPU's latency: fewer parameters, a lower latency, still a classifier.
+  const nlohmann::json adapted = result_of(out / "adapt");
+  EXPECT_LT(adapted["adapted_parameters"].get<std::int64_t>(),
+            adapted["original_parameters"].get<std::int64_t>());
+  EXPECT_LT(adapted["adapted_resource"].get<double>(), adapted["original_resource"].get<double>());
+  EXPECT_GT(adapted["test_accuracy"].get<double>(), 0.5);
+  EXPECT_TRUE(fs::exists(out / "adapt" / "report.html"));
 
   // 2. The simulated layers.
   EXPECT_TRUE(fs::exists(out / "simulate" / "layers.csv"));

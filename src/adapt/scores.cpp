@@ -1,0 +1,123 @@
+#include "adapt/scores.hpp"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "core/enum_names.hpp"
+#include "core/error.hpp"
+
+namespace telar::adapt {
+
+namespace {
+
+inline constexpr EnumNames<CandidateScore, CandidateScore::Params> kScoreNames{
+    {"finetune", "naswot", "grad-norm", "params"}};
+
+bool is_rectifier(graph::OpKind kind) {
+  return kind == graph::OpKind::ReLU || kind == graph::OpKind::ReLU6;
+}
+
+double naswot(const graph::Graph& model, const graph::ParameterSet& weights, const Tensor& images) {
+  // The model with every rectifier's output as an output too.
+  graph::Graph g = model;
+  std::size_t codes = 0;
+  for (const graph::Node& n : model.nodes())
+    if (is_rectifier(n.kind)) {
+      g.add_output(n.outputs.at(0));
+      ++codes;
+    }
+  require(codes > 0, "--score naswot needs a network with ReLUs; {} has none", model.name());
+  graph::ParameterSet w = weights;
+  auto exe = backend::compile(backend::parse_backend_spec("cpu"), g, w);
+  exe->forward(std::span<const Tensor>(&images, 1), backend::Mode::Eval);
+  const std::size_t batch = static_cast<std::size_t>(images.dim(0));
+  std::vector<double> k(batch * batch, 0.0);
+  std::vector<std::uint8_t> on;
+  for (std::size_t o = model.outputs().size(); o < g.outputs().size(); ++o) {
+    const Tensor& a = exe->output(o);
+    const std::size_t units = static_cast<std::size_t>(a.numel()) / batch;
+    on.resize(a.numel());
+    for (std::int64_t i = 0; i < a.numel(); ++i) on[static_cast<std::size_t>(i)] = a.f32()[i] > 0;
+    for (std::size_t i = 0; i < batch; ++i)
+      for (std::size_t j = i; j < batch; ++j) {
+        std::size_t agree = 0;
+        const std::uint8_t* x = on.data() + i * units;
+        const std::uint8_t* y = on.data() + j * units;
+        for (std::size_t u = 0; u < units; ++u) agree += x[u] == y[u];
+        k[i * batch + j] += static_cast<double>(agree);
+        if (i != j) k[j * batch + i] += static_cast<double>(agree);
+      }
+  }
+  return log_abs_determinant(std::move(k), batch);
+}
+
+double grad_norm(const graph::Graph& model, const graph::ParameterSet& weights,
+                 graph::LossKind loss, const Tensor& images, const Tensor& labels) {
+  const graph::Graph g = graph::with_loss(model, loss);
+  graph::ParameterSet w = weights;
+  auto exe = backend::compile(backend::parse_backend_spec("cpu"), g, w);
+  const Tensor inputs[] = {images, labels};
+  exe->forward(inputs, backend::Mode::Train);
+  Tensor seed(Shape{});
+  seed.f32()[0] = 1.0f;
+  const Tensor grads[] = {Tensor(), seed};
+  exe->backward(grads);
+  double sum = 0.0;
+  for (graph::ValueId id : g.parameters()) {
+    double sq = 0.0;
+    for (float v : exe->gradients().at(id).span<float>()) sq += static_cast<double>(v) * v;
+    sum += std::sqrt(sq);
+  }
+  return sum;
+}
+
+}  // namespace
+
+std::string_view score_name(CandidateScore score) {
+  return kScoreNames(score);
+}
+
+CandidateScore parse_score(std::string_view text) {
+  if (const auto score = kScoreNames.find(text)) return *score;
+  fail("--score '{}' is not a candidate score; use {}", text, kScoreNames.choices());
+}
+
+double training_free_score(CandidateScore score, const graph::Graph& model,
+                           const graph::ParameterSet& weights, graph::LossKind loss,
+                           const Tensor& images, const Tensor& labels) {
+  switch (score) {
+    case CandidateScore::Naswot:
+      return naswot(model, weights, images);
+    case CandidateScore::GradNorm:
+      return grad_norm(model, weights, loss, images, labels);
+    case CandidateScore::Params:
+      return static_cast<double>(model.parameter_count());
+    case CandidateScore::FineTune:
+      break;
+  }
+  fail("internal: {} is not a training-free score", score_name(score));
+}
+
+double log_abs_determinant(std::vector<double> a, std::size_t n) {
+  double log_det = 0.0;
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t pivot = c;
+    for (std::size_t r = c + 1; r < n; ++r)
+      if (std::fabs(a[r * n + c]) > std::fabs(a[pivot * n + c])) pivot = r;
+    if (a[pivot * n + c] == 0.0) return -std::numeric_limits<double>::infinity();
+    if (pivot != c)
+      for (std::size_t k = 0; k < n; ++k) std::swap(a[c * n + k], a[pivot * n + k]);
+    const double d = a[c * n + c];
+    log_det += std::log(std::fabs(d));
+    for (std::size_t r = c + 1; r < n; ++r) {
+      const double f = a[r * n + c] / d;
+      if (f == 0.0) continue;
+      for (std::size_t k = c; k < n; ++k) a[r * n + k] -= f * a[c * n + k];
+    }
+  }
+  return log_det;
+}
+
+}  // namespace telar::adapt

@@ -1,0 +1,35 @@
+#pragma once
+// Training-free candidate scores (seed 003, §5.6): what hybrid NetAdapt chooses candidates by in
+// its early iterations instead of fine-tuning and evaluating each one. Higher is better.
+//   naswot     Mellor et al. 2021: over a batch, each ReLU's on/off pattern is a binary code
+//              per sample; K[i][j] counts the units where samples i and j agree; the score is
+//              log |det K| (networks that tell inputs apart score higher).
+//   grad-norm  Abdelfattah et al. 2021: the sum over parameters of the L2 norm of the loss's
+//              gradient on one batch.
+//   params     the candidate's parameter count (the least pruned wins).
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/tensor.hpp"
+#include "graph/graph.hpp"
+#include "graph/loss.hpp"
+#include "graph/parameters.hpp"
+
+namespace telar::adapt {
+
+// finetune: NetAdapt's own choice by accuracy after a short-term fine-tune.
+enum class CandidateScore : std::uint8_t { FineTune, Naswot, GradNorm, Params };
+std::string_view score_name(CandidateScore score);  // "finetune", "naswot", "grad-norm", "params"
+CandidateScore parse_score(std::string_view text);
+
+// The score of a model (its weights as they are) on one batch of `images` and `labels`.
+double training_free_score(CandidateScore score, const graph::Graph& model,
+                           const graph::ParameterSet& weights, graph::LossKind loss,
+                           const Tensor& images, const Tensor& labels);
+
+// log |det K| of a symmetric matrix (row-major, n x n) by LU with partial pivoting; -infinity
+// for a singular one.
+double log_abs_determinant(std::vector<double> matrix, std::size_t n);
+
+}  // namespace telar::adapt
