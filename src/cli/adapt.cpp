@@ -16,7 +16,9 @@
 #include "core/files.hpp"
 #include "core/progress.hpp"
 #include "core/threads.hpp"
+#include "core/version.hpp"
 #include "graph/loss.hpp"
+#include "onnx/export.hpp"
 #include "onnx/import.hpp"
 #include "report/run_dir.hpp"
 #include "train/checkpoint.hpp"
@@ -164,11 +166,18 @@ int run_adapt(const Args& args) {
     bar->update(done, stage.substr(stage.find(':') == std::string::npos ? stage.size()
                                                                         : stage.find(':') + 2));
   };
+  // What the network was adapted for, as crosseval labels it: the target (and precision) whose
+  // latency it fits, or the resource counted.
+  const std::string adapted_for = kind != adapt::ResourceKind::Latency
+                                      ? std::string(adapt::resource_name(kind))
+                                  : precision == "fp32" ? target
+                                                        : target + " " + precision;
   // Each iteration's model is kept as the run's checkpoint as it goes.
   const auto save = [&](const graph::Graph& g, const graph::ParameterSet& w,
                         const nlohmann::json& extra) {
     nlohmann::json c = config;
     c["channels"] = adapt::channel_counts(g);
+    c["adapted_for"] = adapted_for;
     c.update(extra);
     train::TrainerState state;
     state.config_json = c.dump();
@@ -198,6 +207,11 @@ int run_adapt(const Args& args) {
   save(result.adapted.graph, result.adapted.weights,
        {{"adapt_iteration", result.iterations.size()},
         {"adapted_from", checkpoint.empty() ? model.model : checkpoint}});
+  // The adapted network as ONNX too, for any runtime (docs/export.md).
+  onnx::ExportOptions onnx_options;
+  onnx_options.producer_version = version();
+  onnx::export_model(result.adapted.graph, result.adapted.weights, run.file("adapted.onnx"),
+                     onnx_options);
   write_file_atomic(run.file("history.csv"), adapt_history_csv(result, adapt::score_name(o.score)));
   write_adapt_report(run.file("report.html"), "telar adapt: " + net.name(), result, resource);
   const nlohmann::json summary = {{"model", net.name()},
@@ -241,7 +255,8 @@ int run_adapt(const Args& args) {
                      {{"result", summary}});
   std::cout << fmt::format(
       "{}: {} {:.4g} -> {:.4g} {} ({:.1f}%), parameters {} -> {}, test accuracy {:.4f} -> "
-      "{:.4f}; {} iterations, {}; {:.1f} s\nrun directory: {} (report.html, history.csv, {})\n",
+      "{:.4f}; {} iterations, {}; {:.1f} s\nrun directory: {} (report.html, history.csv, {}, "
+      "adapted.onnx)\n",
       net.name(), adapt::resource_name(kind), result.original.resource, result.adapted.resource,
       resource.unit(), 100.0 * result.adapted.resource / result.original.resource,
       result.original.graph.parameter_count(), result.adapted.graph.parameter_count(),

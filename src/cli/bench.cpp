@@ -12,6 +12,7 @@
 #include "backend/measure.hpp"
 #include "backend/sim/sim_backend.hpp"
 #include "cli/bench_report.hpp"
+#include "cli/bench_target.hpp"
 #include "cli/data_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/trained_model.hpp"
@@ -58,37 +59,6 @@ std::string ms_text(double ms) {
 
 std::string mib(std::int64_t bytes) {
   return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-}
-
-struct Target {
-  std::string text;
-  backend::BackendSpec spec;
-  backend::Precision precision;
-  std::unique_ptr<backend::Executable> exe;
-  std::optional<double> accuracy;  // --accuracy: on the test set
-};
-
-BenchPoint measure(Target& t, const Tensor& x, std::int64_t batch,
-                   const backend::MeasureOptions& options, double clock_ghz) {
-  BenchPoint p;
-  p.target = t.text;
-  p.precision = std::string(backend::precision_name(t.precision));
-  p.batch = batch;
-  p.accuracy = t.accuracy;
-  const std::span<const Tensor> inputs(&x, 1);
-  if (const auto* sim = backend::sim::simulated(*t.exe)) {
-    t.exe->forward(inputs, backend::Mode::Eval);
-    const auto totals = backend::sim::totals(sim->node_simulations());
-    p.simulated = true;
-    p.cycles = totals.cycles;
-    p.host_nodes = totals.host_nodes;
-    p.ms = {static_cast<double>(totals.cycles) / (clock_ghz * 1e6)};
-  } else {
-    p.ms = backend::measure_forward_ms(*t.exe, inputs, options);
-  }
-  p.latency = summarize(p.ms);
-  p.samples_per_s = static_cast<double>(batch) / (p.latency.median * 1e-3);
-  return p;
 }
 
 }  // namespace
@@ -206,15 +176,10 @@ int run_bench(const Args& args) {
   std::vector<backend::Precision> precisions;
   for (const std::string& text : precision_texts)
     precisions.push_back(backend::parse_precision(text, "--precision"));
-  std::vector<Target> targets;
+  std::vector<BenchTarget> targets;
   for (const std::string& text : target_texts)
     for (const backend::Precision precision : precisions) {
-      Target t{text, backend::parse_backend_spec(text), precision, nullptr, std::nullopt};
-      backend::check_usable(t.spec, "--target cpu");
-      backend::CompileOptions options;
-      options.precision = precision;
-      t.exe = backend::compile_for_inference(t.spec, g, params, !no_optimize, options);
-      targets.push_back(std::move(t));
+      targets.push_back(compile_target(text, precision, g, params, !no_optimize));
     }
   // The test set is read before anything is written too.
   std::optional<train::Dataset> test_set;
@@ -227,7 +192,7 @@ int run_bench(const Args& args) {
     const graph::Graph with_loss = graph::with_loss(trained->net, trained->loss);
     std::vector<std::int64_t> all(static_cast<std::size_t>(test_set->size()));
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
-    for (Target& t : targets) {
+    for (BenchTarget& t : targets) {
       if (t.spec.kind == "sim") continue;  // its values are the cpu's
       backend::CompileOptions options;
       options.precision = t.precision;
@@ -249,16 +214,16 @@ int run_bench(const Args& args) {
                            no_optimize ? "as built" : "compiled for inference", compute_threads(),
                            environment.value("load_average_before", -1.0));
   std::size_t width = 12;
-  for (const Target& t : targets)
+  for (const BenchTarget& t : targets)
     width = std::max(width, t.text.size() + (t.precision == backend::Precision::FP32 ? 0 : 5));
   std::cout << fmt::format("{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>12}{}\n",
                            "target", width, "batch", "runs", "median ms", "mean ms", "p90 ms",
                            "p99 ms", "min ms", "CV", "samples/s", accuracy ? "  accuracy" : "");
   std::vector<BenchPoint> points;
-  for (Target& t : targets)
+  for (BenchTarget& t : targets)
     for (std::int64_t b : batches) {
       const Tensor x = random_input(declared, b, seed);
-      BenchPoint p = measure(t, x, b, measure_options, clock_ghz);
+      BenchPoint p = measure_target(t, x, b, measure_options, clock_ghz);
       const SampleSummary& s = p.latency;
       std::cout << fmt::format(
           "{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6.1f}% {:>12.1f}{}\n",

@@ -19,22 +19,7 @@ TrainedModel load_trained_model(const std::string& checkpoint, const std::string
     fail("checkpoint {} does not record its model configuration; it was not written by telar "
          "train",
          m.checkpoint.string());
-  const Shape input =
-      parse_dims(m.config.value("input", std::string("")), "checkpoint input shape");
-  const std::string model = m.config["model"].get<std::string>();
-  if (onnx::is_onnx_file(model)) {
-    // The file's graph fed the run's samples, as telar train built it.
-    const std::string onnx_input = m.config.value("onnx_input", std::string(""));
-    onnx::ImportOptions io;
-    if (!onnx_input.empty()) io.input = parse_dims(onnx_input, "checkpoint ONNX input shape");
-    io.feed = input;
-    m.net = onnx::import_model(model, io).graph;
-  } else {
-    graph::zoo::ModelOptions zoo;
-    zoo.input = input;
-    zoo.classes = m.config.value("classes", std::int64_t{10});
-    m.net = graph::zoo::build(model, zoo);
-  }
+  m.net = original_model(m.config);
   // A network adapted by telar adapt: the model it came from with its groups' channel counts.
   if (m.config.contains("channels"))
     m.net = adapt::with_channel_counts(
@@ -43,6 +28,23 @@ TrainedModel load_trained_model(const std::string& checkpoint, const std::string
   m.weights = graph::ParameterSet::initialize(m.net, 0);
   restore_trained_weights(ckpt, m.checkpoint, m.net, m.loss, m.weights);
   return m;
+}
+
+graph::Graph original_model(const nlohmann::json& config) {
+  const Shape input = parse_dims(config.value("input", std::string("")), "checkpoint input shape");
+  const std::string model = config["model"].get<std::string>();
+  if (onnx::is_onnx_file(model)) {
+    // The file's graph fed the run's samples, as telar train built it.
+    const std::string onnx_input = config.value("onnx_input", std::string(""));
+    onnx::ImportOptions io;
+    if (!onnx_input.empty()) io.input = parse_dims(onnx_input, "checkpoint ONNX input shape");
+    io.feed = input;
+    return onnx::import_model(model, io).graph;
+  }
+  graph::zoo::ModelOptions zoo;
+  zoo.input = input;
+  zoo.classes = config.value("classes", std::int64_t{10});
+  return graph::zoo::build(model, zoo);
 }
 
 fs::path checkpoint_file(const std::string& checkpoint, const std::string& flag) {

@@ -26,6 +26,10 @@ struct TrainedModel {
 // telar::Error for a missing, corrupted or foreign checkpoint.
 TrainedModel load_trained_model(const std::string& checkpoint, const std::string& flag);
 
+// The model a run's configuration names, as built before any training or adaptation (a zoo
+// model for its input and classes, or its ONNX file imported again and fed its samples).
+graph::Graph original_model(const nlohmann::json& config);
+
 // The checkpoint file of `checkpoint` (a run directory or the file itself), which must exist.
 std::filesystem::path checkpoint_file(const std::string& checkpoint, const std::string& flag);
 

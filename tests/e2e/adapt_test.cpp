@@ -14,8 +14,8 @@
 #include "run_command.hpp"
 
 namespace fs = std::filesystem;
-using telar::testing::fresh_temp_dir;
 using telar::testing::expect_refused;
+using telar::testing::fresh_temp_dir;
 using telar::testing::last_json;
 using telar::testing::run_telar;
 
@@ -46,7 +46,8 @@ TEST(AdaptCli, HalvesTheMacsAndWritesACheckpointEvalBenchAndExportTake) {
   EXPECT_LE(j["adapted_resource"].get<double>(), 0.5 * j["original_resource"].get<double>());
   EXPECT_LT(j["adapted_parameters"].get<std::int64_t>(),
             j["original_parameters"].get<std::int64_t>());
-  for (const char* f : {"run.json", "history.csv", "report.html", "checkpoint.telar"})
+  for (const char* f :
+       {"run.json", "history.csv", "report.html", "checkpoint.telar", "adapted.onnx"})
     EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
   // history.csv: a header and one row per candidate, one chosen per iteration.
   std::ifstream csv(fs::path(out) / "history.csv");
@@ -73,9 +74,11 @@ TEST(AdaptCli, HalvesTheMacsAndWritesACheckpointEvalBenchAndExportTake) {
   const std::string onnx = fresh_temp_dir("adapt-onnx") + "/adapted.onnx";
   auto x = run_telar({"export", "--checkpoint", out, "--out", onnx});
   EXPECT_EQ(x.status, 0) << x.err;
-  auto show = run_telar({"models", "show", onnx, "--json"});
-  ASSERT_EQ(show.status, 0) << show.err;
-  EXPECT_EQ(last_json(show.out)["parameters"], j["adapted_parameters"]);
+  for (const std::string& file : {onnx, out + "/adapted.onnx"}) {
+    auto show = run_telar({"models", "show", file, "--json"});
+    ASSERT_EQ(show.status, 0) << show.err;
+    EXPECT_EQ(last_json(show.out)["parameters"], j["adapted_parameters"]) << file;
+  }
 }
 
 TEST(AdaptCli, AMeasuredLatencyBudgetOnTheCpu) {
@@ -99,6 +102,64 @@ TEST(AdaptCli, AMeasuredLatencyBudgetOnTheCpu) {
   EXPECT_GE(j["iterations"].get<int>(), 1);
   EXPECT_LT(j["adapted_parameters"].get<std::int64_t>(),
             j["original_parameters"].get<std::int64_t>());
+}
+
+// Two networks adapted from one run, for MACs and for this CPU's latency, each run on the CPU
+// and on a simulated TPU-like mesh: the simulated cycles fall with the MACs, so the network
+// adapted for MACs is faster there; sizes follow the parameter counts.
+TEST(AdaptCli, CrossEvaluationOfNetworksAdaptedForDifferentTargets) {
+  const std::string root = fresh_temp_dir("crosseval");
+  const auto adapt = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"adapt",
+                                     "--checkpoint",
+                                     trained_run(),
+                                     "--data",
+                                     kData,
+                                     "--budget",
+                                     "0.6",
+                                     "--delta",
+                                     "0.2",
+                                     "--max-iterations",
+                                     "2",
+                                     "--short-term-iterations",
+                                     "2",
+                                     "--batch-size",
+                                     "32",
+                                     "--out",
+                                     root + "/" + name,
+                                     "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_telar(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return last_json(r.out);
+  };
+  const auto macs = adapt("macs", {"--resource", "macs"});
+  adapt("cpu", {"--measure-seconds", "0.05"});
+  const std::string runs = root + "/macs," + root + "/cpu";
+  auto r = run_telar({"crosseval", "--runs", runs, "--targets", "cpu,sim:configs/tpu_16_16_pes.cfg",
+                      "--duration", "0.1", "--out", root + "/x", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = last_json(r.out);
+  ASSERT_EQ(j["cells"].size(), 4u);  // 2 targets x 2 networks
+  int simulated = 0;
+  for (const auto& cell : j["cells"]) {
+    if (cell["target"] != "sim:configs/tpu_16_16_pes.cfg" || cell["network"] != "adapted for macs")
+      continue;
+    ++simulated;
+    EXPECT_GT(cell["latency_reduction_pct"].get<double>(), 0.0) << cell.dump();
+  }
+  EXPECT_EQ(simulated, 1);
+  ASSERT_EQ(j["sizes"].size(), 2u);
+  EXPECT_EQ(j["sizes"][0]["parameters"], macs["adapted_parameters"]);
+  EXPECT_NEAR(j["sizes"][0]["size_reduction_pct"].get<double>(),
+              100.0 * (1.0 - macs["adapted_parameters"].get<double>() /
+                                 macs["original_parameters"].get<double>()),
+              1.0);  // the buffers (BatchNorm statistics) count in the size too
+  for (const char* f : {"run.json", "crosseval.csv", "report.html"})
+    EXPECT_TRUE(fs::exists(fs::path(root) / "x" / f)) << f;
+  expect_refused(run_telar({"crosseval", "--runs", trained_run()}), "not a network adapted");
+  expect_refused(run_telar({"crosseval", "--runs", runs, "--targets", "tpu:0"}), "tpu");
+  EXPECT_FALSE(fs::exists(fs::path(root) / "y"));
 }
 
 TEST(AdaptCli, BadInputIsOneLineAndWritesNothing) {

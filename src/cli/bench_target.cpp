@@ -1,0 +1,41 @@
+#include "cli/bench_target.hpp"
+
+#include "backend/inference.hpp"
+#include "backend/sim/sim_backend.hpp"
+
+namespace telar::cli {
+
+BenchTarget compile_target(const std::string& text, backend::Precision precision,
+                           const graph::Graph& graph, graph::ParameterSet& weights, bool optimize) {
+  BenchTarget t{text, backend::parse_backend_spec(text), precision, nullptr, std::nullopt};
+  backend::check_usable(t.spec, "--target cpu");
+  backend::CompileOptions options;
+  options.precision = precision;
+  t.exe = backend::compile_for_inference(t.spec, graph, weights, optimize, options);
+  return t;
+}
+
+BenchPoint measure_target(BenchTarget& t, const Tensor& x, std::int64_t batch,
+                          const backend::MeasureOptions& options, double clock_ghz) {
+  BenchPoint p;
+  p.target = t.text;
+  p.precision = std::string(backend::precision_name(t.precision));
+  p.batch = batch;
+  p.accuracy = t.accuracy;
+  const std::span<const Tensor> inputs(&x, 1);
+  if (const auto* sim = backend::sim::simulated(*t.exe)) {
+    t.exe->forward(inputs, backend::Mode::Eval);
+    const auto totals = backend::sim::totals(sim->node_simulations());
+    p.simulated = true;
+    p.cycles = totals.cycles;
+    p.host_nodes = totals.host_nodes;
+    p.ms = {static_cast<double>(totals.cycles) / (clock_ghz * 1e6)};
+  } else {
+    p.ms = backend::measure_forward_ms(*t.exe, inputs, options);
+  }
+  p.latency = summarize(p.ms);
+  p.samples_per_s = static_cast<double>(batch) / (p.latency.median * 1e-3);
+  return p;
+}
+
+}  // namespace telar::cli
