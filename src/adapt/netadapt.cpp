@@ -123,9 +123,10 @@ void check_prunable(const graph::Graph& model) {
 
 AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weights,
                       graph::LossKind loss, const AdaptData& data, const ResourceMeter& resource,
-                      const NetAdaptOptions& options, const AdaptObserver& observer) {
+                      const NetAdaptOptions& options, const AdaptObserver& observer,
+                      const AdaptStart* start) {
   check_options(options);
-  const std::int64_t start = now_ns();
+  const std::int64_t run_start = now_ns();
   const auto say = [&](const std::string& stage, int done, int total) {
     if (observer.progress) observer.progress(stage, done, total);
   };
@@ -135,17 +136,33 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
   AdaptResult result;
   result.original.graph = model;
   for (graph::ValueId id : weights.ids()) result.original.weights.set(id, weights.at(id).clone());
-  say("measuring the original model", 0, 1);
-  result.original.resource = resource(model, result.original.weights);
-  result.original.accuracy =
-      tuner.accuracy(model, result.original.weights, data.train, data.held_out);
+  if (start) {
+    // Resumed: the original's figures as first measured (a latency measured again would move
+    // every later constraint).
+    result.original.resource = start->original_resource;
+    result.original.accuracy = start->original_accuracy;
+  } else {
+    say("measuring the original model", 0, 1);
+    result.original.resource = resource(model, result.original.weights);
+    result.original.accuracy =
+        tuner.accuracy(model, result.original.weights, data.train, data.held_out);
+  }
   const double r0 = result.original.resource;
   if (observer.started) observer.started(result.original);
   require(r0 > 0.0, "the original model's {} is {}: nothing to reduce",
           resource_name(resource.kind()), r0);
 
   AdaptedModel current{model, {}, result.original.resource, result.original.accuracy};
-  for (graph::ValueId id : weights.ids()) current.weights.set(id, weights.at(id).clone());
+  if (start) {
+    current.graph = start->current.graph;
+    for (graph::ValueId id : start->current.weights.ids())
+      current.weights.set(id, start->current.weights.at(id).clone());
+    current.resource = start->current.resource;
+    current.accuracy = start->current.accuracy;
+    result.iterations = start->done;
+  } else {
+    for (graph::ValueId id : weights.ids()) current.weights.set(id, weights.at(id).clone());
+  }
   const double budget = options.budget * r0;
   // The batch training-free scores see: the first samples held out, the same for every
   // candidate.
@@ -164,7 +181,7 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
   }
   const int by_score = score_iterations(options);
   result.stopped = fmt::format("reached --max-iterations {}", options.max_iterations);
-  for (int k = 0; k < options.max_iterations; ++k) {
+  for (int k = static_cast<int>(result.iterations.size()); k < options.max_iterations; ++k) {
     if (current.resource <= budget) break;
     Iteration it;
     it.index = k;
@@ -306,7 +323,7 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
   result.test_accuracy_original = tuner.accuracy(model, result.original.weights, data.test, test);
   result.test_accuracy = tuner.accuracy(current.graph, current.weights, data.test, test);
   result.adapted = std::move(current);
-  result.seconds = seconds_since(start);
+  result.seconds = seconds_since(run_start);
   return result;
 }
 

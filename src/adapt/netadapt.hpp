@@ -114,11 +114,20 @@ struct AdaptObserver {
 int scheduled_iterations(const NetAdaptOptions& options);
 int score_iterations(const NetAdaptOptions& options);
 
+// Where a resumed adaptation starts: the original's figures as first measured, the iterations
+// done and the model they left.
+struct AdaptStart {
+  double original_resource = 0.0, original_accuracy = 0.0;
+  AdaptedModel current;
+  std::vector<Iteration> done;
+};
+
 // Adapts `model` (a trained classifier and its weights, `loss` its training loss) to the budget.
 // Throws telar::Error for options out of range or a model with nothing prunable.
 AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weights,
                       graph::LossKind loss, const AdaptData& data, const ResourceMeter& resource,
-                      const NetAdaptOptions& options, const AdaptObserver& observer = {});
+                      const NetAdaptOptions& options, const AdaptObserver& observer = {},
+                      const AdaptStart* start = nullptr);
 
 // The checks net_adapt makes of its options and its model, for a caller to refuse before it
 // writes anything.

@@ -4,6 +4,7 @@
 // export take like any other.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -26,7 +27,12 @@
 
 namespace telar::cli {
 
-int run_adapt(const Args& args) {
+namespace {
+
+// One adaptation: `args` as given (without --resume); `resume`: the run directory and state it
+// continues.
+int adapt_command(const Args& args,
+                  const std::optional<std::pair<std::filesystem::path, AdaptState>>& resume) {
   CLI::App app{
       "Adapt a trained network to a resource budget on a target by NetAdapt: prune filters "
       "group by group, fine-tuning briefly after each step (docs/adapt.md).",
@@ -80,6 +86,10 @@ int run_adapt(const Args& args) {
   add_overwrite_flag(app, &overwrite);
   add_threads_option(app, &threads);
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
+  std::string resume_help;
+  app.add_option("--resume", resume_help,
+                 "continue the adaptation stopped in this run directory, with its own options "
+                 "(only --max-iterations, --threads and --json may be given beside it)");
   int code = 0;
   if (!parse(app, args, "adapt", &code)) return code;
   apply_threads(threads);
@@ -144,8 +154,29 @@ int run_adapt(const Args& args) {
           "the network has {} outputs but the data has {} classes", out_classes,
           d.train.num_classes);
   report::RunDirectory run(
-      out.empty() ? report::default_run_path("adapt") : std::filesystem::path(out),
-      report::reuse_for(overwrite));
+      resume ? resume->first
+             : (out.empty() ? report::default_run_path("adapt") : std::filesystem::path(out)),
+      resume ? report::RunReuse::Continue : report::reuse_for(overwrite));
+  // A resumed run continues from its last iteration's model, kept as its checkpoint.
+  std::optional<adapt::AdaptStart> start;
+  if (resume) {
+    const AdaptState& s = resume->second;
+    start.emplace();
+    start->original_resource = s.original_resource;
+    start->original_accuracy = s.original_accuracy;
+    start->done = s.done;
+    if (s.done.empty()) {
+      start->current = {net, weights, s.original_resource, s.original_accuracy};
+    } else {
+      TrainedModel last = load_trained_model(run.path().string(), "--resume");
+      start->current = {std::move(last.net), std::move(last.weights), s.done.back().resource,
+                        s.done.back().accuracy};
+    }
+    std::cout << fmt::format("resuming {} after iteration {}\n", run.path().string(),
+                             s.done.size());
+  }
+  AdaptState state;
+  state.args = args;
 
   std::cout << fmt::format(
       "adapting {} to {} {} of the original {} on {} ({} prunable groups, {} held-out "
@@ -187,6 +218,9 @@ int run_adapt(const Args& args) {
   double r0 = 0.0;
   observer.started = [&](const adapt::AdaptedModel& original) {
     r0 = original.resource;
+    state.original_resource = original.resource;
+    state.original_accuracy = original.accuracy;
+    if (start) state.done = start->done;
     std::cout << fmt::format("original: {} {:.4g} {}, held-out accuracy {:.4f}\n",
                              adapt::resource_name(kind), r0, resource.unit(), original.accuracy);
   };
@@ -201,8 +235,13 @@ int run_adapt(const Args& args) {
                              it.by_score ? fmt::format("chosen by {} {:.4g}", score, c.score)
                                          : fmt::format("held-out accuracy {:.4f}", m.accuracy));
     save(m.graph, m.weights, {{"adapt_iteration", it.index + 1}});
+    // After the checkpoint: a run killed between the two resumes one iteration early, and
+    // repeats that iteration the same way.
+    state.done.push_back(it);
+    write_file_atomic(run.file("adapt_state.json"), adapt_state_json(state).dump(1));
   };
-  const adapt::AdaptResult result = adapt::net_adapt(net, weights, loss, d, resource, o, observer);
+  const adapt::AdaptResult result =
+      adapt::net_adapt(net, weights, loss, d, resource, o, observer, start ? &*start : nullptr);
   if (bar) bar->finish();
   save(result.adapted.graph, result.adapted.weights,
        {{"adapt_iteration", result.iterations.size()},
@@ -213,6 +252,9 @@ int run_adapt(const Args& args) {
   onnx::export_model(result.adapted.graph, result.adapted.weights, run.file("adapted.onnx"),
                      onnx_options);
   write_file_atomic(run.file("history.csv"), adapt_history_csv(result, adapt::score_name(o.score)));
+  state.done = result.iterations;
+  state.finished = result.stopped;
+  write_file_atomic(run.file("adapt_state.json"), adapt_state_json(state).dump(1));
   write_adapt_report(run.file("report.html"), "telar adapt: " + net.name(), result, resource);
   const nlohmann::json summary = {{"model", net.name()},
                                   {"resource", adapt::resource_name(kind)},
@@ -264,6 +306,52 @@ int run_adapt(const Args& args) {
       result.seconds, run.path().string(), train::kCheckpointFileName);
   if (json) print_json(summary);
   return 0;
+}
+
+}  // namespace
+
+int run_adapt(const Args& args) {
+  const auto at = std::find(args.begin(), args.end(), "--resume");
+  if (at == args.end()) return adapt_command(args, std::nullopt);
+  // --resume RUN: the run's own arguments, with a new --max-iterations, --threads or --json.
+  require(at + 1 != args.end(), "--resume needs the run directory of a stopped telar adapt");
+  const std::filesystem::path dir = *(at + 1);
+  Args extra;
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    if (it == at) {
+      ++it;
+      continue;
+    }
+    const bool valued = *it == "--max-iterations" || *it == "--threads";
+    require(valued || *it == "--json",
+            "--resume continues a run with the options it was started with; give only --resume "
+            "RUN (and --max-iterations, --threads, --json), not {}",
+            *it);
+    extra.push_back(*it);
+    if (valued) {
+      require(it + 1 != args.end(), "{} needs a value", *it);
+      extra.push_back(*++it);
+    }
+  }
+  AdaptState state = read_adapt_state(dir / "adapt_state.json");
+  // Its arguments less those given again, then these.
+  Args merged;
+  for (std::size_t i = 0; i < state.args.size(); ++i) {
+    const std::string& a = state.args[i];
+    const bool valued = a == "--max-iterations" || a == "--threads";
+    if (std::find(extra.begin(), extra.end(), a) != extra.end()) {
+      if (valued) ++i;
+      continue;
+    }
+    merged.push_back(a);
+  }
+  merged.insert(merged.end(), extra.begin(), extra.end());
+  require(state.finished.empty() ||
+              std::find(extra.begin(), extra.end(), "--max-iterations") != extra.end(),
+          "the adaptation in {} has finished ({}); nothing to resume (give a larger "
+          "--max-iterations to go on)",
+          dir.string(), state.finished);
+  return adapt_command(merged, std::make_pair(dir, std::move(state)));
 }
 
 }  // namespace telar::cli

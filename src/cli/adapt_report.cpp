@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+#include <limits>
+
 #include "adapt/channel_groups.hpp"
+#include "core/error.hpp"
 #include "report/html_report.hpp"
 #include "report/svg_chart.hpp"
 
@@ -35,6 +39,96 @@ std::string adapt_history_csv(const adapt::AdaptResult& result, std::string_view
           static_cast<int>(i) == it.chosen ? 1 : 0, field(c.note));
     }
   return csv;
+}
+
+namespace {
+
+// JSON has no NaN (nlohmann writes null): a figure not measured reads back as NaN.
+double number(const nlohmann::json& j, const char* key) {
+  const auto& v = j.at(key);
+  return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+}
+
+}  // namespace
+
+nlohmann::json adapt_state_json(const AdaptState& state) {
+  nlohmann::json iterations = nlohmann::json::array();
+  for (const adapt::Iteration& it : state.done) {
+    nlohmann::json candidates = nlohmann::json::array();
+    for (const adapt::Candidate& c : it.candidates)
+      candidates.push_back({{"group", c.group},
+                            {"layers", c.layers},
+                            {"channels_before", c.channels_before},
+                            {"channels_after", c.channels_after},
+                            {"resource", c.resource},
+                            {"accuracy", c.accuracy},
+                            {"ratio", c.ratio},
+                            {"score", c.score},
+                            {"evaluations", c.evaluations},
+                            {"simplify_s", c.simplify_seconds},
+                            {"fine_tune_s", c.fine_tune_seconds},
+                            {"evaluate_s", c.evaluate_seconds},
+                            {"note", c.note}});
+    iterations.push_back({{"index", it.index},
+                          {"constraint", it.constraint},
+                          {"by_score", it.by_score},
+                          {"chosen", it.chosen},
+                          {"resource", it.resource},
+                          {"accuracy", it.accuracy},
+                          {"candidates", candidates}});
+  }
+  return {{"args", state.args},
+          {"original_resource", state.original_resource},
+          {"original_accuracy", state.original_accuracy},
+          {"iterations", iterations},
+          {"finished", state.finished}};
+}
+
+AdaptState read_adapt_state(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  require(static_cast<bool>(in),
+          "{}: no such file; --resume takes the run directory of a telar "
+          "adapt that was stopped",
+          file.string());
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    AdaptState s;
+    s.args = j.at("args").get<std::vector<std::string>>();
+    s.original_resource = number(j, "original_resource");
+    s.original_accuracy = number(j, "original_accuracy");
+    s.finished = j.at("finished").get<std::string>();
+    for (const auto& ij : j.at("iterations")) {
+      adapt::Iteration it;
+      it.index = ij.at("index").get<int>();
+      it.constraint = number(ij, "constraint");
+      it.by_score = ij.at("by_score").get<bool>();
+      it.chosen = ij.at("chosen").get<int>();
+      it.resource = number(ij, "resource");
+      it.accuracy = number(ij, "accuracy");
+      for (const auto& cj : ij.at("candidates")) {
+        adapt::Candidate c;
+        c.group = cj.at("group").get<int>();
+        c.layers = cj.at("layers").get<std::string>();
+        c.channels_before = cj.at("channels_before").get<std::int64_t>();
+        c.channels_after = cj.at("channels_after").get<std::int64_t>();
+        c.resource = number(cj, "resource");
+        c.accuracy = number(cj, "accuracy");
+        c.ratio = number(cj, "ratio");
+        c.score = number(cj, "score");
+        c.evaluations = cj.at("evaluations").get<int>();
+        c.simplify_seconds = number(cj, "simplify_s");
+        c.fine_tune_seconds = number(cj, "fine_tune_s");
+        c.evaluate_seconds = number(cj, "evaluate_s");
+        c.note = cj.at("note").get<std::string>();
+        it.candidates.push_back(std::move(c));
+      }
+      s.done.push_back(std::move(it));
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: not a state file of telar adapt ({}); it was damaged, start the adaptation again",
+         file.string(), e.what());
+  }
 }
 
 void write_adapt_report(const std::filesystem::path& path, const std::string& title,

@@ -162,6 +162,38 @@ TEST(AdaptCli, CrossEvaluationOfNetworksAdaptedForDifferentTargets) {
   EXPECT_FALSE(fs::exists(fs::path(root) / "y"));
 }
 
+// A run stopped after 2 iterations and resumed ends where an uninterrupted run does: the same
+// channels and the same test accuracy (MACs are exact; one thread keeps fine-tuning exact).
+TEST(AdaptCli, AResumedRunEndsWhereAnUninterruptedOneDoes) {
+  const std::string root = fresh_temp_dir("adapt-resume");
+  const auto args = [&](const std::string& out, const std::string& iterations) {
+    return std::vector<std::string>{"adapt", "--checkpoint", trained_run(), "--data", kData,
+                                    "--resource", "macs", "--budget", "0.5", "--delta", "0.1",
+                                    "--short-term-iterations", "3", "--batch-size", "32",
+                                    "--threads", "1", "--max-iterations", iterations, "--out",
+                                    out, "--json"};
+  };
+  auto whole = run_telar(args(root + "/whole", "8"));
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  auto part = run_telar(args(root + "/part", "2"));
+  ASSERT_EQ(part.status, 0) << part.err;
+  ASSERT_EQ(last_json(part.out)["iterations"], 2);
+  expect_refused(run_telar({"adapt", "--resume", root + "/part"}), "has finished");
+  expect_refused(run_telar({"adapt", "--resume", root + "/part", "--budget", "0.4"}),
+                 "give only --resume");
+  expect_refused(run_telar({"adapt", "--resume", trained_run()}), "adapt_state.json");
+  auto resumed = run_telar({"adapt", "--resume", root + "/part", "--max-iterations", "8",
+                            "--json"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("resuming"), std::string::npos);
+  const auto a = last_json(whole.out), b = last_json(resumed.out);
+  EXPECT_GT(a["iterations"].get<int>(), 2);  // the resumed run had iterations left to do
+  EXPECT_EQ(a["channels"], b["channels"]);
+  EXPECT_EQ(a["iterations"], b["iterations"]);
+  EXPECT_DOUBLE_EQ(a["test_accuracy"].get<double>(), b["test_accuracy"].get<double>());
+  EXPECT_DOUBLE_EQ(a["adapted_resource"].get<double>(), b["adapted_resource"].get<double>());
+}
+
 TEST(AdaptCli, BadInputIsOneLineAndWritesNothing) {
   const std::string out = fresh_temp_dir("adapt-bad") + "/run";
   const std::vector<std::string> base = {
