@@ -216,8 +216,7 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
       };
       // Counting MACs or parameters needs the structure only; timing needs weights.
       const graph::ParameterSet no_weights;
-      const graph::ParameterSet& timed =
-          resource.kind() == ResourceKind::Latency ? current.weights : no_weights;
+      const graph::ParameterSet& timed = resource.needs_weights() ? current.weights : no_weights;
       const SearchResult found = find_channels(
           counts,
           [&](std::int64_t n) {

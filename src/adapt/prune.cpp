@@ -207,22 +207,26 @@ PrunedModel prune_channels(const Graph& graph, const graph::ParameterSet& params
     const graph::Value& v = graph.value(in);
     map[static_cast<std::size_t>(in)] = g.add_input(v.name, v.shape, v.dtype);
   }
-  for (const graph::Value& v : graph.values()) {
-    if (v.kind != ValueKind::Parameter && v.kind != ValueKind::Buffer) continue;
-    const auto& k = weight_keep[static_cast<std::size_t>(v.id)];
-    Tensor t =
-        params.has(v.id) ? (k ? select(params.at(v.id), *k) : params.at(v.id).clone()) : Tensor();
+  // A weight is made when a node first reads it, as the graph's builder made it: a model pruned
+  // of nothing is the model itself, to its fingerprint.
+  const auto mapped = [&](ValueId id) {
+    ValueId& m = map[static_cast<std::size_t>(id)];
+    const graph::Value& v = graph.value(id);
+    if (m != graph::kNoValue || (v.kind != ValueKind::Parameter && v.kind != ValueKind::Buffer))
+      return m;
+    const auto& k = weight_keep[static_cast<std::size_t>(id)];
+    Tensor t = params.has(id) ? (k ? select(params.at(id), *k) : params.at(id).clone()) : Tensor();
     Shape shape = v.shape;
     if (k && k->rows) shape[0] = static_cast<std::int64_t>(k->rows->size());
     if (k && k->cols) shape[1] = static_cast<std::int64_t>(k->cols->size());
-    const ValueId id = v.kind == ValueKind::Parameter ? g.add_parameter(v.name, shape, v.init)
-                                                      : g.add_buffer(v.name, shape, v.init);
-    map[static_cast<std::size_t>(v.id)] = id;
-    if (t.defined()) result.params.set(id, std::move(t));
-  }
+    m = v.kind == ValueKind::Parameter ? g.add_parameter(v.name, shape, v.init)
+                                       : g.add_buffer(v.name, shape, v.init);
+    if (t.defined()) result.params.set(m, std::move(t));
+    return m;
+  };
   for (const Node& n : graph.nodes()) {
     std::vector<ValueId> inputs;
-    for (ValueId in : n.inputs) inputs.push_back(map[static_cast<std::size_t>(in)]);
+    for (ValueId in : n.inputs) inputs.push_back(mapped(in));
     const Shape& in_shape = graph.value(n.inputs[0]).shape;
     const Shape& out_shape = graph.value(n.outputs[0]).shape;
     const std::int64_t in_channels =

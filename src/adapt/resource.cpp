@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/inference.hpp"
+#include "backend/sim/sim_backend.hpp"
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -32,6 +33,18 @@ ResourceMeter::ResourceMeter(ResourceKind kind, std::string target, backend::Pre
     backend::check_usable(backend::parse_backend_spec(target_), "--target cpu");
 }
 
+void ResourceMeter::use_table(std::shared_ptr<const LatencyTable> table,
+                              LutInterpolation interpolation) {
+  require(kind_ == ResourceKind::Latency, "--lut gives latencies; it needs --resource latency");
+  const std::string precision(backend::precision_name(precision_));
+  require(table->header().target == target_ && table->header().precision == precision,
+          "the latency table was built on {} ({}), not on --target {} ({}); build one there "
+          "(telar lut build)",
+          table->header().target, table->header().precision, target_, precision);
+  table_ = std::move(table);
+  interpolation_ = interpolation;
+}
+
 std::string_view ResourceMeter::unit() const {
   switch (kind_) {
     case ResourceKind::Latency:
@@ -50,6 +63,7 @@ double ResourceMeter::operator()(const graph::Graph& graph,
   if (kind_ == ResourceKind::Macs)
     return static_cast<double>(graph::graph_cost(graph, graph::CostOptions{1, 1.0}).macs);
   if (kind_ == ResourceKind::Params) return static_cast<double>(graph.parameter_count());
+  if (table_) return table_->estimate(graph, interpolation_);
   graph::ParameterSet copy = weights;  // compiling takes them mutable; inference changes nothing
   backend::CompileOptions options;
   options.precision = precision_;
@@ -60,8 +74,14 @@ double ResourceMeter::operator()(const graph::Graph& graph,
   Tensor x(shape);
   Rng rng(1);
   for (float& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
-  return percentile(backend::measure_forward_ms(*exe, std::span<const Tensor>(&x, 1), measure_),
-                    0.5);
+  const std::span<const Tensor> inputs(&x, 1);
+  // A simulated accelerator's latency is its cycles (at 1 GHz, as telar bench's default), not
+  // the time the host takes to simulate them.
+  if (const auto* sim = backend::sim::simulated(*exe)) {
+    exe->forward(inputs, backend::Mode::Eval);
+    return static_cast<double>(backend::sim::totals(sim->node_simulations()).cycles) / 1e6;
+  }
+  return percentile(backend::measure_forward_ms(*exe, inputs, measure_), 0.5);
 }
 
 }  // namespace telar::adapt

@@ -1,11 +1,13 @@
 #pragma once
 // What NetAdapt reduces: a model's latency on a target (measured with telar bench's method: a
-// warm-up by time, then timed batch-1 forwards, their median), its multiply-accumulates per
-// sample, or its parameter count.
+// warm-up by time, then timed batch-1 forwards, their median; on a simulated accelerator its
+// cycles at 1 GHz), its multiply-accumulates per sample, or its parameter count.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "adapt/lut.hpp"
 #include "backend/backend.hpp"
 #include "backend/measure.hpp"
 #include "graph/graph.hpp"
@@ -25,10 +27,16 @@ class ResourceMeter {
                 backend::MeasureOptions measure = {0.05, 0.3, 10});
 
   ResourceKind kind() const { return kind_; }
+  // Latency from a look-up table instead of measurements (adapt/lut.hpp): refused when the table
+  // was built on another target or precision.
+  void use_table(std::shared_ptr<const LatencyTable> table, LutInterpolation interpolation);
   // The model's resource: milliseconds, MACs per sample or trainable parameters.
   double operator()(const graph::Graph& graph, const graph::ParameterSet& weights) const;
   // "ms", "MACs" or "parameters".
   std::string_view unit() const;
+  // Whether a figure needs the weights: a measured latency compiles
+  // the model with them; counts and table look-ups need the structure only.
+  bool needs_weights() const { return kind_ == ResourceKind::Latency && !table_; }
   // How many measurements (latency) or counts were taken.
   std::int64_t calls() const { return calls_; }
 
@@ -38,6 +46,8 @@ class ResourceMeter {
   backend::Precision precision_;
   backend::MeasureOptions measure_;
   mutable std::int64_t calls_ = 0;
+  std::shared_ptr<const LatencyTable> table_;
+  LutInterpolation interpolation_ = LutInterpolation::Bilinear;
 };
 
 }  // namespace telar::adapt

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "adapt/netadapt.hpp"
@@ -41,6 +42,7 @@ int adapt_command(const Args& args,
   model.add_to(app, "", /*required=*/false);
   std::string checkpoint, target = "cpu", precision = "fp32", resource_text = "latency";
   std::string search = "bisection", norm = "l2", score = "finetune", out;
+  std::string lut, lut_interpolation = "bilinear";
   DataOptions data;
   data.validation = "0.1";
   data.add_to(app);
@@ -78,6 +80,11 @@ int adapt_command(const Args& args,
   app.add_option("--norm", norm, "filters kept: largest l2 (NetAdapt's) or l1 norm");
   app.add_option("--lr", o.lr, "fine-tuning learning rate (SGD, momentum 0.9; 0.001)");
   app.add_option("--batch-size", o.batch_size, "fine-tuning batch size (128)");
+  app.add_option("--lut", lut,
+                 "--resource latency from this look-up table (telar lut build) instead of "
+                 "measuring each candidate");
+  app.add_option("--lut-interpolation", lut_interpolation,
+                 "between the table's grid points: bilinear (default) or exact");
   app.add_option("--measure-seconds", duration,
                  "--resource latency: timed runs per measurement, in seconds (0.3)")
       ->check(positive_real());
@@ -103,8 +110,13 @@ int adapt_command(const Args& args,
   o.search = adapt::parse_search(search);
   o.norm = adapt::parse_filter_norm(norm);
   const adapt::ResourceKind kind = adapt::parse_resource(resource_text);
-  const adapt::ResourceMeter resource(
-      kind, target, backend::parse_precision(precision, "--precision"), {0.05, duration, 10});
+  adapt::ResourceMeter resource(kind, target, backend::parse_precision(precision, "--precision"),
+                                {0.05, duration, 10});
+  std::shared_ptr<const adapt::LatencyTable> table;
+  if (!lut.empty()) {
+    table = std::make_shared<const adapt::LatencyTable>(adapt::LatencyTable::read(lut));
+    resource.use_table(table, adapt::parse_interpolation(lut_interpolation));
+  }
   graph::Graph net;
   graph::ParameterSet weights;
   graph::LossKind loss = graph::LossKind::CrossEntropy;
@@ -140,6 +152,11 @@ int adapt_command(const Args& args,
               {"loss", "cross_entropy"}};
   }
   adapt::check_prunable(net);
+  if (table)
+    require(table->header().model == net.name(),
+            "the latency table {} was built for {}, not {}; build one for this model (telar lut "
+            "build)",
+            lut, table->header().model, net.name());
   d.train = data.fitted(d.train, sample_input(net), config);
   d.test = data.fitted(d.test, sample_input(net), config);
   const auto split = train::split_train_validation(
@@ -288,6 +305,8 @@ int adapt_command(const Args& args,
                       {"search", adapt::search_name(o.search)},
                       {"round_to", o.round_to},
                       {"norm", norm},
+                      {"lut", lut},
+                      {"lut_interpolation", lut_interpolation},
                       {"score", score},
                       {"hybrid", o.hybrid},
                       {"lr", o.lr},

@@ -18,6 +18,7 @@ int run_compare(const Args& args);
 int run_export(const Args& args);
 int run_adapt(const Args& args);
 int run_crosseval(const Args& args);
+int run_lut(const Args& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -28,6 +29,7 @@ const std::vector<Command>& commands() {
       {"infer", "inference latency and throughput of a model at a batch size", run_infer},
       {"bench", "latency distribution and throughput of a model on targets (cpu, cuda, sim); report.html", run_bench},
       {"adapt", "adapt a trained network to a latency/MACs/parameter budget by NetAdapt", run_adapt},
+      {"lut", "NetAdapt's per-layer latency look-up table of a model on a target: build, check", run_lut},
       {"crosseval", "run networks adapted for different targets on every target: latency and size reductions", run_crosseval},
       {"export", "write a model (zoo, ONNX or trained by telar train) as an ONNX file", run_export},
       {"prof", "hardware-counter profiler: list events, run a command under counters, matmul", run_prof},

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "graph/builder.hpp"
 #include "graph/zoo/zoo.hpp"
+#include "train/model_fingerprint.hpp"
 #include "prune_test_util.hpp"
 
 using namespace telar;
@@ -221,6 +222,22 @@ TEST(ChannelGroups, ChannelsMeetingTheInputOrAnUntracedOpAreNotPrunableAndSayWhy
     FAIL() << "pruned a group that cannot be pruned";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot be pruned"), std::string::npos) << e.what();
+  }
+}
+
+// A model pruned of nothing, or rebuilt from its own channel counts, is the model itself: the
+// same fingerprint (what a checkpoint of an adapted model is checked against).
+TEST(PruneChannels, NothingPrunedIsTheModelItself) {
+  for (const char* name : {"mnist_cnn", "resnet18", "mobilenet_v1:0.5"}) {
+    zoo::ModelOptions o;
+    o.input = Shape{3, 32, 32};
+    const Graph g = zoo::build(name, o);
+    EXPECT_EQ(train::model_fingerprint(adapt::prune_channels(g, weights_for(g, 1), {}).graph),
+              train::model_fingerprint(g))
+        << name;
+    EXPECT_EQ(train::model_fingerprint(adapt::with_channel_counts(g, adapt::channel_counts(g))),
+              train::model_fingerprint(g))
+        << name;
   }
 }
 

@@ -194,6 +194,61 @@ TEST(AdaptCli, AResumedRunEndsWhereAnUninterruptedOneDoes) {
   EXPECT_DOUBLE_EQ(a["adapted_resource"].get<double>(), b["adapted_resource"].get<double>());
 }
 
+std::vector<std::string> lines_of(const fs::path& file) {
+  std::ifstream in(file);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// telar lut: a table built for the trained CNN, a build killed part-way completed by running it
+// again, its predictions checked against measurements, and an adaptation reading its latencies
+// from it; tables for another target, resource or model refused.
+TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
+  const std::string root = fresh_temp_dir("lut");
+  const std::string lut = root + "/cnn.lut";
+  const std::vector<std::string> build = {"lut", "build", "--checkpoint", trained_run(), "--out",
+                                          lut, "--measure-seconds", "0.005"};
+  auto b = run_telar(build);
+  ASSERT_EQ(b.status, 0) << b.err;
+  const std::vector<std::string> whole = lines_of(lut);
+  ASSERT_GT(whole.size(), 20u);
+  EXPECT_NE(whole.back().find("rest_ms"), std::string::npos);
+  // Killed after 5 entries (and half a line): the next build measures only the rest.
+  {
+    std::ofstream cut(lut, std::ios::trunc);
+    for (std::size_t i = 0; i < 6; ++i) cut << whole[i] << "\n";
+    cut << whole[6].substr(0, whole[6].size() / 2);
+  }
+  b = run_telar(build);
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(lines_of(lut).size(), whole.size());
+  auto c = run_telar({"lut", "check", "--checkpoint", trained_run(), "--lut", lut, "--variants",
+                      "3", "--json"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  const auto check = last_json(c.out);
+  EXPECT_EQ(check["variants"].size(), 3u);
+  EXPECT_GE(check["median_abs_error"].get<double>(), 0.0);
+  auto a = run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
+                      "--budget", "0.8", "--delta", "0.2", "--max-iterations", "2",
+                      "--short-term-iterations", "2", "--batch-size", "32", "--out",
+                      root + "/adapted", "--json"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  const auto j = last_json(a.out);
+  EXPECT_EQ(j["unit"], "ms");
+  EXPECT_LT(j["adapted_resource"].get<double>(), j["original_resource"].get<double>());
+  expect_refused(run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
+                            "--target", "sim:configs/tpu_16_16_pes.cfg", "--out", root + "/no"}),
+                 "built on cpu");
+  expect_refused(run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
+                            "--resource", "macs", "--out", root + "/no"}),
+                 "--lut gives latencies");
+  expect_refused(run_telar({"lut", "build", "--model", "mobilenet_v1:0.5", "--input", "1x32x32",
+                            "--out", lut}),
+                 "holds the table of mnist_cnn");
+  EXPECT_FALSE(fs::exists(root + "/no"));
+}
+
 TEST(AdaptCli, BadInputIsOneLineAndWritesNothing) {
   const std::string out = fresh_temp_dir("adapt-bad") + "/run";
   const std::vector<std::string> base = {

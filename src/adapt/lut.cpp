@@ -1,0 +1,292 @@
+#include "adapt/lut.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "adapt/channel_groups.hpp"
+#include "backend/inference.hpp"
+#include "core/enum_names.hpp"
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "core/statistics.hpp"
+#include "graph/builder.hpp"
+#include "graph/parameters.hpp"
+
+namespace telar::adapt {
+
+namespace {
+
+inline constexpr EnumNames<LutInterpolation, LutInterpolation::Bilinear> kInterpolationNames{
+    {"exact", "bilinear"}};
+
+constexpr std::int64_t kConvStep = 8, kLinearStep = 64;
+
+// NetAdapt's grid of one dimension: the count, then down by `step` while at least 1; only the
+// count where it cannot change.
+std::vector<std::int64_t> grid(std::int64_t top, std::int64_t step, bool changes) {
+  std::vector<std::int64_t> v;
+  for (std::int64_t n = top; n >= 1 && (changes || n == top); n -= step) v.push_back(n);
+  return v;
+}
+
+double median_ms(const graph::Graph& g, const std::string& target, backend::Precision precision,
+                 const backend::MeasureOptions& measure) {
+  graph::ParameterSet w = graph::ParameterSet::initialize(g, 0);
+  backend::CompileOptions options;
+  options.precision = precision;
+  auto exe =
+      backend::compile_for_inference(backend::parse_backend_spec(target), g, w, true, options);
+  Shape shape = g.value(g.inputs().at(0)).shape;
+  shape[0] = 1;
+  Tensor x(shape);
+  Rng rng(1);
+  for (float& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+  return percentile(backend::measure_forward_ms(*exe, std::span<const Tensor>(&x, 1), measure),
+                    0.5);
+}
+
+// Whether the channels of `value` can change by pruning (some prunable group among them).
+bool can_change(const ChannelGroups& groups, graph::ValueId value) {
+  const auto prunable = groups.prunable();
+  for (const ChannelRun& r : groups.runs(value)) {
+    const int g = groups.group_of_space(r.space);
+    if (g >= 0 && std::find(prunable.begin(), prunable.end(), g) != prunable.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view interpolation_name(LutInterpolation i) {
+  return kInterpolationNames(i);
+}
+
+LutInterpolation parse_interpolation(std::string_view text) {
+  if (const auto i = kInterpolationNames.find(text)) return *i;
+  fail("--lut-interpolation '{}' is not an interpolation; use {}", text,
+       kInterpolationNames.choices());
+}
+
+std::vector<LutLayer> lut_layers(const graph::Graph& graph) {
+  std::vector<LutLayer> out;
+  for (const graph::Node& n : graph.nodes()) {
+    const Shape& x = graph.value(n.inputs.at(0)).shape;
+    if (n.kind == graph::OpKind::Linear) {
+      const auto& a = n.attr<graph::LinearAttrs>();
+      out.push_back(
+          {n.name,
+           fmt::format("linear {}->{}{}", a.in_features, a.out_features, a.bias ? " bias" : ""),
+           false, true, a.in_features, a.out_features});
+    } else if (n.kind == graph::OpKind::Conv2d) {
+      const auto& a = n.attr<graph::Conv2dAttrs>();
+      const bool depthwise =
+          a.groups > 1 && a.groups == a.in_channels && a.out_channels == a.in_channels;
+      const std::string kind = depthwise       ? "dwconv"
+                               : a.groups == 1 ? "conv"
+                                               : fmt::format("conv g{}", a.groups);
+      out.push_back({n.name,
+                     fmt::format("{} {}->{} {}x{} s{}x{} p{}x{} d{}x{}{} in {}x{}", kind,
+                                 a.in_channels, a.out_channels, a.kernel_h, a.kernel_w, a.stride_h,
+                                 a.stride_w, a.pad_h, a.pad_w, a.dilation_h, a.dilation_w,
+                                 a.bias ? " bias" : "", x.at(2), x.at(3)),
+                     depthwise, false, a.in_channels, a.out_channels});
+    }
+  }
+  return out;
+}
+
+graph::Graph layer_model(const graph::Graph& graph, const LutLayer& layer, std::int64_t in,
+                         std::int64_t out) {
+  const graph::Node& n = *graph.find_node(layer.node);
+  graph::GraphBuilder b("layer");
+  if (layer.linear) {
+    const graph::ValueId x = b.input("x", {in});
+    b.output(b.linear(x, out, layer.node, n.attr<graph::LinearAttrs>().bias));
+    return b.finish();
+  }
+  const Shape& s = graph.value(n.inputs.at(0)).shape;
+  graph::Conv2dAttrs a = n.attr<graph::Conv2dAttrs>();
+  a.post = {};
+  a.in_channels = in;
+  a.out_channels = layer.depthwise ? in : out;
+  if (layer.depthwise) a.groups = in;
+  const graph::ValueId x = b.input("x", {in, s.at(2), s.at(3)});
+  b.output(b.conv2d(x, a, layer.node));
+  return b.finish();
+}
+
+void LatencyTable::add(const std::string& key, std::int64_t in, std::int64_t out, double ms) {
+  ms_[{key, in, out}] = ms;
+  if (in != out) off_diagonal_.insert(key);
+  auto& [ins, outs] = grid_[key];
+  if (std::find(ins.begin(), ins.end(), in) == ins.end()) {
+    ins.push_back(in);
+    std::sort(ins.begin(), ins.end());
+  }
+  if (std::find(outs.begin(), outs.end(), out) == outs.end()) {
+    outs.push_back(out);
+    std::sort(outs.begin(), outs.end());
+  }
+}
+
+LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& target,
+                                 backend::Precision precision, const std::filesystem::path& file,
+                                 const backend::MeasureOptions& measure,
+                                 const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  backend::check_usable(backend::parse_backend_spec(target), "--target cpu");
+  LatencyTable t;
+  t.header_ = {target, std::string(backend::precision_name(precision)), graph.name()};
+  for (const LutLayer& layer : lut_layers(graph)) t.keys_[layer.node] = layer.key;
+  // What is already measured (a build that was stopped).
+  if (std::filesystem::exists(file)) {
+    std::ifstream in(file);
+    std::string line;
+    std::getline(in, line);
+    const auto h = nlohmann::json::parse(line, nullptr, false);
+    require(h.is_object() && h.value("format", "") == "telar-lut",
+            "{} exists and is not a latency table; give another --out", file.string());
+    require(h.value("target", "") == target && h.value("precision", "") == t.header_.precision &&
+                h.value("model", "") == graph.name(),
+            "{} holds the table of {} on {} ({}); give another --out to build one for {} on {}",
+            file.string(), h.value("model", ""), h.value("target", ""), h.value("precision", ""),
+            graph.name(), target);
+    std::string kept = h.dump() + "\n";
+    while (std::getline(in, line)) {
+      const auto e = nlohmann::json::parse(line, nullptr, false);
+      if (!e.is_object()) break;  // a line cut by the kill: measured again
+      if (e.contains("rest_ms")) return read(file);
+      t.add(e.at("key").get<std::string>(), e.at("in").get<std::int64_t>(),
+            e.at("out").get<std::int64_t>(), e.at("ms").get<double>());
+      kept += line + "\n";
+    }
+    in.close();
+    std::ofstream(file, std::ios::trunc) << kept;  // without the cut line, to append after
+  } else {
+    std::ofstream out(file);
+    require(static_cast<bool>(out), "cannot write {}", file.string());
+    out << nlohmann::json{{"format", "telar-lut"}, {"version", 1},
+                          {"target", target},      {"precision", t.header_.precision},
+                          {"model", graph.name()}, {"layers", t.keys_}}
+               .dump()
+        << "\n";
+  }
+  // Every entry of every layer, identical layers once.
+  const ChannelGroups groups(graph);
+  std::vector<std::tuple<LutLayer, std::int64_t, std::int64_t>> todo;
+  std::set<std::tuple<std::string, std::int64_t, std::int64_t>> planned;
+  for (const LutLayer& layer : lut_layers(graph)) {
+    const graph::Node& n = *graph.find_node(layer.node);
+    const std::int64_t step = layer.linear ? kLinearStep : kConvStep;
+    const bool in_changes = can_change(groups, n.inputs.at(0));
+    const bool out_changes = can_change(groups, n.outputs.at(0));
+    for (std::int64_t i : grid(layer.in, step, in_changes))
+      for (std::int64_t o :
+           layer.depthwise ? std::vector<std::int64_t>{i} : grid(layer.out, step, out_changes))
+        if (!t.ms_.count({layer.key, i, o}) && planned.insert({layer.key, i, o}).second)
+          todo.emplace_back(layer, i, o);
+  }
+  std::ofstream out(file, std::ios::app);
+  std::int64_t done = 0;
+  for (const auto& [layer, i, o] : todo) {
+    const double ms = median_ms(layer_model(graph, layer, i, o), target, precision, measure);
+    t.add(layer.key, i, o, ms);
+    out << nlohmann::json{{"key", layer.key}, {"in", i}, {"out", o}, {"ms", ms}}.dump() << "\n";
+    out.flush();
+    if (progress) progress(++done, static_cast<std::int64_t>(todo.size()));
+  }
+  // What the layers do not cover, from the whole model.
+  backend::MeasureOptions whole = measure;
+  whole.duration_seconds = std::max(measure.duration_seconds, 0.5);
+  double layers = 0.0;
+  for (const LutLayer& layer : lut_layers(graph))
+    layers += t.layer_ms(layer.key, layer.in, layer.out, LutInterpolation::Exact);
+  t.rest_ms_ = median_ms(graph, target, precision, whole) - layers;
+  out << nlohmann::json{{"rest_ms", t.rest_ms_}}.dump() << "\n";
+  return t;
+}
+
+LatencyTable LatencyTable::read(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  require(static_cast<bool>(in), "{}: no such file (build it with telar lut build)", file.string());
+  LatencyTable t;
+  std::string line;
+  std::getline(in, line);
+  const auto h = nlohmann::json::parse(line, nullptr, false);
+  require(h.is_object() && h.value("format", "") == "telar-lut",
+          "{}: not a latency table of telar lut build", file.string());
+  t.header_ = {h.value("target", ""), h.value("precision", ""), h.value("model", "")};
+  t.keys_ = h.value("layers", std::map<std::string, std::string>{});
+  bool complete = false;
+  while (std::getline(in, line)) {
+    const auto e = nlohmann::json::parse(line, nullptr, false);
+    require(e.is_object(), "{}: a damaged line; build the table again", file.string());
+    if (e.contains("rest_ms")) {
+      t.rest_ms_ = e["rest_ms"].get<double>();
+      complete = true;
+      break;
+    }
+    t.add(e.at("key").get<std::string>(), e.at("in").get<std::int64_t>(),
+          e.at("out").get<std::int64_t>(), e.at("ms").get<double>());
+  }
+  require(complete,
+          "{}: the table is not finished; run telar lut build again with the same "
+          "options to complete it",
+          file.string());
+  return t;
+}
+
+double LatencyTable::layer_ms(const std::string& key, std::int64_t in, std::int64_t out,
+                              LutInterpolation interpolation) const {
+  if (const auto it = ms_.find({key, in, out}); it != ms_.end()) return it->second;
+  const auto g = grid_.find(key);
+  require(g != grid_.end(),
+          "the latency table has no entries for a layer '{}'; build it for this model (telar "
+          "lut build)",
+          key);
+  require(interpolation != LutInterpolation::Exact,
+          "the latency table has no entry for '{}' at {} -> {} channels; use "
+          "--lut-interpolation bilinear",
+          key, in, out);
+  // The grid cell around (in, out), clamped at the grid's edges; a depthwise layer's entries
+  // lie on the diagonal.
+  const auto bracket = [](const std::vector<std::int64_t>& v, std::int64_t q) {
+    auto hi = std::lower_bound(v.begin(), v.end(), q);
+    if (hi == v.end()) return std::make_tuple(v.back(), v.back(), 0.0);
+    if (hi == v.begin() || *hi == q) return std::make_tuple(*hi, *hi, 0.0);
+    const std::int64_t a = *(hi - 1), b = *hi;
+    return std::make_tuple(a, b, static_cast<double>(q - a) / static_cast<double>(b - a));
+  };
+  const auto& [ins, outs] = g->second;
+  const auto [i0, i1, ti] = bracket(ins, in);
+  if (!off_diagonal_.count(key)) {
+    return (1 - ti) * ms_.at({key, i0, i0}) + ti * ms_.at({key, i1, i1});
+  }
+  const auto [o0, o1, to] = bracket(outs, out);
+  const auto at = [&](std::int64_t i, std::int64_t o) {
+    const auto it = ms_.find({key, i, o});
+    require(it != ms_.end(), "the latency table has no entry for '{}' at {} -> {} channels", key, i,
+            o);
+    return it->second;
+  };
+  return (1 - ti) * ((1 - to) * at(i0, o0) + to * at(i0, o1)) +
+         ti * ((1 - to) * at(i1, o0) + to * at(i1, o1));
+}
+
+double LatencyTable::estimate(const graph::Graph& graph, LutInterpolation interpolation) const {
+  double ms = rest_ms_;
+  for (const LutLayer& layer : lut_layers(graph)) {
+    const auto key = keys_.find(layer.node);
+    require(key != keys_.end(),
+            "the latency table (built for {}) has no layer '{}'; build it for this model (telar "
+            "lut build)",
+            header_.model, layer.node);
+    ms += layer_ms(key->second, layer.in, layer.depthwise ? layer.in : layer.out, interpolation);
+  }
+  return ms;
+}
+
+}  // namespace telar::adapt

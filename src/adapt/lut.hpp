@@ -1,0 +1,87 @@
+#pragma once
+// NetAdapt's latency look-up table (seed 003, Algorithms 2 and 3): each Conv2d and Linear of a
+// model measured alone on the target over a grid of its input and output channel counts (conv
+// step 8, FC step 64, depthwise with out = in), identical layers measured once; a model's
+// latency is then the sum of its layers' entries, interpolated between grid points, plus what
+// the layers do not cover (pooling, activations, reorders: measured once on the whole model).
+//
+// The file is text, one JSON object per line: a header (target, precision, model), then one
+// line per measured entry, appended as it is measured, so that a build that is killed resumes
+// where it stopped; the last line holds the whole model's latency.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "backend/measure.hpp"
+#include "graph/graph.hpp"
+
+namespace telar::adapt {
+
+// How entries between grid points are estimated: `exact` (a query off the grid is an error),
+// `bilinear` (on the grid's cell; clamped outside it).
+enum class LutInterpolation : std::uint8_t { Exact, Bilinear };
+std::string_view interpolation_name(LutInterpolation i);
+LutInterpolation parse_interpolation(std::string_view text);
+
+// A Conv2d or Linear of a model as the table keys it: what its latency depends on besides its
+// channel counts, and those counts.
+struct LutLayer {
+  std::string node;  // its name in the model
+  // What it is as built (its channel counts there included: layers alike in all of this share
+  // their entries), e.g. "conv 32->64 3x3 s1x1 p1x1 d1x1 bias in 16x16". A table keeps each
+  // layer's key as the model it was built for had it; a pruned model's layers are found by name.
+  std::string key;
+  bool depthwise = false;
+  bool linear = false;
+  std::int64_t in = 0, out = 0;
+};
+std::vector<LutLayer> lut_layers(const graph::Graph& graph);
+
+// A one-node model of `layer` at `in` and `out` channels (batch first): what an entry measures.
+graph::Graph layer_model(const graph::Graph& graph, const LutLayer& layer, std::int64_t in,
+                         std::int64_t out);
+
+class LatencyTable {
+ public:
+  struct Header {
+    std::string target, precision, model;
+  };
+
+  // Builds (or, where `file` holds part of one for the same target and model, completes) the
+  // table of `graph` and writes it to `file`. `progress(done, total)` after each entry.
+  static LatencyTable build(const graph::Graph& graph, const std::string& target,
+                            backend::Precision precision, const std::filesystem::path& file,
+                            const backend::MeasureOptions& measure,
+                            const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+  // Reads a complete table; throws telar::Error for a missing, damaged or unfinished file.
+  static LatencyTable read(const std::filesystem::path& file);
+
+  const Header& header() const { return header_; }
+  std::size_t entries() const { return ms_.size(); }
+  // The latency of everything but the layers (the whole model less its layers' entries).
+  double rest_ms() const { return rest_ms_; }
+  // The estimated latency of `graph` (a model of the table's, maybe pruned): milliseconds.
+  // Throws telar::Error naming a layer the table has no entries for.
+  double estimate(const graph::Graph& graph, LutInterpolation interpolation) const;
+  // One layer's entry at `in` and `out` channels.
+  double layer_ms(const std::string& key, std::int64_t in, std::int64_t out,
+                  LutInterpolation interpolation) const;
+
+ private:
+  Header header_;
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t>, double> ms_;
+  std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> grid_;
+  std::map<std::string, std::string> keys_;  // by layer name
+  std::set<std::string> off_diagonal_;       // keys with an entry of in != out (not depthwise)
+  double rest_ms_ = 0.0;
+  void add(const std::string& key, std::int64_t in, std::int64_t out, double ms);
+};
+
+}  // namespace telar::adapt

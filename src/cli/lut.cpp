@@ -1,0 +1,125 @@
+// telar lut build | check: NetAdapt's per-layer latency look-up table for a model on a target
+// (adapt/lut.hpp, docs/adapt.md), and how well it predicts whole models.
+#include "adapt/lut.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "adapt/prune.hpp"
+#include "adapt/resource.hpp"
+#include "cli/model_options.hpp"
+#include "cli/trained_model.hpp"
+#include "core/error.hpp"
+#include "core/progress.hpp"
+#include "core/rng.hpp"
+#include "core/statistics.hpp"
+#include "core/threads.hpp"
+
+namespace telar::cli {
+
+int run_lut(const Args& args) {
+  CLI::App app{
+      "NetAdapt's latency look-up table: each Conv2d and Linear of a model measured "
+      "alone on a target over a grid of channel counts (docs/adapt.md).",
+      "lut"};
+  ModelOptions model;
+  std::string checkpoint, target = "cpu", precision = "fp32", out, lut, interpolation = "bilinear";
+  double seconds = 0.05, check_seconds = 0.3;
+  int variants = 10, threads = 0;
+  std::uint64_t seed = 0;
+  bool json = false;
+  auto* build = app.add_subcommand("build", "measure the table of a model on a target into --out");
+  auto* check = app.add_subcommand(
+      "check", "predicted against measured latency of pruned variants of the model");
+  for (auto* a : {build, check}) {
+    model.add_to(*a, "", /*required=*/false);
+    a->add_option("--checkpoint", checkpoint, "the model of a run (telar train or adapt)");
+    add_threads_option(*a, &threads);
+  }
+  build->add_option("--target", target, "where to measure: cpu, cpu:threads=N, cuda:N");
+  add_precision_option(*build, &precision);
+  build->add_option("--out", out, "the table's file (a build that was stopped continues it)")
+      ->required();
+  build->add_option("--measure-seconds", seconds, "timed runs per entry, in seconds (0.05)")
+      ->check(positive_real());
+  check->add_option("--lut", lut, "the table (telar lut build)")->required();
+  check->add_option("--variants", variants, "pruned variants measured (10)")->check(at_least(1));
+  check->add_option("--measure-seconds", check_seconds, "timed runs per variant, in seconds (0.3)")
+      ->check(positive_real());
+  check->add_option("--lut-interpolation", interpolation, "exact or bilinear (default)");
+  check->add_option("--seed", seed, "seed of the variants' channel counts");
+  check->add_flag("--json", json, "print the result as one JSON object on the last line");
+  app.require_subcommand(1);
+  int code = 0;
+  if (!parse(app, args, "lut", &code)) return code;
+  apply_threads(threads);
+  require(model.model.empty() != checkpoint.empty(),
+          "give the model: --model NAME|FILE.onnx or --checkpoint RUN (one of them)");
+  const graph::Graph g =
+      checkpoint.empty() ? model.build() : load_trained_model(checkpoint, "--checkpoint").net;
+
+  if (*build) {
+    const backend::Precision p = backend::parse_precision(precision, "--precision");
+    std::optional<ProgressBar> bar;
+    const adapt::LatencyTable t = adapt::LatencyTable::build(
+        g, target, p, out, {0.02, seconds, 10}, [&](std::int64_t done, std::int64_t total) {
+          if (!bar) bar.emplace("measuring layers", total);
+          bar->update(done);
+        });
+    if (bar) bar->finish();
+    std::cout << fmt::format(
+        "{}: {} entries for {} layers on {} ({}); the rest of the model {:.4f} ms; wrote {}\n",
+        g.name(), t.entries(), adapt::lut_layers(g).size(), target, precision, t.rest_ms(), out);
+    return 0;
+  }
+
+  // check: variants with random channel counts, multiples of 8, in every prunable group.
+  const auto table = std::make_shared<const adapt::LatencyTable>(adapt::LatencyTable::read(lut));
+  const adapt::LutInterpolation mode = adapt::parse_interpolation(interpolation);
+  adapt::ResourceMeter measured(
+      adapt::ResourceKind::Latency, table->header().target,
+      backend::parse_precision(table->header().precision, "the table's precision"),
+      {0.05, check_seconds, 10});
+  const adapt::ChannelGroups groups(g);
+  Rng rng(seed);
+  std::vector<double> errors;
+  nlohmann::json rows = nlohmann::json::array();
+  std::cout << fmt::format("{:>8} {:>12} {:>12} {:>8}\n", "variant", "predicted ms", "measured ms",
+                           "error");
+  for (int v = 0; v < variants; ++v) {
+    std::map<std::string, std::int64_t> counts;
+    for (int gi : groups.prunable()) {
+      const adapt::ChannelGroup& group = groups.groups()[static_cast<std::size_t>(gi)];
+      const std::int64_t steps = group.channels / 8;
+      if (steps < 1) continue;
+      counts[g.node(group.sources.front()).name] =
+          v == 0
+              ? group.channels
+              : 8 * (1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(steps))));
+    }
+    const graph::Graph variant = adapt::with_channel_counts(g, counts);
+    const double predicted = table->estimate(variant, mode);
+    const double ms = measured(variant, graph::ParameterSet::initialize(variant, 0));
+    const double error = (predicted - ms) / ms;
+    errors.push_back(std::fabs(error));
+    std::cout << fmt::format("{:>8} {:>12.4f} {:>12.4f} {:>7.1f}%\n",
+                             v == 0 ? "original" : std::to_string(v), predicted, ms, 100.0 * error);
+    rows.push_back({{"predicted_ms", predicted}, {"measured_ms", ms}, {"error", error}});
+  }
+  const double median = percentile(errors, 0.5);
+  const double within = static_cast<double>(std::count_if(errors.begin(), errors.end(),
+                                                          [](double e) { return e <= 0.1; })) /
+                        static_cast<double>(errors.size());
+  std::cout << fmt::format("median |error| {:.1f}%, {:.0f}% of the variants within ±10%\n",
+                           100.0 * median, 100.0 * within);
+  if (json)
+    print_json({{"median_abs_error", median}, {"within_10_percent", within}, {"variants", rows}});
+  return 0;
+}
+
+}  // namespace telar::cli

@@ -1,0 +1,106 @@
+// The latency look-up table: a table written by hand read back and queried (exact hits,
+// bilinear between grid points and clamped outside, a depthwise layer along its diagonal, the
+// rest added to a model's sum), the layers a model's table covers, and bad tables refused.
+#include "adapt/lut.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "graph/builder.hpp"
+#include "graph/zoo/zoo.hpp"
+
+using namespace telar;
+using namespace telar::adapt;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path write_table(const std::string& name, const std::string& body) {
+  const fs::path file = fs::temp_directory_path() / ("telar_lut_test_" + name + ".lut");
+  std::ofstream(file) << body;
+  return file;
+}
+
+const std::string kHeader =
+    R"({"format":"telar-lut","version":1,"target":"cpu","precision":"fp32","model":"m","layers":{"a":"A","d":"D"}})"
+    "\n";
+
+TEST(LatencyTable, ExactBilinearClampedAndDiagonalQueries) {
+  const fs::path file = write_table("grid", kHeader + R"({"key":"A","in":8,"out":8,"ms":1})"
+                                                      "\n"
+                                                      R"({"key":"A","in":8,"out":16,"ms":2})"
+                                                      "\n"
+                                                      R"({"key":"A","in":16,"out":8,"ms":3})"
+                                                      "\n"
+                                                      R"({"key":"A","in":16,"out":16,"ms":4})"
+                                                      "\n"
+                                                      R"({"key":"D","in":8,"out":8,"ms":10})"
+                                                      "\n"
+                                                      R"({"key":"D","in":16,"out":16,"ms":20})"
+                                                      "\n"
+                                                      R"({"rest_ms":0.5})"
+                                                      "\n");
+  const LatencyTable t = LatencyTable::read(file);
+  EXPECT_EQ(t.entries(), 6u);
+  EXPECT_DOUBLE_EQ(t.rest_ms(), 0.5);
+  EXPECT_DOUBLE_EQ(t.layer_ms("A", 16, 8, LutInterpolation::Exact), 3.0);
+  // (12, 12): the middle of the cell, the mean of its corners; (12, 8) halfway along one edge.
+  EXPECT_DOUBLE_EQ(t.layer_ms("A", 12, 12, LutInterpolation::Bilinear), 2.5);
+  EXPECT_DOUBLE_EQ(t.layer_ms("A", 12, 8, LutInterpolation::Bilinear), 2.0);
+  EXPECT_DOUBLE_EQ(t.layer_ms("A", 10, 14, LutInterpolation::Bilinear),
+                   0.75 * (0.25 * 1 + 0.75 * 2) + 0.25 * (0.25 * 3 + 0.75 * 4));
+  EXPECT_DOUBLE_EQ(t.layer_ms("A", 40, 16, LutInterpolation::Bilinear), 4.0);  // clamped
+  EXPECT_DOUBLE_EQ(t.layer_ms("A", 4, 4, LutInterpolation::Bilinear), 1.0);
+  EXPECT_THROW(t.layer_ms("A", 12, 12, LutInterpolation::Exact), Error);
+  EXPECT_DOUBLE_EQ(t.layer_ms("D", 12, 12, LutInterpolation::Bilinear), 15.0);
+  EXPECT_THROW(t.layer_ms("B", 8, 8, LutInterpolation::Bilinear), Error);
+  EXPECT_EQ(parse_interpolation("exact"), LutInterpolation::Exact);
+  EXPECT_THROW(parse_interpolation("rbf-cubic"), Error);
+  fs::remove(file);
+}
+
+TEST(LatencyTable, UnfinishedForeignAndDamagedFilesAreRefused) {
+  const fs::path unfinished =
+      write_table("unfinished", kHeader + R"({"key":"A","in":8,"out":8,"ms":1})"
+                                          "\n");
+  EXPECT_THROW(LatencyTable::read(unfinished), Error);
+  const fs::path foreign = write_table("foreign", "not a table\n");
+  EXPECT_THROW(LatencyTable::read(foreign), Error);
+  EXPECT_THROW(LatencyTable::read(fs::temp_directory_path() / "telar_lut_none.lut"), Error);
+  fs::remove(unfinished);
+  fs::remove(foreign);
+}
+
+TEST(LatencyTable, TheLayersOfAModelAndTheirOneNodeModels) {
+  graph::zoo::ModelOptions o;
+  o.input = Shape{3, 32, 32};
+  const graph::Graph g = graph::zoo::build("mobilenet_v1:0.5", o);
+  const std::vector<LutLayer> layers = lut_layers(g);
+  // conv0, 13 depthwise and 13 pointwise convolutions, the classifier.
+  ASSERT_EQ(layers.size(), 28u);
+  int depthwise = 0;
+  for (const LutLayer& l : layers) depthwise += l.depthwise;
+  EXPECT_EQ(depthwise, 13);
+  EXPECT_TRUE(layers.back().linear);
+  // pw7 to pw11 are alike (256 -> 256 at 2x2): one key, measured once.
+  const auto key_of = [&](const std::string& node) {
+    for (const LutLayer& l : layers)
+      if (l.node == node) return l.key;
+    return std::string();
+  };
+  EXPECT_EQ(key_of("pw7"), key_of("pw11"));
+  EXPECT_NE(key_of("pw6"), key_of("pw7"));
+  // A one-node model of pw7 at 64 -> 40 channels.
+  for (const LutLayer& l : layers)
+    if (l.node == "pw7") {
+      const graph::Graph m = layer_model(g, l, 64, 40);
+      ASSERT_EQ(m.nodes().size(), 1u);
+      EXPECT_EQ(m.value(m.outputs()[0]).shape[1], 40);
+      EXPECT_EQ(m.value(m.inputs()[0]).shape[1], 64);
+    }
+}
+
+}  // namespace
