@@ -8,11 +8,9 @@
 #include <set>
 
 #include "adapt/channel_groups.hpp"
-#include "backend/inference.hpp"
+#include "adapt/resource.hpp"
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
-#include "core/rng.hpp"
-#include "core/statistics.hpp"
 #include "graph/builder.hpp"
 #include "graph/parameters.hpp"
 
@@ -33,20 +31,11 @@ std::vector<std::int64_t> grid(std::int64_t top, std::int64_t step, bool changes
   return v;
 }
 
+// As an adaptation measures a model (random weights: the latency does not depend on them).
 double median_ms(const graph::Graph& g, const std::string& target, backend::Precision precision,
                  const backend::MeasureOptions& measure) {
-  graph::ParameterSet w = graph::ParameterSet::initialize(g, 0);
-  backend::CompileOptions options;
-  options.precision = precision;
-  auto exe =
-      backend::compile_for_inference(backend::parse_backend_spec(target), g, w, true, options);
-  Shape shape = g.value(g.inputs().at(0)).shape;
-  shape[0] = 1;
-  Tensor x(shape);
-  Rng rng(1);
-  for (float& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
-  return percentile(backend::measure_forward_ms(*exe, std::span<const Tensor>(&x, 1), measure),
-                    0.5);
+  return ResourceMeter(ResourceKind::Latency, target, precision, measure)(
+      g, graph::ParameterSet::initialize(g, 0));
 }
 
 // Whether the channels of `value` can change by pruning (some prunable group among them).
