@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -18,8 +19,13 @@ namespace telar::adapt {
 
 namespace {
 
-inline constexpr EnumNames<LutInterpolation, LutInterpolation::Bilinear> kInterpolationNames{
-    {"exact", "bilinear"}};
+inline constexpr EnumNames<LutInterpolation, LutInterpolation::RbfPrefit> kInterpolationNames{
+    {"exact", "bilinear", "rbf", "rbf-prefit"}};
+
+double cube_of_distance(const std::pair<double, double>& a, double in, double out) {
+  const double r = std::hypot(a.first - in, a.second - out);
+  return r * r * r;
+}
 
 constexpr std::int64_t kConvStep = 8, kLinearStep = 64;
 
@@ -240,6 +246,23 @@ double LatencyTable::layer_ms(const std::string& key, std::int64_t in, std::int6
           "the latency table has no entry for '{}' at {} -> {} channels; use "
           "--lut-interpolation bilinear",
           key, in, out);
+  if (interpolation == LutInterpolation::Rbf || interpolation == LutInterpolation::RbfPrefit) {
+    // rbf fits afresh at every query off the grid, as the reference; rbf-prefit once per layer.
+    Rbf fresh;
+    const Rbf* fitted = &fresh;
+    if (interpolation == LutInterpolation::Rbf) {
+      fresh = fit_rbf(key);
+    } else {
+      auto it = rbf_fits_.find(key);
+      if (it == rbf_fits_.end()) it = rbf_fits_.emplace(key, fit_rbf(key)).first;
+      fitted = &it->second;
+    }
+    double ms = 0.0;
+    for (std::size_t j = 0; j < fitted->points.size(); ++j)
+      ms += fitted->weights[j] *
+            cube_of_distance(fitted->points[j], static_cast<double>(in), static_cast<double>(out));
+    return ms;
+  }
   // The grid cell around (in, out), clamped at the grid's edges; a depthwise layer's entries
   // lie on the diagonal.
   const auto bracket = [](const std::vector<std::int64_t>& v, std::int64_t q) {
@@ -265,6 +288,24 @@ double LatencyTable::layer_ms(const std::string& key, std::int64_t in, std::int6
          ti * ((1 - to) * at(i1, o0) + to * at(i1, o1));
 }
 
+LatencyTable::Rbf LatencyTable::fit_rbf(const std::string& key) const {
+  Rbf f;
+  std::vector<double> values;
+  for (auto it = ms_.lower_bound({key, 0, 0}); it != ms_.end() && std::get<0>(it->first) == key;
+       ++it) {
+    f.points.emplace_back(static_cast<double>(std::get<1>(it->first)),
+                          static_cast<double>(std::get<2>(it->first)));
+    values.push_back(it->second);
+  }
+  const std::size_t n = f.points.size();
+  std::vector<double> a(n * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      a[i * n + j] = cube_of_distance(f.points[i], f.points[j].first, f.points[j].second);
+  f.weights = solve_dense(std::move(a), std::move(values));
+  return f;
+}
+
 double LatencyTable::estimate(const graph::Graph& graph, LutInterpolation interpolation) const {
   double ms = rest_ms_;
   for (const LutLayer& layer : lut_layers(graph)) {
@@ -276,6 +317,35 @@ double LatencyTable::estimate(const graph::Graph& graph, LutInterpolation interp
     ms += layer_ms(key->second, layer.in, layer.depthwise ? layer.in : layer.out, interpolation);
   }
   return ms;
+}
+
+std::vector<double> solve_dense(std::vector<double> a, std::vector<double> b) {
+  const std::size_t n = b.size();
+  require(a.size() == n * n, "internal: a {}-element matrix is not {} x {}", a.size(), n, n);
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t pivot = c;
+    for (std::size_t r = c + 1; r < n; ++r)
+      if (std::fabs(a[r * n + c]) > std::fabs(a[pivot * n + c])) pivot = r;
+    require(a[pivot * n + c] != 0.0, "the interpolation's system is singular (repeated points)");
+    if (pivot != c) {
+      for (std::size_t k = 0; k < n; ++k) std::swap(a[c * n + k], a[pivot * n + k]);
+      std::swap(b[c], b[pivot]);
+    }
+    const double d = a[c * n + c];
+    for (std::size_t r = c + 1; r < n; ++r) {
+      const double f = a[r * n + c] / d;
+      if (f == 0.0) continue;
+      for (std::size_t k = c; k < n; ++k) a[r * n + k] -= f * a[c * n + k];
+      b[r] -= f * b[c];
+    }
+  }
+  std::vector<double> x(n);
+  for (std::size_t i = n; i-- > 0;) {
+    double s = b[i];
+    for (std::size_t k = i + 1; k < n; ++k) s -= a[i * n + k] * x[k];
+    x[i] = s / a[i * n + i];
+  }
+  return x;
 }
 
 }  // namespace telar::adapt

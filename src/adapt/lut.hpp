@@ -25,8 +25,11 @@
 namespace telar::adapt {
 
 // How entries between grid points are estimated: `exact` (a query off the grid is an error),
-// `bilinear` (on the grid's cell; clamped outside it).
-enum class LutInterpolation : std::uint8_t { Exact, Bilinear };
+// `bilinear` (on the grid's cell; clamped outside it), `rbf` (NetAdapt's reference:
+// scipy.interpolate.Rbf(in, out, ms, function='cubic'), φ(r) = r³ and no polynomial term, fitted
+// on all of the layer's points by a dense solve at every query off the grid), `rbf-prefit` (the
+// same fit, made once per layer and kept).
+enum class LutInterpolation : std::uint8_t { Exact, Bilinear, Rbf, RbfPrefit };
 std::string_view interpolation_name(LutInterpolation i);
 LutInterpolation parse_interpolation(std::string_view text);
 
@@ -43,6 +46,10 @@ struct LutLayer {
   std::int64_t in = 0, out = 0;
 };
 std::vector<LutLayer> lut_layers(const graph::Graph& graph);
+
+// Solves the dense system a·x = b (row-major n x n) by LU with partial pivoting; throws
+// telar::Error for a singular one.
+std::vector<double> solve_dense(std::vector<double> a, std::vector<double> b);
 
 // A one-node model of `layer` at `in` and `out` channels (batch first): what an entry measures.
 graph::Graph layer_model(const graph::Graph& graph, const LutLayer& layer, std::int64_t in,
@@ -80,6 +87,13 @@ class LatencyTable {
   std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> grid_;
   std::map<std::string, std::string> keys_;  // by layer name
   std::set<std::string> off_diagonal_;       // keys with an entry of in != out (not depthwise)
+  // A layer's cubic RBF: its points and their weights.
+  struct Rbf {
+    std::vector<std::pair<double, double>> points;
+    std::vector<double> weights;
+  };
+  Rbf fit_rbf(const std::string& key) const;
+  mutable std::map<std::string, Rbf> rbf_fits_;  // rbf-prefit's, by key
   double rest_ms_ = 0.0;
   void add(const std::string& key, std::int64_t in, std::int64_t out, double ms);
 };

@@ -84,7 +84,14 @@ int adapt_command(const Args& args,
                  "--resource latency from this look-up table (telar lut build) instead of "
                  "measuring each candidate");
   app.add_option("--lut-interpolation", lut_interpolation,
-                 "between the table's grid points: bilinear (default) or exact");
+                 "between the table's grid points: bilinear (default), exact, rbf (NetAdapt's "
+                 "cubic RBF, fitted again at every query off the grid) or rbf-prefit (fitted "
+                 "once per layer)");
+  bool reference = false;
+  app.add_flag("--reference", reference,
+               "NetAdapt's original algorithm in full, the baseline of seed 003's speed-ups: "
+               "linear search, every candidate fine-tuned, the table's cubic RBF fitted at every "
+               "miss (--search linear --score finetune --lut-interpolation rbf)");
   app.add_option("--measure-seconds", duration,
                  "--resource latency: timed runs per measurement, in seconds (0.3)")
       ->check(positive_real());
@@ -105,6 +112,14 @@ int adapt_command(const Args& args,
   require(model.model.empty() != checkpoint.empty(),
           "give the network to adapt: --checkpoint RUN (trained by telar train) or --model "
           "NAME|FILE.onnx (one of them)");
+  if (reference) {
+    for (const char* option : {"--search", "--score", "--hybrid", "--lut-interpolation"})
+      require(app.count(option) == 0,
+              "--reference sets {} itself (the original algorithm); leave it out", option);
+    search = "linear";
+    score = "finetune";
+    lut_interpolation = "rbf";
+  }
   o.score = adapt::parse_score(score);
   adapt::check_options(o);
   o.search = adapt::parse_search(search);
@@ -307,6 +322,7 @@ int adapt_command(const Args& args,
                       {"norm", norm},
                       {"lut", lut},
                       {"lut_interpolation", lut_interpolation},
+                      {"reference", reference},
                       {"score", score},
                       {"hybrid", o.hybrid},
                       {"lr", o.lr},

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -58,7 +59,34 @@ TEST(LatencyTable, ExactBilinearClampedAndDiagonalQueries) {
   EXPECT_DOUBLE_EQ(t.layer_ms("D", 12, 12, LutInterpolation::Bilinear), 15.0);
   EXPECT_THROW(t.layer_ms("B", 8, 8, LutInterpolation::Bilinear), Error);
   EXPECT_EQ(parse_interpolation("exact"), LutInterpolation::Exact);
-  EXPECT_THROW(parse_interpolation("rbf-cubic"), Error);
+  EXPECT_THROW(parse_interpolation("spline"), Error);
+  fs::remove(file);
+}
+
+// scipy.interpolate.Rbf(in, out, ms, function='cubic') on two points of a diagonal, (8, 8) -> 0
+// and (16, 16) -> 1, by hand: with d = |p1 - p0| = sqrt(128), the system [[0, d³], [d³, 0]] w =
+// [0, 1] gives w = [1/d³, 0], so f(q) = (|q - p0| / d)³: 1/8 at (12, 12), the midpoint.
+TEST(LatencyTable, CubicRadialBasisFunctionsAsScipysRbf) {
+  const fs::path file = write_table("rbf", kHeader + R"({"key":"D","in":8,"out":8,"ms":0})"
+                                                     "\n"
+                                                     R"({"key":"D","in":16,"out":16,"ms":1})"
+                                                     "\n"
+                                                     R"({"rest_ms":0})"
+                                                     "\n");
+  const LatencyTable t = LatencyTable::read(file);
+  for (LutInterpolation i : {LutInterpolation::Rbf, LutInterpolation::RbfPrefit}) {
+    EXPECT_NEAR(t.layer_ms("D", 12, 12, i), 0.125, 1e-12);
+    EXPECT_NEAR(t.layer_ms("D", 16, 16, i), 1.0, 1e-12);  // a point of the table: its entry
+    EXPECT_NEAR(t.layer_ms("D", 10, 14, i), std::pow(std::hypot(2.0, 6.0) / std::sqrt(128.0), 3),
+                1e-12);
+  }
+  EXPECT_EQ(parse_interpolation("rbf-prefit"), LutInterpolation::RbfPrefit);
+  // The dense solver on a system that needs pivoting: x = [1, 2, 3].
+  const std::vector<double> x = solve_dense({0, 2, 1, 1, 0, 0, 3, 1, 1}, {7, 1, 8});
+  EXPECT_NEAR(x[0], 1.0, 1e-12);
+  EXPECT_NEAR(x[1], 2.0, 1e-12);
+  EXPECT_NEAR(x[2], 3.0, 1e-12);
+  EXPECT_THROW(solve_dense({1, 2, 2, 4}, {1, 2}), Error);
   fs::remove(file);
 }
 

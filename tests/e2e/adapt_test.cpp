@@ -237,6 +237,17 @@ TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   const auto j = last_json(a.out);
   EXPECT_EQ(j["unit"], "ms");
   EXPECT_LT(j["adapted_resource"].get<double>(), j["original_resource"].get<double>());
+  // The original algorithm: linear search, every candidate fine-tuned, RBF refitted per miss.
+  auto ref = run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
+                        "--reference", "--budget", "0.8", "--delta", "0.2", "--max-iterations",
+                        "1", "--short-term-iterations", "2", "--batch-size", "32", "--out",
+                        root + "/reference", "--json"});
+  ASSERT_EQ(ref.status, 0) << ref.err;
+  EXPECT_LT(last_json(ref.out)["adapted_resource"].get<double>(),
+            last_json(ref.out)["original_resource"].get<double>());
+  expect_refused(run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
+                            "--reference", "--search", "bisection", "--out", root + "/no"}),
+                 "--reference sets --search");
   expect_refused(run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
                             "--target", "sim:configs/tpu_16_16_pes.cfg", "--out", root + "/no"}),
                  "built on cpu");
