@@ -3,6 +3,7 @@
 // reduction against the original's there, and each network's size reduction (docs/adapt.md).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -29,8 +30,19 @@ struct TargetText {
   std::string label;
 };
 
+// A target as the table labels it: a sim target by its file's name without the folders and
+// extension ("sim:maeri_256mses_128_bw").
+std::string short_label(const std::string& text) {
+  const auto sim = text.find("sim:");
+  if (sim == std::string::npos) return text;
+  const auto end = text.find_first_of(" ,", sim);
+  const std::string path = text.substr(sim + 4, end == std::string::npos ? end : end - sim - 4);
+  return text.substr(0, sim) + "sim:" + std::filesystem::path(path).stem().string() +
+         (end == std::string::npos ? "" : text.substr(end));
+}
+
 TargetText parse_target(const std::string& text) {
-  TargetText t{text, backend::Precision::FP32, text};
+  TargetText t{text, backend::Precision::FP32, short_label(text)};
   const auto at = text.find("precision=");
   if (at == std::string::npos) return t;
   require(at > 0 && (text[at - 1] == ':' || text[at - 1] == ','),
@@ -114,18 +126,15 @@ int run_crosseval(const Args& args) {
               run, key, m.config.value(key, nlohmann::json()).dump(),
               first_config.value(key, nlohmann::json()).dump());
     const std::string label =
-        fmt::format("adapted for {}", m.config.value("adapted_for", std::string("?")));
+        fmt::format("adapted for {}", short_label(m.config.value("adapted_for", std::string("?"))));
     networks.push_back({label, std::move(m.net), std::move(m.weights), 0});
   }
   for (Network& n : networks) n.bytes = weight_bytes(n.weights);
   std::vector<TargetText> target_texts;
   for (const std::string& t : targets) target_texts.push_back(parse_target(t));
-  // Compiled for every target now, so an unusable one fails before any measurement.
-  std::vector<std::vector<BenchTarget>> compiled(target_texts.size());
-  for (std::size_t t = 0; t < target_texts.size(); ++t)
-    for (Network& n : networks)
-      compiled[t].push_back(
-          compile_target(target_texts[t].backend, target_texts[t].precision, n.graph, n.weights));
+  // Every target compiled once now, so an unusable one fails before any measurement.
+  for (const TargetText& t : target_texts)
+    compile_target(t.backend, t.precision, networks.front().graph, networks.front().weights);
   std::optional<report::RunDirectory> dir;
   if (!out.empty()) dir.emplace(out, report::reuse_for(overwrite));
 
@@ -136,17 +145,25 @@ int run_crosseval(const Args& args) {
   std::cout << fmt::format("{} networks on {} targets, batch 1, {} threads, load {:.2f}\n",
                            networks.size(), target_texts.size(), compute_threads(),
                            load_average().value_or(-1.0));
+  // One executable alive at a time, as telar bench measures: several compiled side by side
+  // disturbed each other's timings of small models here (identical networks 40% apart).
   for (std::size_t t = 0; t < target_texts.size(); ++t)
-    for (std::size_t n = 0; n < networks.size(); ++n)
-      latency[t].push_back(measure_target(compiled[t][n], x, 1, measure, clock_ghz).latency.median);
+    for (Network& n : networks) {
+      BenchTarget compiled =
+          compile_target(target_texts[t].backend, target_texts[t].precision, n.graph, n.weights);
+      latency[t].push_back(measure_target(compiled, x, 1, measure, clock_ghz).latency.median);
+    }
 
   // The table: rows the executing target, columns the networks; a cell is the reduction of the
   // network's latency there against the original's (the first column: the original's latency).
   std::size_t width = 10;
   for (const TargetText& t : target_texts) width = std::max(width, t.label.size());
   std::string header = fmt::format("{:<{}} {:>14}", "target", width, "original ms");
-  for (std::size_t n = 1; n < networks.size(); ++n)
-    header += fmt::format(" {:>24}", networks[n].label);
+  std::vector<std::size_t> column(networks.size(), 14);
+  for (std::size_t n = 1; n < networks.size(); ++n) {
+    column[n] = std::max<std::size_t>(14, networks[n].label.size());
+    header += fmt::format(" {:>{}}", networks[n].label, column[n]);
+  }
   std::cout << header << "\n";
   std::string csv = "target,network,latency_ms,original_ms,latency_reduction_pct\n";
   nlohmann::json cells = nlohmann::json::array();
@@ -155,7 +172,7 @@ int run_crosseval(const Args& args) {
     std::string row = fmt::format("{:<{}} {:>14.4f}", target_texts[t].label, width, base);
     for (std::size_t n = 1; n < networks.size(); ++n) {
       const double reduction = 100.0 * (1.0 - latency[t][n] / base);
-      row += fmt::format(" {:>23.1f}%", reduction);
+      row += fmt::format(" {:>{}.1f}%", reduction, column[n] - 1);
       csv += fmt::format("{},{},{:.6g},{:.6g},{:.3f}\n", target_texts[t].label, networks[n].label,
                          latency[t][n], base, reduction);
       cells.push_back({{"target", target_texts[t].label},
@@ -172,7 +189,9 @@ int run_crosseval(const Args& args) {
   for (std::size_t n = 1; n < networks.size(); ++n) {
     const double reduction = 100.0 * (1.0 - static_cast<double>(networks[n].bytes) /
                                                 static_cast<double>(networks[0].bytes));
-    std::cout << fmt::format(" {:>14.2f} ({:>5.1f}%)", networks[n].bytes / 1048576.0, reduction);
+    std::cout << fmt::format(
+        " {:>{}}", fmt::format("{:.2f} ({:.1f}%)", networks[n].bytes / 1048576.0, reduction),
+        column[n]);
     sizes.push_back({{"network", networks[n].label},
                      {"parameters", networks[n].graph.parameter_count()},
                      {"mib", networks[n].bytes / 1048576.0},
