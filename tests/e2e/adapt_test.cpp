@@ -143,7 +143,7 @@ TEST(AdaptCli, CrossEvaluationOfNetworksAdaptedForDifferentTargets) {
   ASSERT_EQ(j["cells"].size(), 4u);  // 2 targets x 2 networks
   int simulated = 0;
   for (const auto& cell : j["cells"]) {
-    if (cell["target"] != "sim:configs/tpu_16_16_pes.cfg" || cell["network"] != "adapted for macs")
+    if (cell["target"] != "sim:tpu_16_16_pes" || cell["network"] != "adapted for macs")
       continue;
     ++simulated;
     EXPECT_GT(cell["latency_reduction_pct"].get<double>(), 0.0) << cell.dump();
