@@ -136,15 +136,15 @@ TEST(AdaptCli, CrossEvaluationOfNetworksAdaptedForDifferentTargets) {
   const auto macs = adapt("macs", {"--resource", "macs"});
   adapt("cpu", {"--measure-seconds", "0.05"});
   const std::string runs = root + "/macs," + root + "/cpu";
-  auto r = run_telar({"crosseval", "--runs", runs, "--targets", "cpu,sim:configs/tpu_16_16_pes.cfg",
-                      "--duration", "0.1", "--out", root + "/x", "--json"});
+  const std::string tpu = std::string("sim:") + TELAR_SOURCE_DIR + "/configs/tpu_16_16_pes.cfg";
+  auto r = run_telar({"crosseval", "--runs", runs, "--targets", "cpu," + tpu, "--duration", "0.1",
+                      "--out", root + "/x", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = last_json(r.out);
   ASSERT_EQ(j["cells"].size(), 4u);  // 2 targets x 2 networks
   int simulated = 0;
   for (const auto& cell : j["cells"]) {
-    if (cell["target"] != "sim:tpu_16_16_pes" || cell["network"] != "adapted for macs")
-      continue;
+    if (cell["target"] != "sim:tpu_16_16_pes" || cell["network"] != "adapted for macs") continue;
     ++simulated;
     EXPECT_GT(cell["latency_reduction_pct"].get<double>(), 0.0) << cell.dump();
   }
@@ -167,11 +167,11 @@ TEST(AdaptCli, CrossEvaluationOfNetworksAdaptedForDifferentTargets) {
 TEST(AdaptCli, AResumedRunEndsWhereAnUninterruptedOneDoes) {
   const std::string root = fresh_temp_dir("adapt-resume");
   const auto args = [&](const std::string& out, const std::string& iterations) {
-    return std::vector<std::string>{"adapt", "--checkpoint", trained_run(), "--data", kData,
-                                    "--resource", "macs", "--budget", "0.5", "--delta", "0.1",
-                                    "--short-term-iterations", "3", "--batch-size", "32",
-                                    "--threads", "1", "--max-iterations", iterations, "--out",
-                                    out, "--json"};
+    return std::vector<std::string>{
+        "adapt",    "--checkpoint", trained_run(), "--data",    kData, "--resource",
+        "macs",     "--budget",     "0.5",         "--delta",   "0.1", "--short-term-iterations",
+        "3",        "--batch-size", "32",          "--threads", "1",   "--max-iterations",
+        iterations, "--out",        out,           "--json"};
   };
   auto whole = run_telar(args(root + "/whole", "8"));
   ASSERT_EQ(whole.status, 0) << whole.err;
@@ -182,8 +182,8 @@ TEST(AdaptCli, AResumedRunEndsWhereAnUninterruptedOneDoes) {
   expect_refused(run_telar({"adapt", "--resume", root + "/part", "--budget", "0.4"}),
                  "give only --resume");
   expect_refused(run_telar({"adapt", "--resume", trained_run()}), "adapt_state.json");
-  auto resumed = run_telar({"adapt", "--resume", root + "/part", "--max-iterations", "8",
-                            "--json"});
+  auto resumed =
+      run_telar({"adapt", "--resume", root + "/part", "--max-iterations", "8", "--json"});
   ASSERT_EQ(resumed.status, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("resuming"), std::string::npos);
   const auto a = last_json(whole.out), b = last_json(resumed.out);
@@ -207,8 +207,8 @@ std::vector<std::string> lines_of(const fs::path& file) {
 TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   const std::string root = fresh_temp_dir("lut");
   const std::string lut = root + "/cnn.lut";
-  const std::vector<std::string> build = {"lut", "build", "--checkpoint", trained_run(), "--out",
-                                          lut, "--measure-seconds", "0.005"};
+  const std::vector<std::string> build = {"lut",   "build", "--checkpoint",      trained_run(),
+                                          "--out", lut,     "--measure-seconds", "0.005"};
   auto b = run_telar(build);
   ASSERT_EQ(b.status, 0) << b.err;
   const std::vector<std::string> whole = lines_of(lut);
@@ -223,34 +223,69 @@ TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   b = run_telar(build);
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_EQ(lines_of(lut).size(), whole.size());
-  auto c = run_telar({"lut", "check", "--checkpoint", trained_run(), "--lut", lut, "--variants",
-                      "3", "--json"});
+  auto c = run_telar(
+      {"lut", "check", "--checkpoint", trained_run(), "--lut", lut, "--variants", "3", "--json"});
   ASSERT_EQ(c.status, 0) << c.err;
   const auto check = last_json(c.out);
   EXPECT_EQ(check["variants"].size(), 3u);
   EXPECT_GE(check["median_abs_error"].get<double>(), 0.0);
-  auto a = run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
-                      "--budget", "0.8", "--delta", "0.2", "--max-iterations", "2",
-                      "--short-term-iterations", "2", "--batch-size", "32", "--out",
-                      root + "/adapted", "--json"});
+  auto a = run_telar({"adapt",
+                      "--checkpoint",
+                      trained_run(),
+                      "--data",
+                      kData,
+                      "--lut",
+                      lut,
+                      "--budget",
+                      "0.8",
+                      "--delta",
+                      "0.2",
+                      "--max-iterations",
+                      "2",
+                      "--short-term-iterations",
+                      "2",
+                      "--batch-size",
+                      "32",
+                      "--out",
+                      root + "/adapted",
+                      "--json"});
   ASSERT_EQ(a.status, 0) << a.err;
   const auto j = last_json(a.out);
   EXPECT_EQ(j["unit"], "ms");
   EXPECT_LT(j["adapted_resource"].get<double>(), j["original_resource"].get<double>());
   // The original algorithm: linear search, every candidate fine-tuned, RBF refitted per miss.
-  auto ref = run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
-                        "--reference", "--budget", "0.8", "--delta", "0.2", "--max-iterations",
-                        "1", "--short-term-iterations", "2", "--batch-size", "32", "--out",
-                        root + "/reference", "--json"});
+  auto ref = run_telar({"adapt",
+                        "--checkpoint",
+                        trained_run(),
+                        "--data",
+                        kData,
+                        "--lut",
+                        lut,
+                        "--reference",
+                        "--budget",
+                        "0.8",
+                        "--delta",
+                        "0.2",
+                        "--max-iterations",
+                        "1",
+                        "--short-term-iterations",
+                        "2",
+                        "--batch-size",
+                        "32",
+                        "--out",
+                        root + "/reference",
+                        "--json"});
   ASSERT_EQ(ref.status, 0) << ref.err;
   EXPECT_LT(last_json(ref.out)["adapted_resource"].get<double>(),
             last_json(ref.out)["original_resource"].get<double>());
   expect_refused(run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
                             "--reference", "--search", "bisection", "--out", root + "/no"}),
                  "--reference sets --search");
-  expect_refused(run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
-                            "--target", "sim:configs/tpu_16_16_pes.cfg", "--out", root + "/no"}),
-                 "built on cpu");
+  expect_refused(
+      run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut, "--target",
+                 std::string("sim:") + TELAR_SOURCE_DIR + "/configs/tpu_16_16_pes.cfg", "--out",
+                 root + "/no"}),
+      "built on cpu");
   expect_refused(run_telar({"adapt", "--checkpoint", trained_run(), "--data", kData, "--lut", lut,
                             "--resource", "macs", "--out", root + "/no"}),
                  "--lut gives latencies");
