@@ -46,6 +46,10 @@ int adapt_command(const Args& args,
   DataOptions data;
   data.validation = "0.1";
   data.add_to(app);
+  app.get_option("--validation")
+      ->description(
+          "the part of the training set held out to evaluate candidates on: a fraction (0.1, "
+          "the default) or a count (5000); fine-tuning draws from the rest");
   adapt::NetAdaptOptions o;
   double duration = 0.3;
   int threads = 0;
