@@ -23,9 +23,9 @@ double seconds_since(std::int64_t start_ns) {
   return static_cast<double>(now_ns() - start_ns) * 1e-9;
 }
 
-// Fine-tunes `weights` of `model` in place for `batches` batches (SGD with momentum 0.9 and
-// weight decay 1e-4, the reference's) over `indices` of `data`, in epochs of the loader's order
-// from `seed`; then returns the accuracy on `held_out` of `data`.
+// Fine-tuning and evaluation of candidates: `fine_tune` trains `weights` of `model` in place
+// (SGD with momentum 0.9 and weight decay 1e-4, the reference's) on the fine-tuning samples, in
+// the loader's order from `seed`; `accuracy` evaluates a model on samples of a data set.
 class FineTuner {
  public:
   FineTuner(graph::LossKind loss, const AdaptData& data, const NetAdaptOptions& options)
@@ -40,7 +40,7 @@ class FineTuner {
                              {options_.batch_size, true, false, seed});
     train::TrainerOptions to;
     if (batches > 0) {
-      // Whole epochs of at most `batches` in all, split evenly.
+      // `batches` in all, split evenly over whole epochs (rounded up).
       const std::int64_t per_epoch = loader.batches_per_epoch();
       to.epochs = static_cast<int>((batches + per_epoch - 1) / per_epoch);
       to.limit_batches = (batches + to.epochs - 1) / to.epochs;
