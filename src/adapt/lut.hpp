@@ -47,7 +47,8 @@ struct LutLayer {
 };
 std::vector<LutLayer> lut_layers(const graph::Graph& graph);
 
-// Solves the dense system a·x = b (row-major n x n) by LU with partial pivoting; throws
+// Solves the dense system a·x = b (row-major n x n) by LU with partial pivoting (LAPACK's, as
+// scipy's solver: the reference's refits are not to be slowed by a lesser one); throws
 // telar::Error for a singular one.
 std::vector<double> solve_dense(std::vector<double> a, std::vector<double> b);
 
@@ -87,10 +88,9 @@ class LatencyTable {
   std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> grid_;
   std::map<std::string, std::string> keys_;  // by layer name
   std::set<std::string> off_diagonal_;       // keys with an entry of in != out (not depthwise)
-  // A layer's cubic RBF: its points and their weights.
+  // A layer's cubic RBF: its points (input and output channel counts) and their weights.
   struct Rbf {
-    std::vector<std::pair<double, double>> points;
-    std::vector<double> weights;
+    std::vector<double> ins, outs, weights;
   };
   Rbf fit_rbf(const std::string& key) const;
   mutable std::map<std::string, Rbf> rbf_fits_;  // rbf-prefit's, by key
