@@ -9,6 +9,7 @@
 #include <set>
 
 #include "adapt/channel_groups.hpp"
+#include "adapt/dense_lu.hpp"
 #include "adapt/resource.hpp"
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
@@ -47,13 +48,6 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) double rbf_sum(cons
   for (double s : sum) total += s;
   return total;
 }
-
-// LAPACK (OpenBLAS): LU with partial pivoting, and the solve with its factors.
-extern "C" void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv,
-                        int* info);
-extern "C" void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a,
-                        const int* lda, const int* ipiv, double* b, const int* ldb, int* info,
-                        std::size_t trans_len);
 
 constexpr std::int64_t kConvStep = 8, kLinearStep = 64;
 
@@ -342,25 +336,6 @@ double LatencyTable::estimate(const graph::Graph& graph, LutInterpolation interp
     ms += layer_ms(key->second, layer.in, layer.depthwise ? layer.in : layer.out, interpolation);
   }
   return ms;
-}
-
-std::vector<double> solve_dense(std::vector<double> a, std::vector<double> b) {
-  const std::size_t size = b.size();
-  require(a.size() == size * size, "internal: a {}-element matrix is not {} x {}", a.size(), size,
-          size);
-  require(size <= 46340, "internal: a {} x {} system is too large to solve", size, size);
-  if (size == 0) return b;
-  // LAPACK reads the row-major matrix as its transpose: factor Aᵀ, then solve (Aᵀ)ᵀ·x = b.
-  const int n = static_cast<int>(size), one = 1;
-  std::vector<int> pivots(size);
-  int info = 0;
-  dgetrf_(&n, &n, a.data(), &n, pivots.data(), &info);
-  require(info >= 0, "internal: LAPACK dgetrf rejected argument {}", -info);
-  require(info == 0, "the interpolation's system is singular (repeated points)");
-  const char trans = 'T';
-  dgetrs_(&trans, &n, &one, a.data(), &n, pivots.data(), b.data(), &n, &info, 1);
-  require(info == 0, "internal: LAPACK dgetrs rejected argument {}", -info);
-  return b;
 }
 
 }  // namespace telar::adapt

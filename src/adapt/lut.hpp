@@ -47,11 +47,6 @@ struct LutLayer {
 };
 std::vector<LutLayer> lut_layers(const graph::Graph& graph);
 
-// Solves the dense system a·x = b (row-major n x n) by LU with partial pivoting (LAPACK's, as
-// scipy's solver: the reference's refits are not to be slowed by a lesser one); throws
-// telar::Error for a singular one.
-std::vector<double> solve_dense(std::vector<double> a, std::vector<double> b);
-
 // A one-node model of `layer` at `in` and `out` channels (batch first): what an entry measures.
 graph::Graph layer_model(const graph::Graph& graph, const LutLayer& layer, std::int64_t in,
                          std::int64_t out);

@@ -4,16 +4,18 @@
 #include <limits>
 #include <vector>
 
+#include "adapt/dense_lu.hpp"
 #include "backend/backend.hpp"
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
+#include "optimize/rewriter.hpp"
 
 namespace telar::adapt {
 
 namespace {
 
 inline constexpr EnumNames<CandidateScore, CandidateScore::Params> kScoreNames{
-    {"finetune", "naswot", "grad-norm", "params"}};
+    {"finetune", "naswot", "grad-norm", "synflow", "params"}};
 
 bool is_rectifier(graph::OpKind kind) {
   return kind == graph::OpKind::ReLU || kind == graph::OpKind::ReLU6;
@@ -73,6 +75,48 @@ double grad_norm(const graph::Graph& model, const graph::ParameterSet& weights,
   return sum;
 }
 
+double synflow(const graph::Graph& model, const graph::ParameterSet& weights,
+               const Tensor& images) {
+  // BatchNorm and Dropout left out (the proxy's networks have neither), every parameter its
+  // magnitude.
+  optimize::GraphRewriter r(model, weights);
+  for (const graph::Node& n : model.nodes()) {
+    if (n.kind == graph::OpKind::BatchNorm2d || n.kind == graph::OpKind::Dropout)
+      r.redirect(n.outputs.at(0), r.map(n.inputs.at(0)));
+    else
+      r.copy(n);
+  }
+  optimize::Rewritten linear = r.finish(0);
+  for (graph::ValueId id : linear.graph.parameters())
+    for (float& v : linear.params.at(id).span<float>()) v = std::fabs(v);
+  auto exe = backend::compile(backend::parse_backend_spec("cpu"), linear.graph, linear.params);
+  // One sample of ones; R = the sum of the outputs, so each output's gradient is ones.
+  Shape sample = images.shape();
+  sample[0] = 1;
+  Tensor ones(sample);
+  for (float& v : ones.span<float>()) v = 1.0f;
+  exe->forward(std::span<const Tensor>(&ones, 1), backend::Mode::Train);
+  std::vector<Tensor> grads;
+  for (std::size_t o = 0; o < linear.graph.outputs().size(); ++o) {
+    Tensor g(exe->output(o).shape());
+    for (float& v : g.span<float>()) v = 1.0f;
+    grads.push_back(std::move(g));
+  }
+  exe->backward(grads);
+  double sum = 0.0;
+  for (graph::ValueId id : linear.graph.parameters()) {
+    const auto theta = linear.params.at(id).span<float>();
+    const auto grad = exe->gradients().at(id).span<float>();
+    for (std::size_t i = 0; i < theta.size(); ++i)
+      sum += static_cast<double>(theta[i]) * static_cast<double>(grad[i]);
+  }
+  require(std::isfinite(sum) && sum > 0.0,
+          "--score synflow is {} on {} (its products over the layers leave float's range); use "
+          "--score naswot",
+          sum, model.name());
+  return std::log(sum);
+}
+
 }  // namespace
 
 std::string_view score_name(CandidateScore score) {
@@ -92,32 +136,14 @@ double training_free_score(CandidateScore score, const graph::Graph& model,
       return naswot(model, weights, images);
     case CandidateScore::GradNorm:
       return grad_norm(model, weights, loss, images, labels);
+    case CandidateScore::Synflow:
+      return synflow(model, weights, images);
     case CandidateScore::Params:
       return static_cast<double>(model.parameter_count());
     case CandidateScore::FineTune:
       break;
   }
   fail("internal: {} is not a training-free score", score_name(score));
-}
-
-double log_abs_determinant(std::vector<double> a, std::size_t n) {
-  double log_det = 0.0;
-  for (std::size_t c = 0; c < n; ++c) {
-    std::size_t pivot = c;
-    for (std::size_t r = c + 1; r < n; ++r)
-      if (std::fabs(a[r * n + c]) > std::fabs(a[pivot * n + c])) pivot = r;
-    if (a[pivot * n + c] == 0.0) return -std::numeric_limits<double>::infinity();
-    if (pivot != c)
-      for (std::size_t k = 0; k < n; ++k) std::swap(a[c * n + k], a[pivot * n + k]);
-    const double d = a[c * n + c];
-    log_det += std::log(std::fabs(d));
-    for (std::size_t r = c + 1; r < n; ++r) {
-      const double f = a[r * n + c] / d;
-      if (f == 0.0) continue;
-      for (std::size_t k = c; k < n; ++k) a[r * n + k] -= f * a[c * n + k];
-    }
-  }
-  return log_det;
 }
 
 }  // namespace telar::adapt

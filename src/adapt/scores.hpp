@@ -6,6 +6,10 @@
 //              log |det K| (networks that tell inputs apart score higher).
 //   grad-norm  Abdelfattah et al. 2021: the sum over parameters of the L2 norm of the loss's
 //              gradient on one batch.
+//   synflow    Tanaka et al. 2020 (a zero-cost proxy in Abdelfattah et al. 2021): every parameter
+//              replaced by its magnitude, BatchNorm and Dropout left out, one all-ones sample
+//              through; R is the sum of the outputs, the score Σ θ·∂R/∂θ over every parameter,
+//              as its natural log (it grows as a product over the layers). Data-free.
 //   params     the candidate's parameter count (the least pruned wins).
 #include <cstdint>
 #include <string_view>
@@ -19,17 +23,14 @@
 namespace telar::adapt {
 
 // finetune: NetAdapt's own choice by accuracy after a short-term fine-tune.
-enum class CandidateScore : std::uint8_t { FineTune, Naswot, GradNorm, Params };
-std::string_view score_name(CandidateScore score);  // "finetune", "naswot", "grad-norm", "params"
+enum class CandidateScore : std::uint8_t { FineTune, Naswot, GradNorm, Synflow, Params };
+// "finetune", "naswot", "grad-norm", "synflow", "params"
+std::string_view score_name(CandidateScore score);
 CandidateScore parse_score(std::string_view text);
 
 // The score of a model (its weights as they are) on one batch of `images` and `labels`.
 double training_free_score(CandidateScore score, const graph::Graph& model,
                            const graph::ParameterSet& weights, graph::LossKind loss,
                            const Tensor& images, const Tensor& labels);
-
-// log |det K| of a symmetric matrix (row-major, n x n) by LU with partial pivoting; -infinity
-// for a singular one.
-double log_abs_determinant(std::vector<double> matrix, std::size_t n);
 
 }  // namespace telar::adapt

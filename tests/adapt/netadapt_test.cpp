@@ -186,28 +186,32 @@ TEST(NetAdapt, ParametersAsTheResourceAndLinearSearchGiveTheSameModelAsBisection
 TEST(NetAdapt, AHybridChoosesItsFirstIterationsByTheHighestScoreWithoutFineTuning) {
   Fixture f = small_cnn();
   const ResourceMeter macs(ResourceKind::Macs);
-  NetAdaptOptions o = quick(0.5);
-  o.score = CandidateScore::Naswot;
-  o.hybrid = 50;
-  const int by_score = score_iterations(o);
-  ASSERT_GE(by_score, 1);
-  const AdaptResult r =
-      net_adapt(f.model, f.weights, graph::LossKind::CrossEntropy, f.data, macs, o);
-  ASSERT_TRUE(r.budget_met) << r.stopped;
-  for (const Iteration& it : r.iterations) {
-    EXPECT_EQ(it.by_score, it.index < by_score);
-    ASSERT_GE(it.chosen, 0);
-    if (!it.by_score) continue;
-    double best = -std::numeric_limits<double>::infinity();
-    for (const Candidate& c : it.candidates) {
-      if (c.channels_after == 0) continue;
-      EXPECT_EQ(c.fine_tune_seconds, 0.0) << "a scored candidate is not fine-tuned";
-      EXPECT_TRUE(std::isnan(c.accuracy));
-      best = std::max(best, c.score);
+  for (CandidateScore score : {CandidateScore::Naswot, CandidateScore::Synflow}) {
+    SCOPED_TRACE(score_name(score));
+    NetAdaptOptions o = quick(0.5);
+    o.score = score;
+    o.hybrid = 50;
+    const int by_score = score_iterations(o);
+    ASSERT_GE(by_score, 1);
+    const AdaptResult r =
+        net_adapt(f.model, f.weights, graph::LossKind::CrossEntropy, f.data, macs, o);
+    ASSERT_TRUE(r.budget_met) << r.stopped;
+    for (const Iteration& it : r.iterations) {
+      EXPECT_EQ(it.by_score, it.index < by_score);
+      ASSERT_GE(it.chosen, 0);
+      if (!it.by_score) continue;
+      double best = -std::numeric_limits<double>::infinity();
+      for (const Candidate& c : it.candidates) {
+        if (c.channels_after == 0) continue;
+        EXPECT_EQ(c.fine_tune_seconds, 0.0) << "a scored candidate is not fine-tuned";
+        EXPECT_TRUE(std::isnan(c.accuracy));
+        EXPECT_TRUE(std::isfinite(c.score));
+        best = std::max(best, c.score);
+      }
+      EXPECT_EQ(it.candidates[static_cast<std::size_t>(it.chosen)].score, best);
     }
-    EXPECT_EQ(it.candidates[static_cast<std::size_t>(it.chosen)].score, best);
+    EXPECT_TRUE(std::isfinite(r.adapted.accuracy));
   }
-  EXPECT_TRUE(std::isfinite(r.adapted.accuracy));
 }
 
 TEST(NetAdapt, DivergingCandidatesAreDroppedAndBadOptionsRefused) {

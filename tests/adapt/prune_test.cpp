@@ -16,8 +16,8 @@
 #include "core/error.hpp"
 #include "graph/builder.hpp"
 #include "graph/zoo/zoo.hpp"
-#include "train/model_fingerprint.hpp"
 #include "prune_test_util.hpp"
+#include "train/model_fingerprint.hpp"
 
 using namespace telar;
 using namespace telar::graph;

@@ -18,13 +18,6 @@ using namespace telar::adapt;
 
 namespace {
 
-TEST(Scores, LogAbsDeterminantByHand) {
-  EXPECT_NEAR(log_abs_determinant({2, 1, 1, 3}, 2), std::log(5.0), 1e-12);
-  // A row swap is needed (zero first pivot); det = -4.
-  EXPECT_NEAR(log_abs_determinant({0, 1, 0, 1, 0, 0, 0, 0, 4}, 3), std::log(4.0), 1e-12);
-  EXPECT_EQ(log_abs_determinant({1, 2, 2, 4}, 2), -std::numeric_limits<double>::infinity());
-}
-
 // x[N,2] -> ReLU -> Linear(2 -> 2): the output.
 graph::Graph relu_then_linear() {
   graph::GraphBuilder b("tiny");
@@ -82,6 +75,70 @@ TEST(Scores, GradNormIsTheSumOfEachParametersGradientNormByFiniteDifferences) {
     expected += std::sqrt(sq);
   }
   EXPECT_NEAR(score, expected, 1e-3 * expected);
+}
+
+// Sets a parameter of node `name` (input `index`: 1 the weight, 2 the bias) to `values`.
+void set(const graph::Graph& g, graph::ParameterSet& w, const std::string& name, std::size_t index,
+         const std::vector<float>& values) {
+  const auto v = w.at(g.find_node(name)->inputs.at(index)).span<float>();
+  ASSERT_EQ(v.size(), values.size());
+  std::copy(values.begin(), values.end(), v.begin());
+}
+
+TEST(Scores, SynflowByHandOnTwoLinearLayers) {
+  // x[N,2] -> fc1 (2 -> 2) -> ReLU -> Dropout -> fc2 (2 -> 1). With every parameter its
+  // magnitude and x = (1, 1): h_j = Σ_k |W_jk| + |b_j| (positive, so the ReLU passes it),
+  // y = Σ_j |V_j| h_j + |c|. θ·∂y/∂θ summed: Σ_j |V_j| h_j over V, |c| over c, and
+  // Σ_j |V_j| (Σ_k |W_jk| + |b_j|) over W and b: in all 2(y − |c|) + |c|.
+  graph::GraphBuilder b("two");
+  graph::ValueId x = b.input("x", {2});
+  b.output(b.linear(b.dropout(b.relu(b.linear(x, 2, "fc1")), 0.5f), 1, "fc2"));
+  const graph::Graph g = b.finish();
+  graph::ParameterSet w = graph::ParameterSet::initialize(g, 3);
+  set(g, w, "fc1", 1, {0.5f, -1.0f, 2.0f, 0.25f});
+  set(g, w, "fc1", 2, {-0.5f, 1.0f});
+  set(g, w, "fc2", 1, {-3.0f, 0.5f});
+  set(g, w, "fc2", 2, {0.75f});
+  const double h0 = 0.5 + 1.0 + 0.5, h1 = 2.0 + 0.25 + 1.0;
+  const double y = 3.0 * h0 + 0.5 * h1 + 0.75;
+  // The data are not read: only their shape (one sample of it, all ones).
+  const Tensor data = Tensor::from(std::vector<float>{-7, 3, 9, -2}, {2, 2});
+  Tensor labels({2}, DType::I64);
+  EXPECT_NEAR(training_free_score(CandidateScore::Synflow, g, w, graph::LossKind::CrossEntropy,
+                                  data, labels),
+              std::log(2.0 * (y - 0.75) + 0.75), 1e-6);
+  EXPECT_EQ(parse_score("synflow"), CandidateScore::Synflow);
+}
+
+TEST(Scores, SynflowLeavesBatchNormOut) {
+  // conv -> BatchNorm -> ReLU -> conv: the same score whatever the BatchNorm holds, and the
+  // same as the network without it.
+  const auto build = [](bool batchnorm) {
+    graph::GraphBuilder b(batchnorm ? "bn" : "plain");
+    graph::ValueId x = b.conv2d(b.input("x", {2, 5, 5}), 3, 3, 1, 1, 1, true, "c1");
+    if (batchnorm) x = b.batchnorm2d(x, "bn");
+    b.output(b.conv2d(b.relu(x), 2, 3, 1, 0, 1, true, "c2"));
+    return b.finish();
+  };
+  const graph::Graph with_bn = build(true), plain = build(false);
+  graph::ParameterSet w_bn = graph::ParameterSet::initialize(with_bn, 4);
+  graph::ParameterSet w_plain = graph::ParameterSet::initialize(plain, 5);
+  for (const char* node : {"c1", "c2"})
+    for (std::size_t k : {1, 2}) {
+      const auto from = w_bn.at(with_bn.find_node(node)->inputs.at(k)).span<float>();
+      set(plain, w_plain, node, k, std::vector<float>(from.begin(), from.end()));
+    }
+  const Tensor data({1, 2, 5, 5});
+  Tensor labels({1}, DType::I64);
+  const auto score = [&](const graph::Graph& g, const graph::ParameterSet& w) {
+    return training_free_score(CandidateScore::Synflow, g, w, graph::LossKind::CrossEntropy, data,
+                               labels);
+  };
+  const double expected = score(plain, w_plain);
+  EXPECT_NEAR(score(with_bn, w_bn), expected, 1e-6 * std::fabs(expected));
+  set(with_bn, w_bn, "bn", 1, {5.0f, -0.1f, 2.0f});  // gamma
+  set(with_bn, w_bn, "bn", 2, {-4.0f, 3.0f, 1.0f});  // beta
+  EXPECT_NEAR(score(with_bn, w_bn), expected, 1e-6 * std::fabs(expected));
 }
 
 TEST(Scores, TheScheduleSaysHowManyIterationsAHybridChoosesByItsScore) {
