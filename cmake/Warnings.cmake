@@ -1,8 +1,10 @@
 # Strict warnings for project code only (third-party headers are included as system headers).
 add_library(telar_warnings INTERFACE)
-target_compile_options(telar_warnings INTERFACE -Wall -Wextra -Werror -Wno-error=deprecated-declarations
+target_compile_options(telar_warnings INTERFACE -Wall -Wextra -Werror -Wno-error=deprecated-declarations)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # g++ 12 reports false -Wrestrict/-Wstringop-overflow positives inside libstdc++ string code.
-  -Wno-restrict -Wno-stringop-overflow)
+  target_compile_options(telar_warnings INTERFACE -Wno-restrict -Wno-stringop-overflow)
+endif()
 
 # telar_module(NAME SOURCES... DEPS ...): one static library per module under src/.
 function(telar_module name)

@@ -17,6 +17,7 @@ packages=(
   python3-torch python3-numpy  # the peer for side-by-side benchmarks
   libonnx-dev libprotobuf-dev  # ONNX import (src/onnx): Debian's ONNX protobuf classes
   python3-torchvision python3-onnx  # ONNX test fixtures exported at test time, and the checker
+  clang libclang-rt-14-dev     # the parsers' libFuzzer harnesses (fuzz/, scripts/fuzz.sh)
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs dependencies, builds, runs every test,
-# then repeats the tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+# then repeats the tests under AddressSanitizer + UndefinedBehaviorSanitizer, then runs each
+# parser's libFuzzer harness briefly (TELAR_FUZZ_SECONDS each, default 10; scripts/fuzz.sh).
 # Tests labelled "slow" (training to an accuracy target) run in the release build only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,5 +13,8 @@ if [ "${TELAR_SKIP_SANITIZE:-0}" != 1 ]; then
   scripts/build.sh sanitize
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build/sanitize --output-on-failure -j"$jobs" -LE slow
+fi
+if [ "${TELAR_SKIP_FUZZ:-0}" != 1 ]; then
+  scripts/fuzz.sh "${TELAR_FUZZ_SECONDS:-10}"
 fi
 echo "telar: all tests passed"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "adapt/channel_groups.hpp"
@@ -74,6 +75,99 @@ bool can_change(const ChannelGroups& groups, graph::ValueId value) {
     if (g >= 0 && std::find(prunable.begin(), prunable.end(), g) != prunable.end()) return true;
   }
   return false;
+}
+
+// The format's version: 2 measures each layer with cold caches (version 1 measured them warm).
+constexpr int kFormatVersion = 2;
+
+// A table file's first line.
+struct FileHeader {
+  LatencyTable::Header header;
+  std::map<std::string, std::string> keys;  // layer name -> key
+};
+
+// One entry line (`rest` unset) or the last line (`rest` set).
+struct FileLine {
+  std::string key;
+  std::int64_t in = 0, out = 0;
+  double ms = 0.0;
+  std::optional<double> rest;
+};
+
+// Every refusal names the file and line and says what to do.
+template <class... Args>
+[[noreturn]] void bad_line(const std::filesystem::path& file, int line,
+                           fmt::format_string<Args...> what, Args&&... args) {
+  fail("{}:{}: {}; build the table again (telar lut build)", file.string(), line,
+       fmt::format(what, std::forward<Args>(args)...));
+}
+
+void only_keys(const nlohmann::json& j, std::initializer_list<std::string_view> known,
+               const std::filesystem::path& file, int line) {
+  for (const auto& [k, v] : j.items())
+    if (std::find(known.begin(), known.end(), k) == known.end())
+      bad_line(file, line, "unknown field '{}'", k);
+}
+
+std::string text_field(const nlohmann::json& j, const char* name, const std::filesystem::path& file,
+                       int line) {
+  const auto it = j.find(name);
+  if (it == j.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+    bad_line(file, line, "'{}' must be a non-empty string", name);
+  return it->get<std::string>();
+}
+
+FileHeader parse_header(const std::string& text, const std::filesystem::path& file) {
+  const auto h = nlohmann::json::parse(text, nullptr, false);
+  if (!h.is_object() || !h.contains("format") || h["format"] != "telar-lut")
+    fail("{}: not a latency table of telar lut build", file.string());
+  only_keys(h, {"format", "version", "target", "precision", "model", "layers"}, file, 1);
+  const auto version = h.find("version");
+  if (version == h.end() || !version->is_number_integer() || version->get<std::int64_t>() < 1 ||
+      version->get<std::int64_t>() > kFormatVersion)
+    bad_line(file, 1, "'version' must be 1 to {} (a newer telar's table?)", kFormatVersion);
+  FileHeader f;
+  f.header = {text_field(h, "target", file, 1), text_field(h, "precision", file, 1),
+              text_field(h, "model", file, 1)};
+  const auto layers = h.find("layers");
+  if (layers == h.end() || !layers->is_object()) bad_line(file, 1, "'layers' must be an object");
+  for (const auto& [name, key] : layers->items()) {
+    if (!key.is_string() || key.get_ref<const std::string&>().empty())
+      bad_line(file, 1, "layer '{}' must name its key as a non-empty string", name);
+    f.keys[name] = key.get<std::string>();
+  }
+  return f;
+}
+
+std::int64_t channel_field(const nlohmann::json& j, const char* name,
+                           const std::filesystem::path& file, int line) {
+  const auto it = j.find(name);
+  if (it == j.end() || !it->is_number_integer() || it->get<std::int64_t>() < 1 ||
+      it->get<std::int64_t>() > (std::int64_t{1} << 31))
+    bad_line(file, line, "'{}' must be a channel count (a whole number from 1)", name);
+  return it->get<std::int64_t>();
+}
+
+FileLine parse_line(const std::string& text, const std::filesystem::path& file, int line) {
+  const auto e = nlohmann::json::parse(text, nullptr, false);
+  if (!e.is_object()) bad_line(file, line, "not a JSON object (a damaged line)");
+  FileLine f;
+  if (e.contains("rest_ms")) {
+    only_keys(e, {"rest_ms"}, file, line);
+    if (!e["rest_ms"].is_number() || !std::isfinite(e["rest_ms"].get<double>()))
+      bad_line(file, line, "'rest_ms' must be a finite number");
+    f.rest = e["rest_ms"].get<double>();
+    return f;
+  }
+  only_keys(e, {"key", "in", "out", "ms"}, file, line);
+  f.key = text_field(e, "key", file, line);
+  f.in = channel_field(e, "in", file, line);
+  f.out = channel_field(e, "out", file, line);
+  if (!e.contains("ms") || !e["ms"].is_number() || !std::isfinite(e["ms"].get<double>()) ||
+      e["ms"].get<double>() < 0.0)
+    bad_line(file, line, "'ms' must be a finite number >= 0");
+  f.ms = e["ms"].get<double>();
+  return f;
 }
 
 }  // namespace
@@ -163,21 +257,28 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
     std::ifstream in(file);
     std::string line;
     std::getline(in, line);
-    const auto h = nlohmann::json::parse(line, nullptr, false);
-    require(h.is_object() && h.value("format", "") == "telar-lut",
-            "{} exists and is not a latency table; give another --out", file.string());
-    require(h.value("target", "") == target && h.value("precision", "") == t.header_.precision &&
-                h.value("model", "") == graph.name(),
+    FileHeader h;
+    try {
+      h = parse_header(line, file);
+    } catch (const Error& e) {
+      fail("{} exists and is not a latency table telar can continue ({}); give another --out",
+           file.string(), e.what());
+    }
+    require(h.header.target == target && h.header.precision == t.header_.precision &&
+                h.header.model == graph.name(),
             "{} holds the table of {} on {} ({}); give another --out to build one for {} on {}",
-            file.string(), h.value("model", ""), h.value("target", ""), h.value("precision", ""),
-            graph.name(), target);
-    std::string kept = h.dump() + "\n";
-    while (std::getline(in, line)) {
-      const auto e = nlohmann::json::parse(line, nullptr, false);
-      if (!e.is_object()) break;  // a line cut by the kill: measured again
-      if (e.contains("rest_ms")) return read(file);
-      t.add(e.at("key").get<std::string>(), e.at("in").get<std::int64_t>(),
-            e.at("out").get<std::int64_t>(), e.at("ms").get<double>());
+            file.string(), h.header.model, h.header.target, h.header.precision, graph.name(),
+            target);
+    std::string kept = line + "\n";
+    for (int number = 2; std::getline(in, line); ++number) {
+      FileLine e;
+      try {
+        e = parse_line(line, file, number);
+      } catch (const Error&) {
+        break;  // a line cut by the kill: measured again
+      }
+      if (e.rest) return read(file);
+      t.add(e.key, e.in, e.out, e.ms);
       kept += line + "\n";
     }
     in.close();
@@ -185,7 +286,7 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
   } else {
     std::ofstream out(file);
     require(static_cast<bool>(out), "cannot write {}", file.string());
-    out << nlohmann::json{{"format", "telar-lut"}, {"version", 1},
+    out << nlohmann::json{{"format", "telar-lut"}, {"version", kFormatVersion},
                           {"target", target},      {"precision", t.header_.precision},
                           {"model", graph.name()}, {"layers", t.keys_}}
                .dump()
@@ -208,8 +309,12 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
   }
   std::ofstream out(file, std::ios::app);
   std::int64_t done = 0;
+  // Each layer alone with cold caches: inside the model its weights are not where its own
+  // previous run left them.
+  backend::MeasureOptions alone = measure;
+  alone.cold_caches = true;
   for (const auto& [layer, i, o] : todo) {
-    const double ms = median_ms(layer_model(graph, layer, i, o), target, precision, measure);
+    const double ms = median_ms(layer_model(graph, layer, i, o), target, precision, alone);
     t.add(layer.key, i, o, ms);
     out << nlohmann::json{{"key", layer.key}, {"in", i}, {"out", o}, {"ms", ms}}.dump() << "\n";
     out.flush();
@@ -228,26 +333,32 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
 
 LatencyTable LatencyTable::read(const std::filesystem::path& file) {
   std::ifstream in(file);
-  require(static_cast<bool>(in), "{}: no such file (build it with telar lut build)", file.string());
+  require(static_cast<bool>(in) && !std::filesystem::is_directory(file),
+          "{}: no such file (build it with telar lut build)", file.string());
   LatencyTable t;
   std::string line;
   std::getline(in, line);
-  const auto h = nlohmann::json::parse(line, nullptr, false);
-  require(h.is_object() && h.value("format", "") == "telar-lut",
-          "{}: not a latency table of telar lut build", file.string());
-  t.header_ = {h.value("target", ""), h.value("precision", ""), h.value("model", "")};
-  t.keys_ = h.value("layers", std::map<std::string, std::string>{});
+  FileHeader h = parse_header(line, file);
+  t.header_ = h.header;
+  t.keys_ = std::move(h.keys);
+  std::set<std::string> keys;
+  for (const auto& [name, key] : t.keys_) keys.insert(key);
   bool complete = false;
-  while (std::getline(in, line)) {
-    const auto e = nlohmann::json::parse(line, nullptr, false);
-    require(e.is_object(), "{}: a damaged line; build the table again", file.string());
-    if (e.contains("rest_ms")) {
-      t.rest_ms_ = e["rest_ms"].get<double>();
-      complete = true;
-      break;
+  for (int number = 2; std::getline(in, line); ++number) {
+    if (complete) {
+      if (!line.empty()) bad_line(file, number, "a line after the table's last ('rest_ms')");
+      continue;
     }
-    t.add(e.at("key").get<std::string>(), e.at("in").get<std::int64_t>(),
-          e.at("out").get<std::int64_t>(), e.at("ms").get<double>());
+    const FileLine e = parse_line(line, file, number);
+    if (e.rest) {
+      t.rest_ms_ = *e.rest;
+      complete = true;
+      continue;
+    }
+    if (!keys.count(e.key)) bad_line(file, number, "'{}' is no layer's key in the header", e.key);
+    if (t.ms_.count({e.key, e.in, e.out}))
+      bad_line(file, number, "a second entry for '{}' at {} -> {} channels", e.key, e.in, e.out);
+    t.add(e.key, e.in, e.out, e.ms);
   }
   require(complete,
           "{}: the table is not finished; run telar lut build again with the same "

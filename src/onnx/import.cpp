@@ -377,7 +377,7 @@ class Importer {
     const float bound = 1.0f / std::sqrt(static_cast<float>(std::max<std::int64_t>(fan_in, 1)));
     return graph::Initializer::uniform(-bound, bound);
   }
-  void unsupported(const proto::NodeProto& n, const std::string& what) const {
+  [[noreturn]] void unsupported(const proto::NodeProto& n, const std::string& what) const {
     fail("node '{}' ({}): {}", n.name(), n.op_type(), what);
   }
 

@@ -260,8 +260,8 @@ StonneCommand parse_stonne_args(const std::vector<std::string>& args) {
       continue;
     }
     if (name == "-generator") continue;  // STONNE's choice of mapper; telar has one
-    const auto flag =
-        std::find_if(own.begin(), own.end(), [&](const OwnFlag& f) { return f.name == name; });
+    const auto flag = std::find_if(own.begin(), own.end(),
+                                   [&name = name](const OwnFlag& f) { return f.name == name; });
     if (flag == own.end()) {
       std::vector<std::string> names = {"-generate_tile", "-generator"};
       for (const OwnFlag& f : own) names.push_back(f.name);

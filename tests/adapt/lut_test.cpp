@@ -96,6 +96,79 @@ TEST(LatencyTable, UnfinishedForeignAndDamagedFilesAreRefused) {
   fs::remove(foreign);
 }
 
+TEST(LatencyTable, EveryMalformedLineIsRefusedWithItsLineNumber) {
+  const std::string entry = R"({"key":"A","in":8,"out":8,"ms":1})"
+                            "\n";
+  const std::string rest = R"({"rest_ms":0.5})"
+                           "\n";
+  // Each: a table with one thing wrong, and the line the refusal must name.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {kHeader +
+           R"({"key":"A","in":8,"ms":1})"
+           "\n" +
+           rest,
+       ":2:"},  // no 'out'
+      {kHeader +
+           R"({"key":"A","in":8,"out":"8","ms":1})"
+           "\n" +
+           rest,
+       ":2:"},  // a string
+      {kHeader +
+           R"({"key":"A","in":0,"out":8,"ms":1})"
+           "\n" +
+           rest,
+       ":2:"},  // 0 channels
+      {kHeader +
+           R"({"key":"A","in":8,"out":8,"ms":-1})"
+           "\n" +
+           rest,
+       ":2:"},  // negative
+      {kHeader +
+           R"({"key":"A","in":8,"out":8,"ms":1,"x":2})"
+           "\n" +
+           rest,
+       ":2:"},  // unknown
+      {kHeader +
+           R"({"key":"Z","in":8,"out":8,"ms":1})"
+           "\n" +
+           rest,
+       ":2:"},                                  // no such key
+      {kHeader + entry + entry + rest, ":3:"},  // twice
+      {kHeader + entry +
+           R"({"rest_ms":"x"})"
+           "\n",
+       ":3:"},
+      {kHeader + entry + rest + entry, ":4:"},  // after the end
+      {R"({"format":"telar-lut","version":9,"target":"cpu","precision":"fp32","model":"m","layers":{}})"
+       "\n" +
+           rest,
+       ":1:"},
+      {R"({"format":"telar-lut","version":1,"target":7,"precision":"fp32","model":"m","layers":{}})"
+       "\n" +
+           rest,
+       ":1:"},
+      {R"({"format":"telar-lut","version":1,"target":"cpu","precision":"fp32","model":"m","layers":{"a":1}})"
+       "\n" +
+           rest,
+       ":1:"},
+  };
+  for (std::size_t k = 0; k < bad.size(); ++k) {
+    const fs::path file = write_table("bad" + std::to_string(k), bad[k].first);
+    try {
+      LatencyTable::read(file);
+      ADD_FAILURE() << "accepted: " << bad[k].first;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(file.string() + bad[k].second), std::string::npos)
+          << e.what();
+    }
+    fs::remove(file);
+  }
+  // The same table without the fault is read.
+  const fs::path good = write_table("good", kHeader + entry + rest);
+  EXPECT_DOUBLE_EQ(LatencyTable::read(good).rest_ms(), 0.5);
+  fs::remove(good);
+}
+
 TEST(LatencyTable, TheLayersOfAModelAndTheirOneNodeModels) {
   graph::zoo::ModelOptions o;
   o.input = Shape{3, 32, 32};

@@ -43,7 +43,7 @@ Slot* Plan::new_slot() {
 
 Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::ParameterSet& grads,
            std::int64_t batch, const PlanOptions& options)
-    : graph_(graph), params_(params), grads_(grads), batch_(batch), options_(options) {
+    : graph_(graph), grads_(grads), batch_(batch), options_(options) {
   const std::vector<ValueBinding> bound = bind_values(graph, batch, options.input_gradients);
   auto place = [&](Slot& s, const graph::Value& v) {
     if (v.dtype == DType::F32 && shape_is_concrete(s.shape)) s.md = plain_f32(s.shape);

@@ -62,7 +62,6 @@ class Plan : public LayoutConverter {
   void prepare_backward();
 
   const graph::Graph& graph_;
-  graph::ParameterSet& params_;
   graph::ParameterSet& grads_;
   std::int64_t batch_;
   PlanOptions options_;

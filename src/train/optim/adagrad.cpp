@@ -32,7 +32,13 @@ void Adagrad::step(graph::ParameterSet& params, const graph::ParameterSet& grads
                    std::span<const graph::ValueId> ids, float lr) {
   const float wd = options_.weight_decay, eps = options_.eps;
   for (graph::ValueId id : ids) {
-    const auto [param, p, grad, n] = update_of(params, grads, id);
+    // Named copies, not structured bindings: the lambdas below capture them (clang 14, which
+    // builds the fuzzers, does not capture bindings).
+    const Update u = update_of(params, grads, id);
+    Tensor& param = u.param;
+    float* const p = u.p;
+    const float* const grad = u.grad;
+    const std::int64_t n = u.n;
     const bool created = !has_slot(kSumSlot, id);
     Tensor& sum_tensor = slot(kSumSlot, id, param);
     if (created) sum_tensor.fill(options_.initial_accumulator);

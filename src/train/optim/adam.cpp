@@ -36,7 +36,13 @@ void Adam::step(graph::ParameterSet& params, const graph::ParameterSet& grads,
   const float eps = options_.eps, wd = options_.weight_decay;
   const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
   for (graph::ValueId id : ids) {
-    const auto [param, p, grad, n] = update_of(params, grads, id);
+    // Named copies, not structured bindings: the lambdas below capture them (clang 14, which
+    // builds the fuzzers, does not capture bindings).
+    const Update u = update_of(params, grads, id);
+    Tensor& param = u.param;
+    float* const p = u.p;
+    const float* const grad = u.grad;
+    const std::int64_t n = u.n;
     float* m = slot(kFirstMomentSlot, id, param).f32();
     float* v = slot(kSecondMomentSlot, id, param).f32();
     const auto t = static_cast<double>(count_step(id));
