@@ -9,6 +9,7 @@
 #include "backend/backend.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "train/data/data_loader.hpp"
 #include "train/evaluate.hpp"
 #include "train/optim/lr_schedule.hpp"
@@ -195,6 +196,11 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
     const std::vector<int> prunable = groups.prunable();
     std::vector<AdaptedModel> models;
     for (std::size_t gi = 0; gi < prunable.size(); ++gi) {
+      // Asked to stop (the caller's StopOnSignal): here, between candidates (a fine-tune stops
+      // at its next batch by itself). A resumed run does this iteration again from its start.
+      if (const int signal = stop_signal())
+        throw Interrupted(
+            fmt::format("interrupted by {} in iteration {}", signal_name(signal), k + 1), signal);
       const int g = prunable[gi];
       const ChannelGroup& group = groups.groups()[static_cast<std::size_t>(g)];
       say(fmt::format("iteration {}: {}", k + 1, groups.name(g)), static_cast<int>(gi),

@@ -123,7 +123,9 @@ struct AdaptStart {
 };
 
 // Adapts `model` (a trained classifier and its weights, `loss` its training loss) to the budget.
-// Throws telar::Error for options out of range or a model with nothing prunable.
+// Throws telar::Error for options out of range or a model with nothing prunable, and
+// telar::Interrupted when a signal asks to stop (the caller's StopOnSignal): between candidates,
+// or at a fine-tune's next batch; what `observer.iteration_done` saved is where to resume.
 AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weights,
                       graph::LossKind loss, const AdaptData& data, const ResourceMeter& resource,
                       const NetAdaptOptions& options, const AdaptObserver& observer = {},

@@ -16,6 +16,7 @@
 #include "cli/trained_model.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "core/threads.hpp"
 #include "core/version.hpp"
@@ -23,6 +24,7 @@
 #include "onnx/export.hpp"
 #include "onnx/import.hpp"
 #include "report/run_dir.hpp"
+#include "report/run_record.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data/split.hpp"
 
@@ -257,6 +259,8 @@ int adapt_command(const Args& args,
     state.original_resource = original.resource;
     state.original_accuracy = original.accuracy;
     if (start) state.done = start->done;
+    // From here a stopped run can be resumed, even before its first iteration ends.
+    write_file_atomic(run.file("adapt_state.json"), adapt_state_json(state).dump(1));
     std::cout << fmt::format("original: {} {:.4g} {}, held-out accuracy {:.4f}\n",
                              adapt::resource_name(kind), r0, resource.unit(), original.accuracy);
   };
@@ -276,8 +280,48 @@ int adapt_command(const Args& args,
     state.done.push_back(it);
     write_file_atomic(run.file("adapt_state.json"), adapt_state_json(state).dump(1));
   };
-  const adapt::AdaptResult result =
-      adapt::net_adapt(net, weights, loss, d, resource, o, observer, start ? &*start : nullptr);
+  // run.json says "running" from here; Ctrl-C or SIGTERM stops between candidates or at a
+  // fine-tune's next batch, where the last iteration's checkpoint and adapt_state.json resume.
+  report::RunRecord record(run, "adapt",
+                           nlohmann::json{{"checkpoint", checkpoint},
+                                          {"model", model.model},
+                                          {"target", target},
+                                          {"precision", precision},
+                                          {"resource", adapt::resource_name(kind)},
+                                          {"budget", o.budget},
+                                          {"delta", o.delta},
+                                          {"decay", o.decay},
+                                          {"max_iterations", o.max_iterations},
+                                          {"short_term_iterations", o.short_term_iterations},
+                                          {"long_term_epochs", o.long_term_epochs},
+                                          {"search", adapt::search_name(o.search)},
+                                          {"round_to", o.round_to},
+                                          {"norm", norm},
+                                          {"lut", lut},
+                                          {"lut_interpolation", lut_interpolation},
+                                          {"reference", reference},
+                                          {"score", score},
+                                          {"hybrid", o.hybrid},
+                                          {"lr", o.lr},
+                                          {"batch_size", o.batch_size},
+                                          {"validation", data.validation},
+                                          {"seed", o.seed}});
+  StopOnSignal stop_on_signal;
+  const adapt::AdaptResult result = [&] {
+    try {
+      return record.guard([&] {
+        return adapt::net_adapt(net, weights, loss, d, resource, o, observer,
+                                start ? &*start : nullptr);
+      });
+    } catch (const Interrupted& e) {
+      if (bar) bar->finish();
+      record.interrupt({{"signal", signal_name(e.signal)}, {"iterations_done", state.done.size()}});
+      throw Interrupted(fmt::format("{}; {} iterations are saved: continue with `telar adapt "
+                                    "--resume {}`",
+                                    e.what(), state.done.size(), run.path().string()),
+                        e.signal);
+    }
+  }();
   if (bar) bar->finish();
   save(result.adapted.graph, result.adapted.weights,
        {{"adapt_iteration", result.iterations.size()},
@@ -309,31 +353,7 @@ int adapt_command(const Args& args,
                                   {"seconds", result.seconds},
                                   {"channels", adapt::channel_counts(result.adapted.graph)},
                                   {"run_dir", run.path().string()}};
-  run.write_run_json("adapt",
-                     {{"checkpoint", checkpoint},
-                      {"model", model.model},
-                      {"target", target},
-                      {"precision", precision},
-                      {"resource", adapt::resource_name(kind)},
-                      {"budget", o.budget},
-                      {"delta", o.delta},
-                      {"decay", o.decay},
-                      {"max_iterations", o.max_iterations},
-                      {"short_term_iterations", o.short_term_iterations},
-                      {"long_term_epochs", o.long_term_epochs},
-                      {"search", adapt::search_name(o.search)},
-                      {"round_to", o.round_to},
-                      {"norm", norm},
-                      {"lut", lut},
-                      {"lut_interpolation", lut_interpolation},
-                      {"reference", reference},
-                      {"score", score},
-                      {"hybrid", o.hybrid},
-                      {"lr", o.lr},
-                      {"batch_size", o.batch_size},
-                      {"validation", data.validation},
-                      {"seed", o.seed}},
-                     {{"result", summary}});
+  record.finish(summary);
   std::cout << fmt::format(
       "{}: {} {:.4g} -> {:.4g} {} ({:.1f}%), parameters {} -> {}, test accuracy {:.4f} -> "
       "{:.4f}; {} iterations, {}; {:.1f} s\nrun directory: {} (report.html, history.csv, {}, "

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@ using telar::testing::expect_refused;
 using telar::testing::fresh_temp_dir;
 using telar::testing::last_json;
 using telar::testing::run_telar;
+using telar::testing::run_telar_and_signal;
 
 namespace {
 
@@ -192,6 +194,49 @@ TEST(AdaptCli, AResumedRunEndsWhereAnUninterruptedOneDoes) {
   EXPECT_EQ(a["iterations"], b["iterations"]);
   EXPECT_DOUBLE_EQ(a["test_accuracy"].get<double>(), b["test_accuracy"].get<double>());
   EXPECT_DOUBLE_EQ(a["adapted_resource"].get<double>(), b["adapted_resource"].get<double>());
+}
+
+// Issue 23, item 3, for adaptation: Ctrl-C stops it between candidates or at a fine-tune's next
+// batch, run.json says "interrupted", the exit status is 130 and the message names --resume;
+// resumed, the run ends where an uninterrupted one does.
+TEST(AdaptCli, SigintStopsItAndTheResumedRunEndsWhereAnUninterruptedOneDoes) {
+  const std::string root = fresh_temp_dir("adapt-sigint");
+  const auto args = [&](const std::string& out) {
+    return std::vector<std::string>{
+        "adapt", "--checkpoint", trained_run(), "--data",    kData, "--resource",
+        "macs",  "--budget",     "0.5",         "--delta",   "0.1", "--short-term-iterations",
+        "40",    "--batch-size", "32",          "--threads", "1",   "--max-iterations",
+        "4",     "--out",        out,           "--json"};
+  };
+  const std::string out = root + "/interrupted";
+  // Once the first iteration is saved, and a little more: Ctrl-C.
+  const int status = run_telar_and_signal(
+      args(out),
+      [&] {
+        std::ifstream in(fs::path(out) / "adapt_state.json");
+        const auto state = nlohmann::json::parse(in, nullptr, false);
+        return state.is_object() && state.contains("iterations") && !state["iterations"].empty();
+      },
+      SIGINT, 300, 120.0);
+  ASSERT_NE(status, -2) << "no iteration was saved";
+  ASSERT_NE(status, -1) << "killed instead of stopping cleanly";
+  if (status == 0) GTEST_SKIP() << "the adaptation finished before the signal arrived";
+  ASSERT_EQ(status, 130);
+  std::ifstream run_json(fs::path(out) / "run.json");
+  const auto stopped = nlohmann::json::parse(run_json);
+  EXPECT_EQ(stopped["status"], "interrupted");
+  EXPECT_EQ(stopped["interrupted"]["signal"], "SIGINT");
+  EXPECT_GE(stopped["interrupted"]["iterations_done"].get<int>(), 1);
+
+  auto resumed = run_telar({"adapt", "--resume", out, "--json"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  auto whole = run_telar(args(root + "/whole"));
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  const auto a = last_json(whole.out), b = last_json(resumed.out);
+  EXPECT_EQ(a["channels"], b["channels"]);
+  EXPECT_EQ(a["iterations"], b["iterations"]);
+  EXPECT_DOUBLE_EQ(a["test_accuracy"].get<double>(), b["test_accuracy"].get<double>());
+  fs::remove_all(root);
 }
 
 std::vector<std::string> lines_of(const fs::path& file) {

@@ -1,6 +1,7 @@
 // End-to-end tests of the foundation commands (models, train, eval, infer, demo --help): real
 // runs of the built telar binary, bad inputs (one line, exit 2, no partial files), resume.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,13 +10,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <sstream>
-#include <thread>
-
 #include <filesystem>
 #include <fstream>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
 
 #include "core/files.hpp"
 #include "core/npy.hpp"
@@ -38,7 +37,8 @@ void expect_bad_input(const telar::testing::CommandResult& r, const std::string&
 
 void write_bytes(const fs::path& p, const std::vector<unsigned char>& bytes) {
   std::ofstream out(p, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 std::vector<unsigned char> be32(std::uint32_t v) {
@@ -66,8 +66,9 @@ void write_idx_pair(const fs::path& dir, std::uint32_t image_magic, std::uint32_
 }
 
 std::vector<std::string> quick_train(const std::string& out) {
-  return {"train", "--model", "mlp:784-32-10", "--data", "synthetic:256:1x28x28:10",
-          "--epochs", "1", "--batch-size", "32", "--threads", "1", "--quiet", "--out", out};
+  return {"train",    "--model", "mlp:784-32-10", "--data", "synthetic:256:1x28x28:10",
+          "--epochs", "1",       "--batch-size",  "32",     "--threads",
+          "1",        "--quiet", "--out",         out};
 }
 
 nlohmann::json last_json_line(const std::string& out) {
@@ -103,7 +104,8 @@ TEST(CliFoundation, ModelsListsPublishedParameterCounts) {
   auto r = run_telar({"models"});
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("57044810"), std::string::npos);  // AlexNet, 10 classes
-  auto show = run_telar({"models", "show", "resnet34", "--input", "1x148x197", "--classes", "9", "--json"});
+  auto show =
+      run_telar({"models", "show", "resnet34", "--input", "1x148x197", "--classes", "9", "--json"});
   EXPECT_EQ(show.status, 0);
   EXPECT_EQ(last_json_line(show.out)["parameters"], 21283017);
 }
@@ -129,7 +131,8 @@ TEST(CliFoundation, TrainWritesRunDirectoryAndJson) {
   // The checkpoint evaluates to the same test accuracy the run reported.
   auto e = run_telar({"eval", "--checkpoint", out, "--data", "synthetic:256:1x28x28:10", "--json"});
   ASSERT_EQ(e.status, 0) << e.err;
-  EXPECT_DOUBLE_EQ(last_json_line(e.out)["accuracy"].get<double>(), j["test"]["accuracy"].get<double>());
+  EXPECT_DOUBLE_EQ(last_json_line(e.out)["accuracy"].get<double>(),
+                   j["test"]["accuracy"].get<double>());
 }
 
 // A model built for another --input than the data's samples trains on them fitted to it
@@ -139,8 +142,8 @@ TEST(CliFoundation, SamplesAreFittedToTheModelsInput) {
   const std::string out = fresh_temp_dir("fit") + "/run";
   const std::string data = "synthetic:256:1x20x20:10";
   auto r = run_telar({"train", "--model", "mnist_cnn", "--input", "3x28x28", "--data", data,
-                      "--epochs", "1", "--batch-size", "32", "--threads", "1", "--quiet",
-                      "--fit", "pad", "--json", "--out", out});
+                      "--epochs", "1", "--batch-size", "32", "--threads", "1", "--quiet", "--fit",
+                      "pad", "--json", "--out", out});
   ASSERT_EQ(r.status, 0) << r.err;
   const double accuracy = last_json_line(r.out)["test"]["accuracy"].get<double>();
   std::ifstream in(fs::path(out) / "run.json");
@@ -159,8 +162,8 @@ TEST(CliFoundation, SamplesAreFittedToTheModelsInput) {
   EXPECT_EQ(resized.status, 0) << resized.err;
   expect_bad_input(run_telar({"eval", "--checkpoint", out, "--data", data, "--fit", "crop"}),
                    "resize or pad");
-  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--input", "1x16x16", "--data",
-                              data, "--fit", "pad", "--out", out + "2"}),
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--input", "1x16x16", "--data", data,
+                              "--fit", "pad", "--out", out + "2"}),
                    "--fit pad cannot shrink");
   EXPECT_FALSE(fs::exists(out + "2"));
 }
@@ -180,9 +183,9 @@ TEST(CliFoundation, InferOptimizesUnlessToldNot) {
   std::vector<telar::Tensor> outputs;
   for (const bool optimize : {true, false}) {
     const std::string y = dir + (optimize ? "/opt.npy" : "/plain.npy");
-    std::vector<std::string> args = {"infer", "--model", "resnet18", "--input", "3x32x32",
-                                     "--batch", "2", "--repeats", "1", "--warmup", "0",
-                                     "--outputs", y, "--json"};
+    std::vector<std::string> args = {"infer",   "--model",   "resnet18",  "--input", "3x32x32",
+                                     "--batch", "2",         "--repeats", "1",       "--warmup",
+                                     "0",       "--outputs", y,           "--json"};
     if (!optimize) args.push_back("--no-optimize");
     auto r = run_telar(args);
     ASSERT_EQ(r.status, 0) << r.err;
@@ -226,22 +229,26 @@ TEST(CliFoundation, BadIdxFilesAreOneLineErrors) {
   const std::string root = fresh_temp_dir("idx");
   const std::string out = root + "/run";
   // Missing files.
-  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/none", "--out", out}),
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/none",
+                              "--out", out}),
                    "none");
   // Truncated pixels: 10 images announced, 100 bytes present.
   fs::create_directories(root + "/trunc");
   write_idx_pair(root + "/trunc", 0x00000803, 10, 10, 100);
-  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/trunc", "--out", out}),
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/trunc",
+                              "--out", out}),
                    "truncated");
   // Wrong magic number.
   fs::create_directories(root + "/magic");
   write_idx_pair(root + "/magic", 0x00000804, 10, 10, 10 * 784);
-  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/magic", "--out", out}),
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/magic",
+                              "--out", out}),
                    "magic");
   // Label and image counts differ.
   fs::create_directories(root + "/count");
   write_idx_pair(root + "/count", 0x00000803, 10, 9, 10 * 784);
-  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/count", "--out", out}),
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--data", "mnist:" + root + "/count",
+                              "--out", out}),
                    "10");
   EXPECT_FALSE(fs::exists(out)) << "no run directory after bad input";
 }
@@ -260,8 +267,8 @@ TEST(CliFoundation, ATestSetOfAnotherImageSizeIsRefusedBeforeTraining) {
   }
   img.resize(img.size() + 10 * 32 * 32, 7);
   write_bytes(fs::path(root) / "sizes" / "t10k-images-idx3-ubyte", img);
-  expect_bad_input(run_telar({"train", "--model", "mlp:784-10", "--data", "mnist:" + root + "/sizes",
-                              "--epochs", "1", "--out", out}),
+  expect_bad_input(run_telar({"train", "--model", "mlp:784-10", "--data",
+                              "mnist:" + root + "/sizes", "--epochs", "1", "--out", out}),
                    "[1, 32, 32]");
   EXPECT_FALSE(fs::exists(out)) << "no run directory after bad input";
   fs::remove_all(root);
@@ -335,14 +342,15 @@ TEST(CliFoundation, EvalOfTheValidationSplitMatchesTheRun) {
   auto t = run_telar(args);
   ASSERT_EQ(t.status, 0) << t.err;
   const auto trained = nlohmann::json::parse(t.out.substr(t.out.rfind("\n{") + 1));
-  auto e = run_telar({"eval", "--checkpoint", out, "--data", "synthetic:256:1x28x28:10",
-                      "--split", "validation", "--json"});
+  auto e = run_telar({"eval", "--checkpoint", out, "--data", "synthetic:256:1x28x28:10", "--split",
+                      "validation", "--json"});
   ASSERT_EQ(e.status, 0) << e.err;
   const auto evaluated = nlohmann::json::parse(e.out.substr(e.out.rfind("\n{") + 1));
   EXPECT_EQ(evaluated["samples"], 64);  // a quarter of the 256 training samples
   EXPECT_EQ(trained["validation"]["samples"], 64);
   EXPECT_NE(trained["test"]["samples"], 64);
-  EXPECT_DOUBLE_EQ(evaluated["accuracy"].get<double>(), trained["validation"]["accuracy"].get<double>());
+  EXPECT_DOUBLE_EQ(evaluated["accuracy"].get<double>(),
+                   trained["validation"]["accuracy"].get<double>());
   EXPECT_NEAR(evaluated["loss"].get<double>(), trained["validation"]["loss"].get<double>(), 1e-5);
   expect_bad_input(run_telar({"eval", "--checkpoint", out, "--data", "synthetic:256:1x28x28:10",
                               "--validation", "0.1"}),
@@ -385,8 +393,8 @@ TEST(CliFoundation, AnExistingRunIsRefusedUnlessOverwritten) {
   auto again = run_telar(quick_train(out));
   expect_bad_input(again, "--overwrite");
   EXPECT_NE(again.err.find("holds a run of 'train' (finished)"), std::string::npos) << again.err;
-  auto infer = run_telar({"infer", "--model", "mlp:784-32-10", "--batch", "2", "--repeats", "2",
-                          "--out", out});
+  auto infer = run_telar(
+      {"infer", "--model", "mlp:784-32-10", "--batch", "2", "--repeats", "2", "--out", out});
   expect_bad_input(infer, "--overwrite");
   EXPECT_EQ(telar::read_file(fs::path(out) / "checkpoint.telar"), checkpoint);
   EXPECT_EQ(telar::read_file(fs::path(out) / "run.json"), run_json);
@@ -412,43 +420,39 @@ TEST(CliFoundation, AnExistingRunIsRefusedUnlessOverwritten) {
 TEST(CliFoundation, SigintStopsAtABatchAndTheResumedRunMatchesAnUninterruptedOne) {
   const std::string root = fresh_temp_dir("sigint");
   auto args = [&](const std::string& out) {
-    return std::vector<std::string>{telar::testing::telar_binary(),
-                                    "train", "--model", "mnist_cnn", "--data",
-                                    "synthetic:8000:1x28x28:10", "--epochs", "1",
-                                    "--batch-size", "4", "--threads", "1", "--seed", "5",
-                                    "--quiet", "--json", "--out", out};
+    return std::vector<std::string>{"train",
+                                    "--model",
+                                    "mnist_cnn",
+                                    "--data",
+                                    "synthetic:8000:1x28x28:10",
+                                    "--epochs",
+                                    "1",
+                                    "--batch-size",
+                                    "4",
+                                    "--threads",
+                                    "1",
+                                    "--seed",
+                                    "5",
+                                    "--quiet",
+                                    "--json",
+                                    "--out",
+                                    out};
   };
   const std::string out = root + "/interrupted";
-  std::vector<std::string> words = args(out);
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  // Wait until training runs (run.json says "running"), then a little more, then Ctrl-C.
-  bool running = false;
-  for (int i = 0; i < 400 && !running; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    std::error_code ec;
-    if (fs::exists(fs::path(out) / "run.json", ec))
-      running = telar::read_file(fs::path(out) / "run.json").find("\"running\"") !=
-                std::string::npos;
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  ::kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(running) << "the training never started";
-  ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping cleanly";
-  if (WEXITSTATUS(status) == 0) GTEST_SKIP() << "the run finished before the signal arrived";
-  ASSERT_EQ(WEXITSTATUS(status), 130);
+  // Once training runs (run.json says "running"), and a little more: Ctrl-C.
+  const int status = telar::testing::run_telar_and_signal(
+      args(out),
+      [&] {
+        std::error_code ec;
+        return fs::exists(fs::path(out) / "run.json", ec) &&
+               telar::read_file(fs::path(out) / "run.json").find("\"running\"") !=
+                   std::string::npos;
+      },
+      SIGINT, 500, 20.0);
+  ASSERT_NE(status, -2) << "the training never started";
+  ASSERT_NE(status, -1) << "killed instead of stopping cleanly";
+  if (status == 0) GTEST_SKIP() << "the run finished before the signal arrived";
+  ASSERT_EQ(status, 130);
   const auto stopped = nlohmann::json::parse(telar::read_file(fs::path(out) / "run.json"));
   EXPECT_EQ(stopped["status"], "interrupted");
   EXPECT_EQ(stopped["interrupted"]["signal"], "SIGINT");
@@ -457,9 +461,7 @@ TEST(CliFoundation, SigintStopsAtABatchAndTheResumedRunMatchesAnUninterruptedOne
 
   auto resumed = run_telar({"train", "--resume", out, "--quiet", "--json"});
   ASSERT_EQ(resumed.status, 0) << resumed.err;
-  std::vector<std::string> straight_args = args(root + "/straight");
-  straight_args.erase(straight_args.begin());
-  auto straight = run_telar(straight_args);
+  auto straight = run_telar(args(root + "/straight"));
   ASSERT_EQ(straight.status, 0) << straight.err;
   const auto a = last_json_line(resumed.out), b = last_json_line(straight.out);
   EXPECT_EQ(a["test"]["loss"], b["test"]["loss"]);
@@ -475,7 +477,8 @@ TEST(CliFoundation, CheckpointOfAnotherModelOrCorruptedIsRefused) {
   auto other = quick_train(out);
   other[2] = "mlp:784-64-10";
   other.insert(other.end(), {"--resume", out, "--epochs", "2"});
-  other.erase(std::find(other.begin(), other.end(), "--out"), std::find(other.begin(), other.end(), "--out") + 2);
+  other.erase(std::find(other.begin(), other.end(), "--out"),
+              std::find(other.begin(), other.end(), "--out") + 2);
   expect_bad_input(run_telar(other), "model");
   // Flip one byte in the middle of the checkpoint.
   const fs::path ckpt = fs::path(out) / "checkpoint.telar";
@@ -497,9 +500,26 @@ TEST(CliFoundation, ResumeGivesTheSameLossesAsAnUninterruptedRun) {
   // optimizer and seed come from the run it continues.
   auto run = [](const std::string& out, const std::string& epochs, bool resume) {
     if (resume) return run_telar({"train", "--resume", out, "--epochs", epochs, "--quiet"});
-    return run_telar({"train", "--model", "mnist_cnn", "--data", "synthetic:192:1x28x28:10",
-                      "--epochs", epochs, "--batch-size", "32", "--threads", "1", "--momentum",
-                      "0.9", "--lr", "0.01", "--quiet", "--seed", "5", "--out", out});
+    return run_telar({"train",
+                      "--model",
+                      "mnist_cnn",
+                      "--data",
+                      "synthetic:192:1x28x28:10",
+                      "--epochs",
+                      epochs,
+                      "--batch-size",
+                      "32",
+                      "--threads",
+                      "1",
+                      "--momentum",
+                      "0.9",
+                      "--lr",
+                      "0.01",
+                      "--quiet",
+                      "--seed",
+                      "5",
+                      "--out",
+                      out});
   };
   const std::string root = fresh_temp_dir("resume");
   ASSERT_EQ(run(root + "/whole", "2", false).status, 0);
@@ -511,7 +531,8 @@ TEST(CliFoundation, ResumeGivesTheSameLossesAsAnUninterruptedRun) {
     std::string line;
     std::vector<std::string> rows;
     while (std::getline(in, line))
-      if (line.rfind("1,", 0) == 0 && line.find(",train,loss,") != std::string::npos) rows.push_back(line);
+      if (line.rfind("1,", 0) == 0 && line.find(",train,loss,") != std::string::npos)
+        rows.push_back(line);
     return rows;
   };
   auto whole = losses(root + "/whole"), split = losses(root + "/split");

@@ -4,16 +4,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace telar::testing {
 
 namespace fs = std::filesystem;
 
-std::string telar_binary() { return std::string(TELAR_BINARY_DIR) + "/telar"; }
+std::string telar_binary() {
+  return std::string(TELAR_BINARY_DIR) + "/telar";
+}
 
 namespace {
 std::string slurp(const fs::path& p) {
@@ -23,6 +28,38 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 }  // namespace
+
+int run_telar_and_signal(const std::vector<std::string>& args, const std::function<bool()>& ready,
+                         int signal, int grace_ms, double patience_seconds) {
+  std::vector<std::string> words = {telar_binary()};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return -2;
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  bool started = false;
+  for (int i = 0; i < static_cast<int>(patience_seconds * 20) && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid)  // finished before it was ready
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    started = ready();
+  }
+  if (started) std::this_thread::sleep_for(std::chrono::milliseconds(grace_ms));
+  ::kill(pid, started ? signal : SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!started) return -2;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 CommandResult run_telar(const std::vector<std::string>& args) {
   const fs::path dir = fresh_temp_dir("cmd");
@@ -65,8 +102,8 @@ CommandResult run_shell(const std::string& command) {
 
 std::string fresh_temp_dir(const std::string& name) {
   static int counter = 0;
-  fs::path p = fs::temp_directory_path() /
-               ("telar_e2e_" + name + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::path p = fs::temp_directory_path() / ("telar_e2e_" + name + "_" + std::to_string(::getpid()) +
+                                            "_" + std::to_string(counter++));
   fs::remove_all(p);
   fs::create_directories(p);
   return p.string();

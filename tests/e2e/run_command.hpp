@@ -1,6 +1,7 @@
 #pragma once
 // Runs the built telar executable (or any command) for end-to-end tests: exit status, stdout
 // and stderr.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,12 @@ struct CommandResult {
 
 // Runs `telar ARGS` (the binary of this build), without a shell: arguments are passed as is.
 CommandResult run_telar(const std::vector<std::string>& args);
+// Runs `telar ARGS` (output discarded), waits up to `patience_seconds` until `ready()` says the
+// work is under way (polled every 50 ms), lets it run `grace_ms` more, then sends `signal`.
+// Returns the exit status, or -1 where the process did not exit by itself (killed by the
+// signal), -2 where it never became ready (it is then killed).
+int run_telar_and_signal(const std::vector<std::string>& args, const std::function<bool()>& ready,
+                         int signal, int grace_ms = 0, double patience_seconds = 60.0);
 // Runs a shell command line.
 CommandResult run_shell(const std::string& command);
 std::string telar_binary();
