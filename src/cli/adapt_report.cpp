@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <limits>
 
@@ -166,7 +167,7 @@ void write_adapt_report(const std::filesystem::path& path, const std::string& ti
         candidates.x.push_back(c.resource / r0);
         candidates.y.push_back(c.accuracy);
       }
-    if (it.chosen >= 0) {
+    if (it.chosen >= 0 && std::isfinite(it.accuracy)) {  // a score's choice is not evaluated
       kept.x.push_back(it.resource / r0);
       kept.y.push_back(it.accuracy);
     }
@@ -216,7 +217,9 @@ void write_adapt_report(const std::filesystem::path& path, const std::string& ti
     const adapt::Candidate& c = it.candidates[static_cast<std::size_t>(it.chosen)];
     rows.push_back({std::to_string(it.index + 1), fmt::format("{:.4g}", it.constraint), c.layers,
                     fmt::format("{} → {}", c.channels_before, c.channels_after),
-                    fmt::format("{:.4g}", it.resource), fmt::format("{:.4f}", it.accuracy),
+                    fmt::format("{:.4g}", it.resource),
+                    std::isfinite(it.accuracy) ? fmt::format("{:.4f}", it.accuracy)
+                                               : fmt::format("— (score {:.4g})", c.score),
                     std::to_string(it.candidates.size())});
   }
   html.table(

@@ -33,6 +33,7 @@ std::string short_number(double v) {
   if (a >= 1e9) return fmt::format("{:.3g}G", v / 1e9);
   if (a >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
   if (a >= 1e4) return fmt::format("{:.3g}k", v / 1e3);
+  if (a >= 1e3) return fmt::format("{:.4g}", v);  // 4000, not 4e+03
   if (a == 0) return "0";
   return fmt::format("{:.3g}", v);
 }

@@ -33,6 +33,8 @@ TEST(Svg, StackedBarsOneRectPerValue) {
 TEST(Svg, ShortNumbers) {
   EXPECT_EQ(short_number(1500000), "1.5M");
   EXPECT_EQ(short_number(25000), "25k");
+  EXPECT_EQ(short_number(4000), "4000");
+  EXPECT_EQ(short_number(1234.4), "1234");
   EXPECT_EQ(short_number(12), "12");
 }
 
