@@ -4,7 +4,9 @@
 # what a run finds new goes to build/fuzz/corpus/NAME). A parser may refuse an input only with
 # telar::Error: a crash, a sanitizer's report, another exception, an input taking more than 5 s
 # or a process growing past 2 GB is a finding, saved to build/fuzz/findings/NAME/ and the
-# script fails. `.ci/run` runs every harness briefly; for long runs:
+# script fails. TELAR_FUZZ_SEED and TELAR_FUZZ_RUNS make a run repeatable (libFuzzer's -seed and
+# -runs): `.ci/run` (scripts/test.sh) runs every harness for the same 20,000 inputs each time, so
+# that its verdict changes only with the code; for long runs, as random as libFuzzer likes:
 #   scripts/fuzz.sh 3600 mtx counters       # an hour each for two of them
 #   scripts/fuzz.sh --list                  # the harnesses
 set -euo pipefail
@@ -35,6 +37,7 @@ for n in "${names[@]}"; do
   mkdir -p "build/fuzz/corpus/$n" "build/fuzz/findings/$n"
   log="build/fuzz/findings/$n.log"
   if build/fuzz/fuzz/fuzz_"$n" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
+      -seed="${TELAR_FUZZ_SEED:-0}" -runs="${TELAR_FUZZ_RUNS:--1}" \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="build/fuzz/findings/$n/" \
       "build/fuzz/corpus/$n" "fuzz/corpus/$n" >"$log" 2>&1; then
     printf 'fuzz %-12s %s\n' "$n" "$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') inputs, nothing found"

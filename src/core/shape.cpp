@@ -4,11 +4,15 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
+
 namespace telar {
 
 std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    require(!__builtin_mul_overflow(n, d, &n),
+            "a tensor of shape {} has more elements than a 64-bit count holds", shape_str(shape));
   return n;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <map>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -262,12 +261,18 @@ CsrMatrix parse_matrix_market(std::string_view text, std::string_view origin) {
   const std::int64_t rows = parse_int(size[0], where + ": rows");
   const std::int64_t cols = parse_int(size[1], where + ": columns");
   const std::int64_t entries = parse_int(size[2], where + ": entries");
-  require(rows > 0 && cols > 0 && rows <= (1LL << 30) && cols <= (1LL << 30),
-          "{}: a {}x{} matrix is not supported (1 to 2^30 rows and columns)", where, rows, cols);
+  // A simulated operand, not a data set: up to 2^24 rows and columns (the row index then takes at
+  // most 128 MiB), so that a size line alone cannot make the reader allocate gigabytes.
+  require(rows > 0 && cols > 0 && rows <= (1LL << 24) && cols <= (1LL << 24),
+          "{}: a {}x{} matrix is not supported (1 to 2^24 rows and columns)", where, rows, cols);
   require(entries >= 0 && entries <= rows * cols, "{}: {} entries do not fit a {}x{} matrix", where,
           entries, rows, cols);
-  std::vector<std::map<int, float>> by_row(static_cast<std::size_t>(rows));
-  std::int64_t seen = 0;
+  struct Entry {
+    std::int64_t row;
+    int col;
+    float value;
+  };
+  std::vector<Entry> listed;  // as the file lists them; grows with the file, not the size line
   while (next_line(line)) {
     const std::string_view t = trim(line);
     if (t.empty() || t.front() == '%') continue;
@@ -288,23 +293,32 @@ CsrMatrix parse_matrix_market(std::string_view text, std::string_view origin) {
       require(std::isfinite(d), "{}: value '{}' is not finite", at, w[2]);
       v = static_cast<float>(d);
     }
-    by_row[static_cast<std::size_t>(r - 1)][static_cast<int>(c - 1)] += v;
-    ++seen;
-    require(seen <= entries, "{}: more entries than the {} the size line announces", at, entries);
+    listed.push_back({r - 1, static_cast<int>(c - 1), v});
+    require(static_cast<std::int64_t>(listed.size()) <= entries,
+            "{}: more entries than the {} the size line announces", at, entries);
   }
-  require(seen == entries, "{}: the size line announces {} entries, the file has {}", origin,
-          entries, seen);
+  require(static_cast<std::int64_t>(listed.size()) == entries,
+          "{}: the size line announces {} entries, the file has {}", origin, entries,
+          listed.size());
+  // By row, then column; repeated entries add up, in the file's order.
+  std::stable_sort(listed.begin(), listed.end(), [](const Entry& a, const Entry& b) {
+    return a.row != b.row ? a.row < b.row : a.col < b.col;
+  });
   CsrMatrix m;
   m.rows = static_cast<int>(rows);
   m.cols = static_cast<int>(cols);
-  m.row_ptr.assign(1, 0);
-  for (const auto& row : by_row) {
-    for (const auto& [c, v] : row) {
-      m.col.push_back(c);
-      m.values.push_back(v);
+  m.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+  for (std::size_t k = 0; k < listed.size(); ++k) {
+    const Entry& e = listed[k];
+    if (k > 0 && listed[k - 1].row == e.row && listed[k - 1].col == e.col) {
+      m.values.back() += e.value;
+      continue;
     }
-    m.row_ptr.push_back(static_cast<std::int64_t>(m.col.size()));
+    m.col.push_back(e.col);
+    m.values.push_back(e.value);
+    ++m.row_ptr[static_cast<std::size_t>(e.row) + 1];
   }
+  for (std::size_t r = 1; r < m.row_ptr.size(); ++r) m.row_ptr[r] += m.row_ptr[r - 1];
   return m;
 }
 
