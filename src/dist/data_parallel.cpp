@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/clock.hpp"
+#include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
 #include "core/threads.hpp"
@@ -85,6 +86,8 @@ void run_guarded(Communicator& comm, const std::string& who, const std::function
     throw;  // another member failed first and ended the group
   } catch (const train::NonFiniteLoss&) {
     throw;  // every member stops at the same step
+  } catch (const Interrupted&) {
+    throw;  // asked to stop: every member stops after the same batch (Trainer)
   } catch (const std::exception& e) {
     const std::string what = e.what();
     // An inner guard has already ended the group with the same words.

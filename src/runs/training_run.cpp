@@ -260,11 +260,6 @@ std::optional<TrainingOutcome> train_replica(const Plan& p, dist::Communicator* 
   if (worker) trainer.set_group(worker.get());
 
   // Only the leader writes: the run directory, the metrics, the checkpoint, the progress.
-  // Ctrl-C or SIGTERM stops a lone training at the next batch boundary with a checkpoint there
-  // (data-parallel replicas cannot stop one by one: there the signal keeps its default action).
-  // Installed before run.json says "running", so a signal from then on is always a clean stop.
-  std::optional<StopOnSignal> stop_on_signal;
-  if (!comm) stop_on_signal.emplace();
   std::unique_ptr<report::RunDirectory> run;
   std::unique_ptr<report::RunRecord> record;
   std::unique_ptr<train::ProgressCallback> progress;
@@ -492,6 +487,10 @@ std::optional<TrainingOutcome> train_mpi(const Plan& p) {
 
 std::optional<TrainingOutcome> run_training(const TrainingSetup& setup) {
   const Plan plan = make_plan(setup);
+  // Ctrl-C or SIGTERM stops the training at the next batch boundary, with a checkpoint there;
+  // a data-parallel group's members agree on that batch (Trainer). Installed before run.json
+  // says "running", so a signal from then on is always a clean stop.
+  StopOnSignal stop_on_signal;
   // The profiler opens its counters before training starts: on every thread there is now, and
   // threads started later (the workers, their pools and collective threads) inherit them.
   std::unique_ptr<prof::TrainingProfiler> profiler;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 
 #include "core/clock.hpp"
 #include "core/interrupt.hpp"
@@ -60,14 +61,19 @@ Trainer::StepResult Trainer::train_batch(const Batch& batch) {
   // Backward runs before the loss is checked: in a group, the check needs every replica's
   // loss (all must stop together), and a non-finite gradient is harmless until applied.
   exe_.backward(output_grads_);
-  StepResult r{local_loss, local_correct, batch.size};
+  StepResult r{local_loss, local_correct, batch.size, stop_signal()};
   if (group_) {
-    double totals[3] = {local_loss * static_cast<double>(batch.size),
-                        static_cast<double>(local_correct), static_cast<double>(batch.size)};
+    double totals[4] = {local_loss * static_cast<double>(batch.size),
+                        static_cast<double>(local_correct), static_cast<double>(batch.size),
+                        r.stop_signal != 0 ? 1.0 : 0.0};
     group_->sum(totals);
     r.samples = static_cast<std::int64_t>(totals[2]);
     r.correct = static_cast<std::int64_t>(totals[1]);
     r.loss = r.samples > 0 ? totals[0] / totals[2] : 0.0;
+    // Some member was asked to stop (with MPI each rank has its own signals; mpirun passes
+    // SIGTERM on): every member stops, naming its own signal if it had one.
+    if (totals[3] > 0.0 && r.stop_signal == 0)
+      r.stop_signal = stop_signal() != 0 ? stop_signal() : SIGTERM;
   }
   if (!std::isfinite(r.loss)) {
     throw NonFiniteLoss(
@@ -146,13 +152,13 @@ void Trainer::fit(BatchSource& train, BatchSource* eval) {
       state_.train.accuracy = static_cast<double>(progress_.correct) / samples;
       state_.train.seconds = progress_.seconds;
       for (Callback* c : callbacks_) c->on_batch_end(state_);
-      // Asked to stop (StopOnSignal): at this batch boundary, where a checkpoint can resume.
-      // A replica never stops alone (its group would wait for it).
-      if (!group_ && stop_signal() != 0)
-        throw Interrupted(fmt::format("interrupted by {} after batch {} of {} in epoch {}",
-                                      signal_name(stop_signal()), i + 1, per_epoch,
-                                      progress_.epoch + 1),
-                          stop_signal());
+      // Asked to stop (StopOnSignal): at this batch boundary, where a checkpoint can resume;
+      // a group's members all at the same one.
+      if (step.stop_signal != 0)
+        throw Interrupted(
+            fmt::format("interrupted by {} after batch {} of {} in epoch {}",
+                        signal_name(step.stop_signal), i + 1, per_epoch, progress_.epoch + 1),
+            step.stop_signal);
     }
     progress_.epoch_seconds.push_back(progress_.seconds);
     state_.epoch_seconds = progress_.epoch_seconds;

@@ -79,6 +79,9 @@ class Trainer : private backend::NodeObserver {
   struct StepResult {
     double loss;
     std::int64_t correct, samples;
+    // The signal that asks to stop after this batch, 0 for none. In a group the members agree
+    // on it in the same sum as the loss, so all of them stop after the same batch.
+    int stop_signal;
   };
   StepResult train_batch(const Batch& batch);
 

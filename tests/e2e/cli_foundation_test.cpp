@@ -414,32 +414,26 @@ TEST(CliFoundation, AnExistingRunIsRefusedUnlessOverwritten) {
   fs::remove_all(fs::path(out).parent_path());
 }
 
-// Issue 23, item 3: Ctrl-C (SIGINT) stops training at the next batch with a checkpoint there,
-// run.json says "interrupted", the exit status is 130 and the message says how to resume; the
-// resumed run ends where an uninterrupted one does.
-TEST(CliFoundation, SigintStopsAtABatchAndTheResumedRunMatchesAnUninterruptedOne) {
-  const std::string root = fresh_temp_dir("sigint");
+namespace {
+
+// Trains mnist_cnn on synthetic data (one epoch, batch 8, seed 5) with `extra` options, sends
+// `signal` once run.json says "running", and checks the clean stop (exit status `status`,
+// run.json "interrupted" with the signal and a batch inside the epoch, a checkpoint) and that
+// the resumed run ends with the losses of an uninterrupted one. Skips when the run finished
+// before the signal arrived.
+void expect_clean_stop_and_exact_resume(const std::string& name,
+                                        const std::vector<std::string>& extra, int signal,
+                                        int status_expected) {
+  const std::string root = fresh_temp_dir(name);
   auto args = [&](const std::string& out) {
-    return std::vector<std::string>{"train",
-                                    "--model",
-                                    "mnist_cnn",
-                                    "--data",
-                                    "synthetic:8000:1x28x28:10",
-                                    "--epochs",
-                                    "1",
-                                    "--batch-size",
-                                    "4",
-                                    "--threads",
-                                    "1",
-                                    "--seed",
-                                    "5",
-                                    "--quiet",
-                                    "--json",
-                                    "--out",
-                                    out};
+    std::vector<std::string> a{
+        "train",    "--model", "mnist_cnn",    "--data", "synthetic:8000:1x28x28:10",
+        "--epochs", "1",       "--batch-size", "8",      "--seed",
+        "5",        "--quiet", "--json",       "--out",  out};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
   };
   const std::string out = root + "/interrupted";
-  // Once training runs (run.json says "running"), and a little more: Ctrl-C.
   const int status = telar::testing::run_telar_and_signal(
       args(out),
       [&] {
@@ -448,14 +442,14 @@ TEST(CliFoundation, SigintStopsAtABatchAndTheResumedRunMatchesAnUninterruptedOne
                telar::read_file(fs::path(out) / "run.json").find("\"running\"") !=
                    std::string::npos;
       },
-      SIGINT, 500, 20.0);
+      signal, 500, 20.0);
   ASSERT_NE(status, -2) << "the training never started";
   ASSERT_NE(status, -1) << "killed instead of stopping cleanly";
   if (status == 0) GTEST_SKIP() << "the run finished before the signal arrived";
-  ASSERT_EQ(status, 130);
+  ASSERT_EQ(status, status_expected);
   const auto stopped = nlohmann::json::parse(telar::read_file(fs::path(out) / "run.json"));
   EXPECT_EQ(stopped["status"], "interrupted");
-  EXPECT_EQ(stopped["interrupted"]["signal"], "SIGINT");
+  EXPECT_EQ(stopped["interrupted"]["signal"], signal == SIGINT ? "SIGINT" : "SIGTERM");
   EXPECT_GT(stopped["interrupted"]["next_batch"].get<std::int64_t>(), 0);
   ASSERT_TRUE(fs::exists(fs::path(out) / "checkpoint.telar"));
 
@@ -469,6 +463,23 @@ TEST(CliFoundation, SigintStopsAtABatchAndTheResumedRunMatchesAnUninterruptedOne
   EXPECT_EQ(nlohmann::json::parse(telar::read_file(fs::path(out) / "run.json"))["status"],
             "finished");
   fs::remove_all(root);
+}
+
+}  // namespace
+
+// Issue 23, item 3: Ctrl-C (SIGINT) stops training at the next batch with a checkpoint there,
+// run.json says "interrupted", the exit status is 130 and the message says how to resume; the
+// resumed run ends where an uninterrupted one does.
+TEST(CliFoundation, SigintStopsAtABatchAndTheResumedRunMatchesAnUninterruptedOne) {
+  expect_clean_stop_and_exact_resume("sigint", {"--threads", "1"}, SIGINT, 130);
+}
+
+// The same for data-parallel training: the workers (threads of one process) agree on the
+// batch to stop after, the leader writes the checkpoint there, and the resumed group ends
+// where an uninterrupted one does.
+TEST(CliFoundation, SigtermStopsADataParallelRunAtOneBatchAndItResumesToTheSameResult) {
+  expect_clean_stop_and_exact_resume("sigterm_dp", {"--workers", "cpu:threads=1,cpu:threads=1"},
+                                     SIGTERM, 143);
 }
 
 TEST(CliFoundation, CheckpointOfAnotherModelOrCorruptedIsRefused) {
