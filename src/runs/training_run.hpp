@@ -6,10 +6,9 @@
 // run_training() checks everything that can fail on bad input before it writes anything.
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "dist/energy/meter.hpp"
 #include "dist/energy/sampler.hpp"
@@ -17,6 +16,7 @@
 #include "graph/loss.hpp"
 #include "prof/profile.hpp"
 #include "prof/session.hpp"
+#include "train/callbacks/checkpoint_callback.hpp"
 #include "train/data/dataset.hpp"
 #include "train/optim/optimizer.hpp"
 
@@ -35,7 +35,8 @@ struct TrainingSetup {
 
   // How (telar train's flags of the same names).
   int epochs = 1;
-  std::int64_t batch_size = 128, limit_batches = 0, checkpoint_every = 0;
+  std::int64_t batch_size = 128, limit_batches = 0;
+  train::CheckpointInterval checkpoint_every;
   double lr = 0.05;
   std::string lr_schedule = "constant";
   train::OptimizerOptions optimizer;

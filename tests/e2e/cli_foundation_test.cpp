@@ -319,6 +319,34 @@ TEST(CliFoundation, NonFiniteLossStopsAndKeepsLastGoodCheckpoint) {
   EXPECT_LE(ckpt.trainer.global_step, failed_at);
 }
 
+// Issue 23, item 3: --checkpoint-every with a time bounds what a kill can lose. A run killed
+// (SIGKILL: no clean stop) as soon as a checkpoint exists has one from inside the epoch, taken
+// about a second in; the epoch's end (which would come later) has not written it.
+TEST(CliFoundation, CheckpointEveryWithATimeWritesWithinTheEpoch) {
+  const std::string root = fresh_temp_dir("every_time");
+  const std::string out = root + "/run";
+  const fs::path ckpt = fs::path(out) / telar::train::kCheckpointFileName;
+  const int status = telar::testing::run_telar_and_signal(
+      {"train", "--model", "mnist_cnn", "--data", "synthetic:16000:1x28x28:10", "--epochs", "1",
+       "--batch-size", "8", "--threads", "1", "--quiet", "--checkpoint-every", "1s", "--out", out},
+      [&] {
+        std::error_code ec;
+        return fs::exists(ckpt, ec);
+      },
+      SIGKILL, 0, 60.0);
+  ASSERT_NE(status, -2) << "no checkpoint appeared";
+  const auto written = telar::train::read_checkpoint(ckpt);
+  EXPECT_EQ(written.trainer.epoch, 0);
+  EXPECT_GT(written.trainer.step_in_epoch, 0);
+  EXPECT_LT(written.trainer.step_in_epoch, 2000);
+  // A bad interval is refused before anything is written.
+  auto bad = quick_train(root + "/bad");
+  bad.insert(bad.end(), {"--checkpoint-every", "10 minutes"});
+  expect_bad_input(run_telar(bad), "--checkpoint-every");
+  EXPECT_FALSE(fs::exists(root + "/bad"));
+  fs::remove_all(root);
+}
+
 TEST(CliFoundation, ACheckpointIsNeverWrittenWithNonFiniteParameters) {
   const std::string out = fresh_temp_dir("inf") + "/run";
   auto args = quick_train(out);

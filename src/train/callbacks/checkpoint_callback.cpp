@@ -1,9 +1,10 @@
 #include "train/callbacks/checkpoint_callback.hpp"
 
+#include <charconv>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
-#include <cmath>
-
+#include "core/error.hpp"
 #include "core/log.hpp"
 
 namespace telar::train {
@@ -46,14 +47,37 @@ Progress to_progress(const TrainerState& s) {
 CheckpointCallback::CheckpointCallback(std::filesystem::path path, const graph::Graph& graph,
                                        const graph::ParameterSet& params,
                                        const Optimizer& optimizer, const Trainer& trainer,
-                                       std::string config_json, std::int64_t every_steps)
+                                       std::string config_json, CheckpointInterval every)
     : path_(std::move(path)),
       graph_(graph),
       params_(params),
       optimizer_(optimizer),
       trainer_(trainer),
       config_json_(std::move(config_json)),
-      every_steps_(every_steps) {}
+      every_(every) {}
+
+CheckpointInterval parse_checkpoint_interval(const std::string& text) {
+  std::int64_t number = 0;
+  const char* end = text.data() + text.size();
+  const auto [rest, ec] = std::from_chars(text.data(), end, number);
+  const std::string unit(rest, end);
+  const double seconds_per_unit = unit.empty()                   ? 0.0
+                                  : unit == "s"                  ? 1.0
+                                  : unit == "min" || unit == "m" ? 60.0
+                                  : unit == "h"                  ? 3600.0
+                                                                 : -1.0;
+  if (ec != std::errc() || number < 0 || seconds_per_unit < 0.0)
+    fail(
+        "--checkpoint-every: '{}' is neither a number of steps nor a time; use e.g. 500 "
+        "(optimizer steps), 90s, 10min or 2h (0: only at epoch ends)",
+        text);
+  CheckpointInterval every;
+  if (unit.empty())
+    every.steps = number;
+  else
+    every.seconds = static_cast<double>(number) * seconds_per_unit;
+  return every;
+}
 
 bool parameters_finite(const graph::ParameterSet& params) {
   for (graph::ValueId id : params.ids()) {
@@ -79,11 +103,14 @@ void CheckpointCallback::save() {
   save_checkpoint(path_, graph_, params_, &optimizer_,
                   to_trainer_state(trainer_.progress(), config_json_));
   written_ = true;
+  since_write_.reset();
 }
 
 void CheckpointCallback::on_batch_end(const TrainState& s) {
-  if (every_steps_ > 0 && s.global_step % every_steps_ == 0 && s.batch + 1 < s.batches_per_epoch)
-    save();
+  if (s.batch + 1 >= s.batches_per_epoch) return;  // the epoch's end writes it
+  const bool step_due = every_.steps > 0 && s.global_step % every_.steps == 0;
+  const bool time_due = every_.seconds > 0.0 && since_write_.seconds() >= every_.seconds;
+  if (step_due || time_due) save();
 }
 
 void CheckpointCallback::on_epoch_end(const TrainState&) { save(); }

@@ -1,8 +1,11 @@
 #pragma once
-// Writes the run's checkpoint at the end of every epoch (and every N optimizer steps if asked),
-// atomically, so the file on disk is always the last good state.
+// Writes the run's checkpoint at the end of every epoch (and every N optimizer steps or every
+// so many minutes if asked), atomically, so the file on disk is always the last good state.
+#include <cstdint>
 #include <filesystem>
+#include <string>
 
+#include "core/clock.hpp"
 #include "train/callback.hpp"
 #include "train/checkpoint.hpp"
 #include "train/trainer.hpp"
@@ -12,6 +15,16 @@ namespace telar::train {
 // Trainer progress <-> the checkpoint's trainer state.
 TrainerState to_trainer_state(const Progress& progress, const std::string& config_json);
 Progress to_progress(const TrainerState& state);
+
+// How often to write the checkpoint within an epoch (--checkpoint-every): every `steps`
+// optimizer steps, or at the first batch end once `seconds` have passed since the last write
+// (0: only at epoch ends).
+struct CheckpointInterval {
+  std::int64_t steps = 0;
+  double seconds = 0.0;
+};
+// "500" (steps), "90s", "10min", "2h"; "0" is never. Throws telar::Error naming the flag.
+CheckpointInterval parse_checkpoint_interval(const std::string& text);
 
 // Whether every float parameter and buffer is finite (a diverged run's are not).
 bool parameters_finite(const graph::ParameterSet& params);
@@ -23,7 +36,7 @@ class CheckpointCallback : public Callback {
   CheckpointCallback(std::filesystem::path path, const graph::Graph& graph,
                      const graph::ParameterSet& params, const Optimizer& optimizer,
                      const Trainer& trainer, std::string config_json,
-                     std::int64_t every_steps = 0);
+                     CheckpointInterval every = {});
   void on_batch_end(const TrainState& s) override;
   void on_epoch_end(const TrainState& s) override;
   // Writes the checkpoint now (the trainer stands at a batch boundary: a stop on a signal).
@@ -39,7 +52,8 @@ class CheckpointCallback : public Callback {
   const Optimizer& optimizer_;
   const Trainer& trainer_;
   std::string config_json_;
-  std::int64_t every_steps_;
+  CheckpointInterval every_;
+  Stopwatch since_write_;
   bool written_ = false;
   bool refused_ = false;
 };
