@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/threads.hpp"
 
 namespace telar::cli {
@@ -108,5 +109,32 @@ void add_threads_option(CLI::App& app, int* threads) {
 }
 
 void apply_threads(int threads) { set_compute_threads(threads); }
+
+std::vector<std::string> options_to_keep(const CLI::App& app) {
+  std::vector<std::string> tokens;
+  for (const CLI::Option* opt : app.get_options()) {
+    const std::string name = opt->get_name();
+    if (opt->count() == 0 || name == "--out" || name == "--resume" || name == "--json" ||
+        name == "--quiet" || name == "--help" || name == "--overwrite")
+      continue;
+    if (opt->get_expected_min() == 0) {
+      tokens.push_back(name);
+      continue;
+    }
+    for (const std::string& value : opt->results()) tokens.push_back(name + "=" + value);
+  }
+  return tokens;
+}
+
+Args with_resumed_options(const std::filesystem::path& dir, const Args& args) {
+  const std::filesystem::path run_json = dir / "run.json";
+  if (!std::filesystem::exists(run_json)) return args;
+  const auto run = nlohmann::json::parse(read_file(run_json), nullptr, false);
+  if (!run.is_object() || !run.contains("config") || !run["config"].contains("options"))
+    return args;
+  Args merged = run["config"]["options"].get<std::vector<std::string>>();
+  merged.insert(merged.end(), args.begin(), args.end());
+  return merged;
+}
 
 }  // namespace telar::cli

@@ -1,7 +1,10 @@
 #pragma once
 // Helpers shared by the subcommands: CLI11 set-up with telar's conventions, JSON result line.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli/command.hpp"
 
@@ -33,5 +36,14 @@ void add_precision_option(CLI::App& app, std::string* precision);
 // Adds --threads (default: all cores) and applies it after parsing via apply_threads().
 void add_threads_option(CLI::App& app, int* threads);
 void apply_threads(int threads);
+
+// The options a run was started with, as tokens (--name=value, or --name for a flag), so that
+// `--resume DIR` can continue with them: output and verbosity options are left out.
+std::vector<std::string> options_to_keep(const CLI::App& app);
+
+// `--resume DIR` continues with the options the run was started with (run.json's
+// config.options); options given again win (a repeated option takes its last value), e.g. a
+// larger --epochs.
+Args with_resumed_options(const std::filesystem::path& dir, const Args& args);
 
 }  // namespace telar::cli

@@ -85,6 +85,9 @@ void add_flags(CLI::App& app, runs::DlrmSetup& f, int* threads) {
   app.add_option("--repeats", f.repeats, "benchmark: timed calls");
   app.add_option("--out", f.out, "run directory (default: runs/dlrm-DATE-TIME)");
   add_overwrite_flag(app, &f.overwrite);
+  app.add_option("--resume", f.resume,
+                 "continue the training that Ctrl-C or SIGTERM stopped in this run directory, "
+                 "from its checkpoint, with the options it was started with");
   add_threads_option(app, threads);
   app.add_flag("--json", f.json, "print the result as one JSON object on the last line");
   app.add_flag("--quiet", f.quiet, "no per-batch lines");
@@ -93,6 +96,7 @@ void add_flags(CLI::App& app, runs::DlrmSetup& f, int* threads) {
 // The preset sets the model and the data; flags that would change them are refused.
 void check_preset_flags(const CLI::App& app, const runs::DlrmSetup& f) {
   require(f.preset == "thesis", "--preset: '{}' is not a preset; use thesis", f.preset);
+  require(f.resume.empty(), "--resume continues a training; the preset is inference only");
   for (const char* flag :
        {"--arch-sparse-feature-size", "--arch-embedding-size", "--arch-mlp-bot", "--arch-mlp-top",
         "--arch-interaction-op", "--arch-interaction-itself", "--data-generation", "--data-size",
@@ -107,19 +111,34 @@ void check_preset_flags(const CLI::App& app, const runs::DlrmSetup& f) {
 
 }  // namespace
 
-int run_dlrm(const Args& args) {
-  CLI::App app{
-      "DLRM (Naumov et al.) with the flags of facebookresearch/dlrm's dlrm_s_pytorch.py: "
-      "training and inference on random, synthetic or Criteo data, benchmarks, and the "
-      "simulated hybrid accelerator of the seed thesis (--backend sim:..., --preset thesis). "
-      "Without arguments: the thesis' workload DLRM(1) on that accelerator, per component. "
-      "Writes a run directory (run.json, metrics.csv or components.csv, report.html).",
-      "dlrm"};
+int run_dlrm(const Args& given) {
+  auto make_app = [] {
+    return std::make_unique<CLI::App>(
+        "DLRM (Naumov et al.) with the flags of facebookresearch/dlrm's dlrm_s_pytorch.py: "
+        "training and inference on random, synthetic or Criteo data, benchmarks, and the "
+        "simulated hybrid accelerator of the seed thesis (--backend sim:..., --preset thesis). "
+        "Without arguments: the thesis' workload DLRM(1) on that accelerator, per component. "
+        "Writes a run directory (run.json, metrics.csv or components.csv, report.html).",
+        "dlrm");
+  };
+  Args args = given;
+  {
+    auto probe = make_app();
+    runs::DlrmSetup p;
+    int ignored = 0;
+    add_flags(*probe, p, &ignored);
+    int code = 0;
+    if (!parse(*probe, given, "dlrm", &code)) return code;
+    if (!p.resume.empty()) args = with_resumed_options(p.resume, given);
+  }
+  auto app_ptr = make_app();
+  CLI::App& app = *app_ptr;
   runs::DlrmSetup f;
   int threads = 0;
   add_flags(app, f, &threads);
   int code = 0;
   if (!parse(app, args, "dlrm", &code)) return code;
+  f.options = options_to_keep(app);
   if (f.quiet) log::set_level(log::Level::Quiet);
   apply_threads(threads);
   // No arguments (other than where and how to write): the thesis' validation workload DLRM(1)

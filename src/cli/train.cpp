@@ -150,37 +150,6 @@ void add_train_options(CLI::App& app, Setup& s) {
   app.add_flag("--quiet", s.run.quiet, "no progress output");
 }
 
-// The options a run was started with, as tokens (--name=value, or --name for a flag), so that
-// `--resume DIR` can continue with them: output and verbosity options are left out.
-std::vector<std::string> options_to_keep(const CLI::App& app) {
-  std::vector<std::string> tokens;
-  for (const CLI::Option* opt : app.get_options()) {
-    const std::string name = opt->get_name();
-    if (opt->count() == 0 || name == "--out" || name == "--resume" || name == "--json" ||
-        name == "--quiet" || name == "--help" || name == "--overwrite")
-      continue;
-    if (opt->get_expected_min() == 0) {
-      tokens.push_back(name);
-      continue;
-    }
-    for (const std::string& value : opt->results()) tokens.push_back(name + "=" + value);
-  }
-  return tokens;
-}
-
-// `--resume DIR` continues with the options the run was started with; options given again
-// win (a repeated option takes its last value), e.g. a larger --epochs.
-Args with_resumed_options(const fs::path& dir, const Args& args) {
-  const fs::path run_json = dir / "run.json";
-  if (!fs::exists(run_json)) return args;
-  const auto run = nlohmann::json::parse(read_file(run_json), nullptr, false);
-  if (!run.is_object() || !run.contains("config") || !run["config"].contains("options"))
-    return args;
-  Args merged = run["config"]["options"].get<std::vector<std::string>>();
-  merged.insert(merged.end(), args.begin(), args.end());
-  return merged;
-}
-
 }  // namespace
 
 int run_train(const Args& given) {

@@ -70,6 +70,22 @@ class ArrayTable : public EmbeddingTable {
   }
   std::int64_t held_bytes() const override { return rows_ * dim_ * 4; }
 
+  TrainedRows trained_rows() const override {
+    TrainedRows saved;
+    saved.values = Tensor(Shape{rows_, dim_});
+    std::memcpy(saved.values.f32(), data_, static_cast<std::size_t>(rows_ * dim_) * sizeof(float));
+    return saved;
+  }
+  void restore_rows(const TrainedRows& saved, const std::string& source) override {
+    if (saved.rows.defined() || saved.values.dtype() != DType::F32 ||
+        saved.values.shape() != Shape{rows_, dim_})
+      fail(
+          "{}: embedding table {} was not saved as the {} x {} table of this model; resume "
+          "with the run's own options",
+          source, table_, rows_, dim_);
+    std::memcpy(data_, saved.values.f32(), static_cast<std::size_t>(rows_ * dim_) * sizeof(float));
+  }
+
  protected:
   using EmbeddingTable::EmbeddingTable;
   float* data_ = nullptr;
@@ -202,6 +218,33 @@ class ProceduralTable final : public EmbeddingTable {
   std::int64_t held_bytes() const override {
     return static_cast<std::int64_t>(overlay_.capacity() * sizeof(float) +
                                      slot_.size() * 3 * sizeof(std::int64_t));
+  }
+
+  TrainedRows trained_rows() const override {
+    const auto k = static_cast<std::int64_t>(slot_.size());
+    TrainedRows saved{Tensor(Shape{k}, DType::I64), Tensor(Shape{k, dim_})};
+    for (const auto& [row, slot] : slot_) saved.rows.data<std::int64_t>()[slot] = row;
+    std::copy(overlay_.begin(), overlay_.end(), saved.values.f32());
+    return saved;
+  }
+  void restore_rows(const TrainedRows& saved, const std::string& source) override {
+    const bool shaped = saved.rows.defined() && saved.rows.dtype() == DType::I64 &&
+                        saved.rows.rank() == 1 && saved.values.dtype() == DType::F32 &&
+                        saved.values.shape() == Shape{saved.rows.dim(0), dim_};
+    require(shaped,
+            "{}: embedding table {} was not saved as trained rows of width {}; resume with the "
+            "run's own options",
+            source, table_, dim_);
+    slot_.clear();
+    const std::int64_t k = saved.rows.dim(0);
+    for (std::int64_t slot = 0; slot < k; ++slot) {
+      const std::int64_t row = saved.rows.data<std::int64_t>()[slot];
+      require(row >= 0 && row < rows_ && slot_.try_emplace(row, slot).second,
+              "{}: embedding table {} has a saved row {} that is out of range or repeated", source,
+              table_, row);
+    }
+    const float* v = saved.values.f32();
+    overlay_.assign(v, v + k * dim_);
   }
 
  private:

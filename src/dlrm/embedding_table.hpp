@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend/cpu/embedding_bag_kernels.hpp"
+#include "core/tensor.hpp"
 #include "dlrm/config.hpp"
 
 namespace telar::dlrm {
@@ -49,6 +50,18 @@ class EmbeddingTable {
   virtual void read_row(std::int64_t row, float* out) const = 0;
   // Bytes of table data this process holds (memory: all; mmap: mapped; procedural: overlay).
   virtual std::int64_t held_bytes() const = 0;
+
+  // What training made of the table, for a checkpoint: row numbers (i64 [k]) and their values
+  // (f32 [k, dim]). Array tables (memory, mmap) give every row in order and leave `rows`
+  // undefined; a procedural table gives the rows of its overlay.
+  struct TrainedRows {
+    Tensor rows;
+    Tensor values;
+  };
+  virtual TrainedRows trained_rows() const = 0;
+  // Puts trained_rows() of a table of the same shape and seed back into this freshly made one.
+  // Throws telar::Error (naming `source`) for rows of another shape or out of range.
+  virtual void restore_rows(const TrainedRows& saved, const std::string& source) = 0;
 
  protected:
   EmbeddingTable(std::int64_t table, std::int64_t rows, std::int64_t dim, std::uint64_t seed)

@@ -85,6 +85,12 @@ class Executor {
   virtual void reset_times() = 0;
   // The simulator's figures (`sim:` executors), else null.
   virtual const SimulationSummary* simulation() const { return nullptr; }
+
+  // The MLPs as trained: the graph the parameters belong to (the dense variant with its loss)
+  // and the parameters, for checkpoints. Call parameters_changed() after writing them.
+  virtual const graph::Graph& training_graph() const = 0;
+  virtual graph::ParameterSet& parameters() = 0;
+  virtual void parameters_changed() = 0;
 };
 
 struct ExecutorOptions {
@@ -112,12 +118,11 @@ class CpuExecutor : public Executor {
   const ComponentTimes& times() const override { return times_; }
   void reset_times() override { times_ = {}; }
 
-  const graph::Graph& training_graph() const { return graph_; }
-  graph::ParameterSet& parameters() { return params_; }
+  const graph::Graph& training_graph() const override { return graph_; }
+  graph::ParameterSet& parameters() override { return params_; }
+  void parameters_changed() override { exe_->parameters_updated(); }
   const graph::ParameterSet& gradients() { return exe_->gradients(); }
   const SparseRowGrad& table_gradient(std::int64_t t) const { return table_grads_.at(t); }
-  // Call after changing parameters() from outside.
-  void parameters_changed() { exe_->parameters_updated(); }
 
  private:
   class Timer;

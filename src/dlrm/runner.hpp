@@ -11,12 +11,27 @@
 
 namespace telar::dlrm {
 
+// Where a run stands after a batch: enough to continue it exactly (the model aside), which a
+// checkpoint keeps. A run starts at RunPosition{}.
+struct RunPosition {
+  int epoch = 0;
+  std::int64_t next_batch = 0;  // batches of `epoch` done
+  // The epoch's sums, and the interval's since the last progress line.
+  double epoch_loss = 0.0, interval_loss = 0.0, interval_seconds = 0.0;
+  std::int64_t epoch_correct = 0, epoch_samples = 0, interval_correct = 0, interval_samples = 0,
+               interval_batches = 0;
+  // Over the run.
+  std::int64_t samples = 0, batches = 0;
+  double compute_seconds = 0.0, best_test_accuracy = 0.0;
+};
+
 struct RunOptions {
   int epochs = 1;
   float learning_rate = 0.01f;
   bool inference_only = false;
   std::int64_t print_freq = 1;
   std::int64_t test_freq = -1;  // > 0: test every N batches too
+  RunPosition start;            // a resumed run's position
 };
 
 struct IntervalReport {
@@ -60,8 +75,12 @@ struct RunSummary {
 struct RunCallbacks {
   std::function<void(const IntervalReport&)> on_interval;
   std::function<void(const TestReport&)> on_test;
+  // Asked to stop (StopOnSignal): called at the batch boundary with the position there (save
+  // a checkpoint), before run_dlrm throws telar::Interrupted.
+  std::function<void(const RunPosition&)> on_interrupt;
 };
 
+// Runs from options.start; after each batch, stops if a signal asked to (see on_interrupt).
 RunSummary run_dlrm(Executor& exe, DataSource& train, DataSource* test, const RunOptions& options,
                     const RunCallbacks& callbacks = {});
 

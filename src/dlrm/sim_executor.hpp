@@ -31,6 +31,9 @@ class SimExecutor : public Executor {
   const ComponentTimes& times() const override { return values_.times(); }
   void reset_times() override;
   const SimulationSummary* simulation() const override { return &summary_; }
+  const graph::Graph& training_graph() const override { return values_.training_graph(); }
+  graph::ParameterSet& parameters() override { return values_.parameters(); }
+  void parameters_changed() override { values_.parameters_changed(); }
   // Files STONNE's layout writes per call (SimOptions::stats_dir), over all passes.
   const std::vector<std::filesystem::path>& written_files() const { return files_; }
 

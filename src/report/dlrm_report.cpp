@@ -19,11 +19,18 @@ double x_of(int epoch, std::int64_t batch, std::int64_t batches) {
 
 DlrmRecorder::DlrmRecorder(const RunDirectory& run, std::string title,
                            std::vector<std::pair<std::string, std::string>> summary,
-                           std::string model_summary)
+                           std::string model_summary, bool resumed)
     : run_(run),
       title_(std::move(title)),
       summary_(std::move(summary)),
-      model_summary_(std::move(model_summary)) {}
+      model_summary_(std::move(model_summary)) {
+  if (resumed && std::filesystem::exists(run.file("metrics.csv")))
+    metrics_ = MetricsTable::read(run.file("metrics.csv"));
+}
+
+void DlrmRecorder::write_metrics() const {
+  metrics_.write(run_.file("metrics.csv"));
+}
 
 void DlrmRecorder::on_interval(const dlrm::IntervalReport& r) {
   metrics_.add(r.epoch, r.batch, "train", "loss", r.loss);

@@ -15,12 +15,16 @@ namespace telar::report {
 
 class DlrmRecorder {
  public:
+  // `resumed`: the run continues; its metrics.csv so far is read and continued.
   DlrmRecorder(const RunDirectory& run, std::string title,
-               std::vector<std::pair<std::string, std::string>> summary, std::string model_summary);
+               std::vector<std::pair<std::string, std::string>> summary, std::string model_summary,
+               bool resumed = false);
   void on_interval(const dlrm::IntervalReport& r);
   void on_test(const dlrm::TestReport& r);
   // Writes metrics.csv and report.html for a finished run (or benchmark).
   void finish(const dlrm::RunSummary* run, const dlrm::BenchmarkResult* bench);
+  // Writes metrics.csv as it stands (a run stopped midway, to be resumed).
+  void write_metrics() const;
   const MetricsTable& metrics() const { return metrics_; }
 
  private:

@@ -12,6 +12,7 @@
 #include "backend/cpu/embedding_bag_kernels.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "core/progress.hpp"
 #include "core/threads.hpp"
@@ -26,6 +27,7 @@
 #include "report/html_report.hpp"
 #include "report/run_dir.hpp"
 #include "report/run_record.hpp"
+#include "runs/dlrm_checkpoint.hpp"
 
 namespace telar::runs {
 
@@ -297,9 +299,23 @@ nlohmann::json run_dlrm_model(DlrmSetup f, std::ostream& out) {
   const dlrm::StorageKind storage = dlrm::choose_storage(model_config, so);
   Data data = make_data(f, model_config);
 
-  const fs::path run_path = dlrm_run_path(f);
+  const bool resuming = !f.resume.empty();
+  const fs::path run_path = resuming ? fs::path(f.resume) : dlrm_run_path(f);
+  if (resuming) {
+    require(!f.inference_only && f.benchmark.empty(),
+            "--resume {}: only a training run can be resumed", f.resume);
+    require(fs::exists(run_path / kDlrmCheckpointFileName),
+            "--resume {}: no checkpoint there; a DLRM training writes one when Ctrl-C or "
+            "SIGTERM stops it (a finished run has none)",
+            f.resume);
+  }
   const bool created = !fs::exists(run_path);
-  report::RunDirectory run(run_path, report::reuse_for(f.overwrite));
+  report::RunDirectory run(run_path,
+                           resuming ? report::RunReuse::Continue : report::reuse_for(f.overwrite));
+  const bool training = f.benchmark.empty() && !f.inference_only;
+  // Ctrl-C or SIGTERM stops a training after the batch in progress, with a checkpoint there.
+  std::optional<StopOnSignal> stop_on_signal;
+  if (training) stop_on_signal.emplace();
   nlohmann::json result;
   try {
     dlrm::DlrmModel model(model_config, storage, f.seed, so.dir);
@@ -335,7 +351,13 @@ nlohmann::json run_dlrm_model(DlrmSetup f, std::ostream& out) {
                           {"embedding_storage", dlrm::storage_name(storage)},
                           {"embedding_bag_isa", backend::cpu::embedding_bag_isa()},
                           {"table_bytes", model_config.table_bytes()},
-                          {"seed", f.seed}};
+                          {"seed", f.seed},
+                          {"options", f.options}};
+    dlrm::RunPosition start;
+    if (resuming) {
+      start = load_dlrm_checkpoint(run.file(kDlrmCheckpointFileName), model, *exe);
+      log::info("resuming {} at epoch {} batch {}", f.resume, start.epoch + 1, start.next_batch);
+    }
     report::RunRecord record(run, "dlrm", cfg);
 
     const std::string summary = config.summary();
@@ -354,7 +376,7 @@ nlohmann::json run_dlrm_model(DlrmSetup f, std::ostream& out) {
          {"data", data.train->describe()},
          {"loss", std::string(dlrm::loss_function_name(loss))},
          {"learning rate", fmt::format("{}", f.learning_rate)}},
-        summary);
+        summary, resuming);
 
     result = {{"mode", mode},
               {"backend", exe->name()},
@@ -398,6 +420,7 @@ nlohmann::json run_dlrm_model(DlrmSetup f, std::ostream& out) {
       ro.inference_only = f.inference_only;
       ro.print_freq = f.print_freq;
       ro.test_freq = f.test_freq;
+      ro.start = start;
       const char* kind = f.inference_only ? "inference" : "training";
       dlrm::RunCallbacks cb;
       cb.on_interval = [&](const dlrm::IntervalReport& r) {
@@ -415,9 +438,29 @@ nlohmann::json run_dlrm_model(DlrmSetup f, std::ostream& out) {
               r.batch, r.batches, r.epoch, r.loss, r.accuracy * 100, r.best_accuracy * 100,
               std::isfinite(r.auc) ? fmt::format(", auc {:.4f}", r.auc) : "");
       };
+      cb.on_interrupt = [&](const dlrm::RunPosition& at) {
+        save_dlrm_checkpoint(run.file(kDlrmCheckpointFileName), model, *exe, at);
+        recorder.write_metrics();
+        record.interrupt({{"signal", signal_name(stop_signal())},
+                          {"epoch", at.epoch + 1},
+                          {"next_batch", at.next_batch},
+                          {"batches_done", at.batches}});
+      };
       if (!f.quiet) out << "time/loss/accuracy (if enabled):\n";
-      const dlrm::RunSummary s = dlrm::run_dlrm(*exe, *data.train, data.test.get(), ro, cb);
+      const dlrm::RunSummary s = [&] {
+        try {
+          return dlrm::run_dlrm(*exe, *data.train, data.test.get(), ro, cb);
+        } catch (const Interrupted& e) {
+          throw Interrupted(fmt::format("{}; the checkpoint is saved: continue with `telar dlrm "
+                                        "--resume {}`",
+                                        e.what(), run.path().string()),
+                            e.signal);
+        }
+      }();
       recorder.finish(&s, nullptr);
+      // The run is whole: a checkpoint of a moment inside it would only mislead a --resume.
+      std::error_code ec;
+      fs::remove(run.file(kDlrmCheckpointFileName), ec);
       result["train"] = {{"loss", s.loss},
                          {"accuracy", s.accuracy},
                          {"samples", s.samples},
@@ -453,9 +496,13 @@ nlohmann::json run_dlrm_model(DlrmSetup f, std::ostream& out) {
     record.finish(result);
     out << fmt::format("run directory: {} (report.html, metrics.csv{})\n", run.path().string(),
                        target ? ", components.csv, nodes.csv" : "");
+  } catch (const Interrupted&) {
+    throw;  // stopped cleanly: the checkpoint and run.json stay for --resume
   } catch (const Error&) {
-    // A run that stops on bad input leaves nothing half-written behind.
+    // A run that stops on bad input leaves nothing half-written behind (a resumed run keeps
+    // what it had; run.json says why it failed).
     std::error_code ec;
+    if (resuming) throw;
     if (created) {
       fs::remove_all(run_path, ec);
     } else {

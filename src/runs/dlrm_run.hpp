@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace telar::runs {
 
@@ -34,6 +35,10 @@ struct DlrmSetup {
   double budget_mb = 2048;
   bool strict = false, json = false, quiet = false;
   bool overwrite = false;  // replace a run already in `out` (else refused)
+  // Continue the training stopped (Ctrl-C, SIGTERM) in this run directory from its checkpoint;
+  // the other fields must be the run's own (the CLI takes them from run.json's "options").
+  std::string resume;
+  std::vector<std::string> options;  // the command-line options, kept in run.json for --resume
   double test_fraction = 0.1;
   std::int64_t test_data_size = 0;
   int warmup = 3, repeats = 20;

@@ -36,6 +36,7 @@ constexpr std::string_view kParametersSection = "parameters";
 constexpr std::string_view kBuffersSection = "buffers";
 constexpr std::string_view kOptimizerSection = "optimizer";
 constexpr std::string_view kTrainerSection = "trainer";
+constexpr std::string_view kExtraSection = "extra";  // optional
 
 std::uint8_t dtype_code(DType t) {
   switch (t) {
@@ -253,7 +254,7 @@ std::string describe_model(std::string_view name, std::int64_t parameters,
 
 void write_checkpoint(const fs::path& path, const Checkpoint& c) {
   check_name_length(c.model_name);
-  const std::vector<SectionWriter> sections = {
+  std::vector<SectionWriter> sections = {
       {kModelSection,
        [&](Sink& s) {
          s.text(c.model_name);
@@ -281,6 +282,7 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
          s.text(t.progress_json);
        }},
   };
+  if (!c.extra.empty()) sections.push_back({kExtraSection, [&](Sink& s) { s.tensors(c.extra); }});
   CountingSink payload_size;
   emit_payload(payload_size, sections);
 
@@ -409,6 +411,8 @@ Checkpoint read_checkpoint(const fs::path& path) {
       t.best_metric_name = in.text();
       t.config_json = in.text();
       t.progress_json = in.text();
+    } else if (name == kExtraSection) {
+      c.extra = in.tensors();
     } else {
       in.skip(body_bytes);  // written by a newer telar; not needed to resume
     }

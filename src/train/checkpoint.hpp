@@ -16,8 +16,10 @@
 // Sections: "model" (string name, u64 fingerprint, i64 parameter count), "parameters" and
 // "buffers" (tensor lists keyed by value name), "optimizer" (string name, string description,
 // tensor list), "trainer" (i64 epoch, i64 step_in_epoch, i64 global_step, u64 rng[4],
-// f64 best_metric, string best_metric_name, string config_json, string progress_json). Readers skip sections they do
-// not know, so sections can be added without a version change.
+// f64 best_metric, string best_metric_name, string config_json, string progress_json), and,
+// only when there is some, "extra" (a tensor list: state kept outside the graph's parameters,
+// such as DLRM's embedding tables). Readers skip sections they do not know, so sections can be
+// added without a version change.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -60,6 +62,7 @@ struct Checkpoint {
   std::string optimizer_description;
   NamedTensors optimizer_state;
   TrainerState trainer;
+  NamedTensors extra;  // state outside the graph's parameters (none for a graph's training)
 };
 
 // Low level: the file format. write_checkpoint is atomic. read_checkpoint checks the magic,

@@ -108,3 +108,57 @@ TEST(DlrmStorage, AutoChoosesByBudget) {
   o.mode = "disk";
   EXPECT_THROW(choose_storage(c, o), Error);
 }
+
+// A checkpoint's view of the tables: what trained_rows() gives, restore_rows() puts back into a
+// fresh table of the same seed, row for row, for every storage; foreign rows are refused.
+TEST(DlrmStorage, TrainedRowsRestoreIntoAFreshTable) {
+  const DlrmConfig c = make_config(16, "5000-300-7", "5-16", "8-1", "dot", false);
+  auto data = make_random_data(c, BatchPlan{96, 32}, {6, false}, 3, true);
+  for (StorageKind kind : {StorageKind::Memory, StorageKind::Mmap, StorageKind::Procedural}) {
+    SCOPED_TRACE(storage_name(kind));
+    DlrmModel trained(c, kind, 21);
+    auto exe = make_executor(trained, "cpu", {LossFunction::Mse, 4});
+    DlrmBatch b;
+    for (std::int64_t j = 0; j < data->batches(); ++j) {
+      data->batch(j, b);
+      exe->forward(b, true);
+      exe->backward();
+      exe->step(0.5f);
+    }
+    DlrmModel fresh(c, kind, 21);
+    for (std::int64_t t = 0; t < trained.tables.size(); ++t) {
+      const auto saved = trained.tables[t].trained_rows();
+      // Array tables give every row; a procedural one only those training changed.
+      EXPECT_EQ(saved.rows.defined(), kind == StorageKind::Procedural);
+      if (kind == StorageKind::Procedural) {
+        EXPECT_GT(saved.rows.numel(), 0);
+        EXPECT_LE(saved.rows.numel(), trained.tables[t].rows());
+        if (t == 0) {
+          EXPECT_LT(saved.rows.numel(), 5000);
+        }
+      }
+      fresh.tables[t].restore_rows(saved, "test");
+      std::vector<float> a(16), f(16);
+      for (std::int64_t r = 0; r < trained.tables[t].rows(); ++r) {
+        trained.tables[t].read_row(r, a.data());
+        fresh.tables[t].read_row(r, f.data());
+        ASSERT_EQ(a, f) << "table " << t << " row " << r;
+      }
+    }
+    // Rows of another table's shape are refused with the source's name.
+    try {
+      fresh.tables[2].restore_rows(trained.tables[0].trained_rows(), "ckpt.telar");
+      ADD_FAILURE() << "restored table 0's rows into table 2";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("ckpt.telar"), std::string::npos) << e.what();
+    }
+  }
+  // A procedural overlay naming a row twice, or past the table, is refused.
+  DlrmModel proc(c, StorageKind::Procedural, 21);
+  EmbeddingTable::TrainedRows bad{Tensor(Shape{2}, DType::I64), Tensor(Shape{2, 16})};
+  bad.rows.data<std::int64_t>()[0] = 3;
+  bad.rows.data<std::int64_t>()[1] = 3;
+  EXPECT_THROW(proc.tables[1].restore_rows(bad, "x"), Error);
+  bad.rows.data<std::int64_t>()[1] = 300;
+  EXPECT_THROW(proc.tables[1].restore_rows(bad, "x"), Error);
+}

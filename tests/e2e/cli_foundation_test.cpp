@@ -463,14 +463,7 @@ void expect_clean_stop_and_exact_resume(const std::string& name,
   };
   const std::string out = root + "/interrupted";
   const int status = telar::testing::run_telar_and_signal(
-      args(out),
-      [&] {
-        std::error_code ec;
-        return fs::exists(fs::path(out) / "run.json", ec) &&
-               telar::read_file(fs::path(out) / "run.json").find("\"running\"") !=
-                   std::string::npos;
-      },
-      signal, 500, 20.0);
+      args(out), [&] { return telar::testing::run_json_says_running(out); }, signal, 500, 20.0);
   ASSERT_NE(status, -2) << "the training never started";
   ASSERT_NE(status, -1) << "killed instead of stopping cleanly";
   if (status == 0) GTEST_SKIP() << "the run finished before the signal arrived";

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -286,3 +287,77 @@ TEST(DlrmCli, TheThesisLargestTablesRunInUnderAGigabyte) {
   EXPECT_LT(j["max_rss_mb"].get<double>(), 1024.0);
   fs::remove_all(dir);
 }
+
+// Issue 23, item 3: Ctrl-C stops a DLRM training after the batch in progress with a checkpoint
+// there (the MLPs, the tables' trained rows, the run's position), run.json "interrupted", exit
+// 130; `--resume` ends with the losses of an uninterrupted run, bit for bit, for tables in
+// memory and procedural ones (whose trained rows are an overlay).
+class DlrmStop : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DlrmStop, SigintCheckpointsAndTheResumedRunMatchesAnUninterruptedOne) {
+  const std::string root = fresh_temp_dir("dlrm_stop");
+  auto args = [&](const std::string& out) {
+    return std::vector<std::string>{"dlrm",
+                                    "--data-generation",
+                                    "synthetic",
+                                    "--data-size",
+                                    "200000",
+                                    "--mini-batch-size",
+                                    "32",
+                                    "--arch-embedding-size",
+                                    "100000-200000-50000",
+                                    "--arch-sparse-feature-size",
+                                    "64",
+                                    "--arch-mlp-bot",
+                                    "13-256-64",
+                                    "--arch-mlp-top",
+                                    "256-64-1",
+                                    "--test-freq",
+                                    "2000",
+                                    "--nepochs",
+                                    "2",
+                                    "--threads",
+                                    "1",
+                                    "--embedding-storage",
+                                    GetParam(),
+                                    "--quiet",
+                                    "--json",
+                                    "--out",
+                                    out};
+  };
+  const std::string out = root + "/interrupted";
+  const int status = telar::testing::run_telar_and_signal(
+      args(out), [&] { return telar::testing::run_json_says_running(out); }, SIGINT, 500, 60.0);
+  ASSERT_NE(status, -2) << "the training never started";
+  ASSERT_NE(status, -1) << "killed instead of stopping cleanly";
+  if (status == 0) GTEST_SKIP() << "the run finished before the signal arrived";
+  ASSERT_EQ(status, 130);
+  const auto stopped = nlohmann::json::parse(slurp(fs::path(out) / "run.json"));
+  EXPECT_EQ(stopped["status"], "interrupted");
+  EXPECT_EQ(stopped["interrupted"]["signal"], "SIGINT");
+  EXPECT_GT(stopped["interrupted"]["batches_done"].get<std::int64_t>(), 0);
+  ASSERT_TRUE(fs::exists(fs::path(out) / "checkpoint.telar"));
+  EXPECT_TRUE(fs::exists(fs::path(out) / "metrics.csv"));
+
+  // A checkpoint is only resumed by the model that wrote it; the refusal leaves the run as it
+  // was, still resumable.
+  expect_bad_input(run_telar({"dlrm", "--resume", out, "--arch-mlp-top", "256-32-1"}),
+                   "checkpoint");
+  EXPECT_EQ(nlohmann::json::parse(slurp(fs::path(out) / "run.json"))["status"], "interrupted");
+
+  const auto resumed = run_telar({"dlrm", "--resume", out, "--quiet", "--json"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  const auto straight = run_telar(args(root + "/straight"));
+  ASSERT_EQ(straight.status, 0) << straight.err;
+  const auto a = nlohmann::json::parse(last_line(resumed.out));
+  const auto b = nlohmann::json::parse(last_line(straight.out));
+  EXPECT_EQ(a["train"], b["train"]);
+  EXPECT_EQ(a["test"], b["test"]);
+  EXPECT_EQ(nlohmann::json::parse(slurp(fs::path(out) / "run.json"))["status"], "finished");
+  // The finished run keeps no checkpoint of a moment inside it, and cannot be resumed.
+  EXPECT_FALSE(fs::exists(fs::path(out) / "checkpoint.telar"));
+  expect_bad_input(run_telar({"dlrm", "--resume", out}), "no checkpoint there");
+  fs::remove_all(root);
+}
+
+INSTANTIATE_TEST_SUITE_P(Storage, DlrmStop, ::testing::Values("memory", "procedural"));

@@ -61,6 +61,12 @@ int run_telar_and_signal(const std::vector<std::string>& args, const std::functi
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+bool run_json_says_running(const std::string& run_dir) {
+  std::error_code ec;
+  const fs::path run_json = fs::path(run_dir) / "run.json";
+  return fs::exists(run_json, ec) && slurp(run_json).find("\"running\"") != std::string::npos;
+}
+
 CommandResult run_telar(const std::vector<std::string>& args) {
   const fs::path dir = fresh_temp_dir("cmd");
   const fs::path out = dir / "out", err = dir / "err";

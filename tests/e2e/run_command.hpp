@@ -21,6 +21,8 @@ CommandResult run_telar(const std::vector<std::string>& args);
 // signal), -2 where it never became ready (it is then killed).
 int run_telar_and_signal(const std::vector<std::string>& args, const std::function<bool()>& ready,
                          int signal, int grace_ms = 0, double patience_seconds = 60.0);
+// Whether `run_dir`/run.json exists and says "running" (a `ready` for run_telar_and_signal).
+bool run_json_says_running(const std::string& run_dir);
 // Runs a shell command line.
 CommandResult run_shell(const std::string& command);
 std::string telar_binary();

@@ -50,6 +50,11 @@ bool same_bytes(const Tensor& a, const Tensor& b) {
 
 // A model in the middle of training: initialized, a few Adam steps taken, BatchNorm running
 // statistics changed, and a trainer state with every field set.
+Checkpoint read_and_write_back(const std::filesystem::path& path, const Checkpoint& c) {
+  write_checkpoint(path, c);
+  return read_checkpoint(path);
+}
+
 struct TrainedModel {
   graph::Graph graph = small_cnn();
   ParameterSet params = ParameterSet::initialize(graph, 5);
@@ -115,6 +120,26 @@ TEST(Checkpoint, RoundTripIsBitwiseExact) {
   EXPECT_EQ(trainer.best_metric, 0.8731);
   EXPECT_EQ(trainer.best_metric_name, "val_accuracy");
   EXPECT_EQ(trainer.config_json, model.trainer.config_json);
+}
+
+// The optional "extra" section (state outside the graph, e.g. DLRM's tables) round-trips, and
+// a checkpoint without it reads back with none.
+TEST(Checkpoint, ExtraTensorsRoundTripAndAreOptional) {
+  TempDir dir("ckpt_extra");
+  TrainedModel model;
+  Checkpoint c = capture_checkpoint(model.graph, model.params, nullptr, model.trainer);
+  EXPECT_TRUE(read_and_write_back(dir / "plain.telar", c).extra.empty());
+  Tensor rows(Shape{3}, DType::I64);
+  for (int i = 0; i < 3; ++i) rows.data<std::int64_t>()[i] = 10 * i + 1;
+  Tensor values =
+      Tensor::from(std::vector<float>{1.5f, -2.0f, 0.25f, 8.0f, 1e-30f, -0.0f}, Shape{3, 2});
+  c.extra = {{"emb/0.rows", rows}, {"emb/0.values", values}};
+  const Checkpoint back = read_and_write_back(dir / "extra.telar", c);
+  ASSERT_EQ(back.extra.size(), 2u);
+  EXPECT_EQ(back.extra[0].name, "emb/0.rows");
+  EXPECT_TRUE(same_bytes(back.extra[0].tensor, rows));
+  EXPECT_EQ(back.extra[1].name, "emb/0.values");
+  EXPECT_TRUE(same_bytes(back.extra[1].tensor, values));
 }
 
 TEST(Checkpoint, ResumedTrainingMatchesUninterrupted) {
