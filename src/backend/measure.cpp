@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <limits>
 
 #include "core/clock.hpp"
 #include "core/threads.hpp"
@@ -45,13 +46,30 @@ std::vector<double> measure_forward_ms(Executable& exe, std::span<const Tensor> 
 }
 
 std::int64_t inference_memory_bytes(const graph::Graph& graph, std::int64_t batch) {
-  std::int64_t bytes = 0;
+  double bytes = 0.0;
   for (const graph::Value& v : graph.values()) {
     if (!shape_is_concrete(bind_batch(v.shape, batch))) continue;  // dynamic inputs
-    bytes +=
-        shape_numel(bind_batch(v.shape, batch)) * static_cast<std::int64_t>(dtype_size(v.dtype));
+    bytes += static_cast<double>(shape_numel(bind_batch(v.shape, batch))) *
+             static_cast<double>(dtype_size(v.dtype));
   }
-  return bytes;
+  // Saturated: a plan too large for any machine compares as too large, never wraps around.
+  return bytes >= 9.0e18 ? std::numeric_limits<std::int64_t>::max()
+                         : static_cast<std::int64_t>(bytes);
+}
+
+std::int64_t training_memory_bytes(const graph::Graph& graph, std::int64_t batch,
+                                   std::int64_t optimizer_slots) {
+  // In double: an estimate to compare with a limit, which a model too large for any machine
+  // must not wrap around.
+  double parameters = 0.0;
+  for (graph::ValueId id : graph.parameters())
+    parameters += static_cast<double>(shape_numel(graph.value(id).shape)) *
+                  static_cast<double>(dtype_size(graph.value(id).dtype));
+  const double values = static_cast<double>(inference_memory_bytes(graph, batch));
+  // The values once more for their gradients, and the parameters' optimizer state.
+  const double bytes = 2.0 * values + parameters * static_cast<double>(optimizer_slots);
+  return bytes >= 9.0e18 ? std::numeric_limits<std::int64_t>::max()
+                         : static_cast<std::int64_t>(bytes);
 }
 
 }  // namespace telar::backend

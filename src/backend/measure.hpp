@@ -28,4 +28,10 @@ std::vector<double> measure_forward_ms(Executable& exe, std::span<const Tensor> 
 // (the CPU plan's layout; blocked layouts pad a little more).
 std::int64_t inference_memory_bytes(const graph::Graph& graph, std::int64_t batch);
 
+// The bytes training `graph` (with its loss) at `batch` holds at least: the inference plan's,
+// a gradient per value (activations' and parameters'), and `optimizer_slots` state tensors
+// per parameter. Both estimates saturate at the largest int64 instead of wrapping around.
+std::int64_t training_memory_bytes(const graph::Graph& graph, std::int64_t batch,
+                                   std::int64_t optimizer_slots);
+
 }  // namespace telar::backend

@@ -36,22 +36,6 @@ constexpr double kNoisyCv = 0.02;
 // The largest batch --batch-sweep tries.
 constexpr std::int64_t kMaxSweepBatch = 1 << 16;
 
-// "512M", "4G", "1500000" (bytes; K, M, G, T are powers of 1024).
-std::int64_t parse_bytes(const std::string& text, std::string_view what) {
-  require(!text.empty(), "{} is empty; give a size such as 4G or 512M", what);
-  std::int64_t scale = 1;
-  std::string digits = text;
-  const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
-  const std::string units = "KMGT";
-  if (const auto u = units.find(last); u != std::string::npos) {
-    scale = std::int64_t{1} << (10 * (u + 1));
-    digits.pop_back();
-  }
-  const double value = parse_double(digits, what);
-  require(value > 0, "{} must be positive, got '{}'", what, text);
-  return static_cast<std::int64_t>(value * static_cast<double>(scale));
-}
-
 // Milliseconds with the digits that matter from microseconds (simulated layers) to seconds.
 std::string ms_text(double ms) {
   return fmt::format("{:.{}f}", ms, ms < 0.01 ? 6 : ms < 1 ? 4 : 3);

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/parse.hpp"
 #include "core/threads.hpp"
 
 namespace telar::cli {
@@ -109,6 +111,21 @@ void add_threads_option(CLI::App& app, int* threads) {
 }
 
 void apply_threads(int threads) { set_compute_threads(threads); }
+
+std::int64_t parse_bytes(const std::string& text, std::string_view what) {
+  require(!text.empty(), "{} is empty; give a size such as 4G or 512M", what);
+  std::int64_t scale = 1;
+  std::string digits = text;
+  const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+  const std::string units = "KMGT";
+  if (const auto u = units.find(last); u != std::string::npos) {
+    scale = std::int64_t{1} << (10 * (u + 1));
+    digits.pop_back();
+  }
+  const double value = parse_double(digits, what);
+  require(value > 0, "{} must be positive, got '{}'", what, text);
+  return static_cast<std::int64_t>(value * static_cast<double>(scale));
+}
 
 std::vector<std::string> options_to_keep(const CLI::App& app) {
   std::vector<std::string> tokens;

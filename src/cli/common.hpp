@@ -37,6 +37,10 @@ void add_precision_option(CLI::App& app, std::string* precision);
 void add_threads_option(CLI::App& app, int* threads);
 void apply_threads(int threads);
 
+// "512M", "4G", "1500000" (bytes; K, M, G, T are powers of 1024); `what` names the option in
+// errors.
+std::int64_t parse_bytes(const std::string& text, std::string_view what);
+
 // The options a run was started with, as tokens (--name=value, or --name for a flag), so that
 // `--resume DIR` can continue with them: output and verbosity options are left out.
 std::vector<std::string> options_to_keep(const CLI::App& app);

@@ -38,7 +38,7 @@ struct Setup {
   ModelOptions model;
   DataOptions data;
   int threads = 0;
-  std::string loss_name = "cross_entropy", out, resume, preset, checkpoint_every = "0";
+  std::string loss_name = "cross_entropy", out, resume, preset, checkpoint_every = "0", max_memory;
   std::string profile_events, profile_scopes = "run,epoch,batch,eval", profile_cpus,
                               profile_domain = "auto";
   bool profile_no_multiplex = false, no_overlap = false, no_pin = false, no_energy = false,
@@ -127,6 +127,9 @@ void add_train_options(CLI::App& app, Setup& s) {
   app.add_option("--resume", s.resume, "continue the run in this directory from its checkpoint");
   app.add_option("--limit-batches", s.run.limit_batches, "train at most N batches per epoch (0: all)")
       ->check(at_least(0));
+  app.add_option("--max-memory", s.max_memory,
+                 "what training may hold in memory, e.g. 8G (default: what the machine has "
+                 "available); a larger estimate is refused before anything is allocated");
   app.add_option("--checkpoint-every", s.checkpoint_every,
                  "also write the checkpoint every N optimizer steps (500) or every so long "
                  "(90s, 10min, 2h), bounding what a kill can lose (0: only at epoch ends)");
@@ -182,6 +185,7 @@ int run_train(const Args& given) {
 
   // Everything that can fail on bad input happens before the run directory is created.
   r.checkpoint_every = train::parse_checkpoint_interval(s.checkpoint_every);
+  if (!s.max_memory.empty()) r.max_memory = parse_bytes(s.max_memory, "--max-memory");
   r.meters.powercap_root = s.powercap_root;
   energy::select_meters(r.meters, s.meters);
   r.measure_energy = !s.no_energy;

@@ -1,5 +1,7 @@
 #include "core/memory.hpp"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <string>
 
@@ -13,6 +15,12 @@ std::optional<std::int64_t> available_memory_bytes() {
   while (meminfo >> key >> kib >> unit)
     if (key == "MemAvailable:") return kib * 1024;
   return std::nullopt;
+}
+
+std::string bytes_text(double bytes) {
+  if (bytes >= 1e9) return fmt::format("{:.1f} GB", bytes / 1e9);
+  if (bytes >= 1e6) return fmt::format("{:.1f} MB", bytes / 1e6);
+  return fmt::format("{:.0f} KB", bytes / 1e3);
 }
 
 }  // namespace telar

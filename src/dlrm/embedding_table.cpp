@@ -262,14 +262,24 @@ float initial_embedding_value(std::uint64_t seed, std::int64_t table, std::int64
   return entry_value(table_key(seed, table), table_bound(rows), row, col);
 }
 
-StorageKind choose_storage(const DlrmConfig& config, const StorageOptions& options) {
-  if (options.mode == "memory") return StorageKind::Memory;
+StorageKind choose_storage(const DlrmConfig& config, const StorageOptions& options,
+                           std::optional<std::int64_t> available) {
+  const std::int64_t bytes = config.table_bytes();
+  const bool fits_memory = !available || bytes <= *available;
+  if (options.mode == "memory") {
+    if (!fits_memory)
+      fail(
+          "--embedding-storage memory: the tables take {}, more than the {} this machine has "
+          "available; use --embedding-storage mmap (paged from a file) or procedural",
+          bytes_text(static_cast<double>(bytes)), bytes_text(static_cast<double>(*available)));
+    return StorageKind::Memory;
+  }
   if (options.mode == "mmap") return StorageKind::Mmap;
   if (options.mode == "procedural") return StorageKind::Procedural;
   if (options.mode != "auto")
     fail("--embedding-storage: '{}' is not a storage; use auto, memory, mmap or procedural",
          options.mode);
-  return config.table_bytes() <= options.budget_bytes ? StorageKind::Memory
+  return bytes <= options.budget_bytes && fits_memory ? StorageKind::Memory
                                                       : StorageKind::Procedural;
 }
 

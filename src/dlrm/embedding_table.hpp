@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "backend/cpu/embedding_bag_kernels.hpp"
+#include "core/memory.hpp"
 #include "core/tensor.hpp"
 #include "dlrm/config.hpp"
 
@@ -76,9 +78,11 @@ struct StorageOptions {
   std::filesystem::path dir;              // mmap: where the table files go (default: temp dir)
 };
 
-// The storage `options` select for `config` (auto: memory if all tables fit the budget, else
-// procedural). Throws telar::Error for an unknown mode.
-StorageKind choose_storage(const DlrmConfig& config, const StorageOptions& options);
+// The storage `options` select for `config` (auto: memory if all tables fit the budget and the
+// `available` memory, else procedural). Throws telar::Error for an unknown mode, and for
+// memory storage of tables larger than `available` (naming both sizes).
+StorageKind choose_storage(const DlrmConfig& config, const StorageOptions& options,
+                           std::optional<std::int64_t> available = available_memory_bytes());
 
 class EmbeddingTables {
  public:

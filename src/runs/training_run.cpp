@@ -6,11 +6,13 @@
 #include <set>
 
 #include "backend/backend.hpp"
+#include "backend/measure.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
+#include "core/memory.hpp"
 #include "core/threads.hpp"
 #include "dist/communicator_choice.hpp"
 #include "dist/data_parallel.hpp"
@@ -120,6 +122,29 @@ void resolve_workers(const TrainingSetup& s, Plan& p) {
 }
 
 // Everything that can fail on bad input, before the run directory is made.
+// Refuses, before anything is allocated, a training whose estimate (every replica's parameters,
+// gradients, optimizer state and a batch's activations with their gradients; the data sets
+// are checked where they are read) exceeds --max-memory or what the machine has available.
+void check_training_fits(const TrainingSetup& s, const Plan& p, const train::Optimizer& optimizer) {
+  const std::optional<std::int64_t> available = available_memory_bytes();
+  const std::optional<std::int64_t> limit =
+      s.max_memory > 0 ? std::optional<std::int64_t>(s.max_memory) : available;
+  if (!limit) return;
+  const std::size_t replicas = std::max<std::size_t>(p.thread_workers.size(), 1);
+  const double need = static_cast<double>(replicas) *
+                      static_cast<double>(backend::training_memory_bytes(
+                          p.g, s.batch_size, static_cast<std::int64_t>(optimizer.state_slots())));
+  if (need > static_cast<double>(*limit))
+    fail(
+        "training {} at batch {} needs at least {} ({}parameters, gradients, optimizer state "
+        "and activations), more than the {} {}; use a smaller --batch-size or model{}",
+        s.model_name, s.batch_size, bytes_text(need),
+        replicas > 1 ? fmt::format("{} replicas' ", replicas) : "",
+        bytes_text(static_cast<double>(*limit)),
+        s.max_memory > 0 ? "of --max-memory" : "this machine has available",
+        s.max_memory > 0 ? ", or raise --max-memory" : "");
+}
+
 Plan make_plan(const TrainingSetup& s) {
   Plan p(s);
   require(s.batch_size > 0, "--batch-size must be positive, got {}", s.batch_size);
@@ -146,6 +171,7 @@ Plan make_plan(const TrainingSetup& s) {
          graph::loss_name(s.loss));
   p.g = graph::with_loss(s.net, s.loss);
   auto optimizer = train::make_optimizer(s.optimizer);  // validates the optimizer options
+  check_training_fits(s, p, *optimizer);
   auto lr_schedule = train::LrSchedule::parse(s.lr_schedule, s.lr);
 
   if (!s.validation.empty()) {

@@ -36,6 +36,9 @@ struct TrainingSetup {
   // How (telar train's flags of the same names).
   int epochs = 1;
   std::int64_t batch_size = 128, limit_batches = 0;
+  // What training may hold in memory (bytes), checked against an estimate before anything is
+  // allocated; 0: what the machine has available.
+  std::int64_t max_memory = 0;
   train::CheckpointInterval checkpoint_every;
   double lr = 0.05;
   std::string lr_schedule = "constant";

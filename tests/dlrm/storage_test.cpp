@@ -109,6 +109,27 @@ TEST(DlrmStorage, AutoChoosesByBudget) {
   EXPECT_THROW(choose_storage(c, o), Error);
 }
 
+// Issue 23, item 1: tables larger than the memory available are never put in memory: auto
+// falls back to procedural whatever the budget, and memory is refused naming both sizes.
+TEST(DlrmStorage, TablesLargerThanTheMemoryAvailableAreNotPutInMemory) {
+  const DlrmConfig c = make_config(32, "1000000-1000000", "3-32", "1", "dot", false);  // 256 MB
+  StorageOptions o;
+  o.budget_bytes = std::int64_t{1} << 40;
+  EXPECT_EQ(choose_storage(c, o, std::int64_t{1} << 30), StorageKind::Memory);
+  EXPECT_EQ(choose_storage(c, o, std::int64_t{100} << 20), StorageKind::Procedural);
+  o.mode = "memory";
+  EXPECT_EQ(choose_storage(c, o, std::nullopt), StorageKind::Memory);  // unknown: allowed
+  try {
+    choose_storage(c, o, std::int64_t{100} << 20);
+    ADD_FAILURE() << "memory storage of 256 MB accepted with 100 MB available";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("256.0 MB, more than the 104.9 MB"), std::string::npos)
+        << e.what();
+  }
+  o.mode = "mmap";
+  EXPECT_EQ(choose_storage(c, o, std::int64_t{100} << 20), StorageKind::Mmap);
+}
+
 // A checkpoint's view of the tables: what trained_rows() gives, restore_rows() puts back into a
 // fresh table of the same seed, row for row, for every storage; foreign rows are refused.
 TEST(DlrmStorage, TrainedRowsRestoreIntoAFreshTable) {

@@ -347,6 +347,29 @@ TEST(CliFoundation, CheckpointEveryWithATimeWritesWithinTheEpoch) {
   fs::remove_all(root);
 }
 
+// Issue 23, item 1: a training larger than the memory it may use is refused before anything
+// is allocated or written, naming the estimate and the limit.
+TEST(CliFoundation, ATrainingLargerThanTheMemoryIsRefusedBeforeItStarts) {
+  const std::string root = fresh_temp_dir("too_large");
+  auto small_limit = quick_train(root + "/limit");
+  small_limit.insert(small_limit.end(), {"--max-memory", "100K"});
+  expect_bad_input(run_telar(small_limit), "more than the 102 KB of --max-memory");
+  EXPECT_FALSE(fs::exists(root + "/limit"));
+  // 2 billion hidden units: terabytes, more than any machine this runs on has available.
+  auto huge = quick_train(root + "/huge");
+  huge[2] = "mlp:784-2000000000-10";
+  expect_bad_input(run_telar(huge), "this machine has available");
+  EXPECT_FALSE(fs::exists(root + "/huge"));
+  auto bad = quick_train(root + "/bad");
+  bad.insert(bad.end(), {"--max-memory", "lots"});
+  expect_bad_input(run_telar(bad), "--max-memory");
+  // The same model within its limit trains.
+  auto fits = quick_train(root + "/fits");
+  fits.insert(fits.end(), {"--max-memory", "1G"});
+  EXPECT_EQ(run_telar(fits).status, 0);
+  fs::remove_all(root);
+}
+
 TEST(CliFoundation, ACheckpointIsNeverWrittenWithNonFiniteParameters) {
   const std::string out = fresh_temp_dir("inf") + "/run";
   auto args = quick_train(out);

@@ -53,6 +53,8 @@ class Optimizer {
 
   // Number of steps taken for a parameter (0 if never).
   std::int64_t steps_taken(graph::ValueId id) const;
+  // State tensors kept per parameter, each shaped like it (for memory estimates).
+  std::size_t state_slots() const { return slot_names_.size(); }
 
  protected:
   // `slots`: names of the per-parameter f32 state tensors (shaped like the parameter).
