@@ -130,6 +130,19 @@ dlrm::StorageOptions storage_options(const DlrmSetup& f, const std::string& fall
 }
 
 // The run directory: --out, or a new one under runs/.
+// A run that fails leaves nothing half-written behind: the directory if it made it, else the
+// files a DLRM run writes into one that was there (--overwrite).
+void remove_partial_run(const fs::path& path, bool created) {
+  std::error_code ec;
+  if (created) {
+    fs::remove_all(path, ec);
+    return;
+  }
+  for (const char* name : {"run.json", "metrics.csv", "report.html", "components.csv", "nodes.csv"})
+    fs::remove(path / name, ec);
+  fs::remove_all(path / "stonne", ec);
+}
+
 std::filesystem::path dlrm_run_path(const DlrmSetup& f) {
   return f.out.empty() ? report::default_run_path("dlrm") : std::filesystem::path(f.out);
 }
@@ -240,15 +253,8 @@ nlohmann::json run_dlrm_preset(const DlrmSetup& f, std::ostream& out) {
     record.finish(result);
     out << fmt::format("run directory: {} (report.html, components.csv, nodes.csv)\n",
                        run.path().string());
-  } catch (const Error&) {
-    std::error_code ec;
-    if (created) {
-      fs::remove_all(run_path, ec);
-    } else {
-      for (const char* name : {"run.json", "report.html", "components.csv", "nodes.csv"})
-        fs::remove(run.file(name), ec);
-      fs::remove_all(run.file("stonne"), ec);
-    }
+  } catch (const std::exception&) {  // bad input, or out of memory
+    remove_partial_run(run_path, created);
     throw;
   }
   return result;
@@ -498,19 +504,9 @@ nlohmann::json run_dlrm_model(DlrmSetup f, std::ostream& out) {
                        target ? ", components.csv, nodes.csv" : "");
   } catch (const Interrupted&) {
     throw;  // stopped cleanly: the checkpoint and run.json stay for --resume
-  } catch (const Error&) {
-    // A run that stops on bad input leaves nothing half-written behind (a resumed run keeps
-    // what it had; run.json says why it failed).
-    std::error_code ec;
-    if (resuming) throw;
-    if (created) {
-      fs::remove_all(run_path, ec);
-    } else {
-      for (const char* name :
-           {"run.json", "metrics.csv", "report.html", "components.csv", "nodes.csv"})
-        fs::remove(run.file(name), ec);
-      fs::remove_all(run.file("stonne"), ec);
-    }
+  } catch (const std::exception&) {  // bad input, or out of memory
+    // A resumed run keeps what it had; its run.json says why it failed.
+    if (!resuming) remove_partial_run(run_path, created);
     throw;
   }
   return result;

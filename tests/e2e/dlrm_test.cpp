@@ -361,3 +361,23 @@ TEST_P(DlrmStop, SigintCheckpointsAndTheResumedRunMatchesAnUninterruptedOne) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Storage, DlrmStop, ::testing::Values("memory", "procedural"));
+
+// Issue 23, item 5: a DLRM run stopped by a memory limit (here the address-space limit of
+// `ulimit -v`, 1.7 GB, below what its 8192-wide MLPs at batch 8192 need) says so in one line,
+// exit 2, and leaves no run directory behind (it used to stay, "running" or empty).
+TEST(DlrmCli, AMemoryLimitStopsItCleanlyAndLeavesNoRunDirectory) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space; ulimit -v cannot apply";
+#endif
+  const std::string root = fresh_temp_dir("dlrm_oom");
+  const auto r = telar::testing::run_shell(
+      "ulimit -v 1700000; exec " + telar::testing::telar_binary() +
+      " dlrm --data-generation synthetic --data-size 20000 --mini-batch-size 8192"
+      " --arch-embedding-size 200000-200000 --arch-sparse-feature-size 64"
+      " --arch-mlp-bot 13-8192-64 --arch-mlp-top 8192-8192-1 --embedding-storage memory"
+      " --quiet --out " +
+      root + "/run");
+  expect_bad_input(r, "out of memory");
+  EXPECT_FALSE(fs::exists(root + "/run"));
+  fs::remove_all(root);
+}
