@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "core/csv.hpp"
 #include "core/files.hpp"
 #include "report/svg_chart.hpp"
 
@@ -12,13 +13,6 @@ namespace telar::report {
 namespace {
 
 using dlrm::Component;
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 std::string name_of(Component c) {
   return std::string(dlrm::component_name(c));
