@@ -25,6 +25,7 @@ enum class OpKind : std::uint8_t {
   HardSwish,
   Sqrt,
   Erf,
+  Pow,
   Softmax,
   MaxPool2d,
   AvgPool2d,
@@ -77,6 +78,7 @@ std::string_view op_name(OpKind kind);
 bool op_is_loss(OpKind kind);
 
 // LeakyReLU: y = x < 0 ? alpha * x : x. HardSigmoid: y = clamp(alpha * x + beta, 0, 1).
+// Pow: y = x ^ alpha (a constant exponent).
 struct EltwiseAttrs {
   float alpha = 0.0f;
   float beta = 0.0f;

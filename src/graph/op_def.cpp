@@ -28,6 +28,7 @@ constexpr Entry kTable[] = {
     {OpKind::HardSwish, &op_defs::kHardSwish},
     {OpKind::Sqrt, &op_defs::kSqrt},
     {OpKind::Erf, &op_defs::kErf},
+    {OpKind::Pow, &op_defs::kPow},
     {OpKind::Softmax, &op_defs::kSoftmax},
     {OpKind::MaxPool2d, &op_defs::kMaxPool2d},
     {OpKind::AvgPool2d, &op_defs::kAvgPool2d},

@@ -191,6 +191,25 @@ class Exporter {
         return;
       case OpKind::Sigmoid: add("Sigmoid", n.name, in, out); return;
       case OpKind::Tanh: add("Tanh", n.name, in, out); return;
+      case OpKind::Sqrt:
+        add("Sqrt", n.name, in, out);
+        return;
+      case OpKind::Erf:
+        add("Erf", n.name, in, out);
+        return;
+      case OpKind::Pow:
+        add("Pow", n.name,
+            {in[0], scalar(n.name + "/exponent", n.attr<graph::EltwiseAttrs>().alpha)}, out);
+        return;
+      case OpKind::ReduceMean: {  // telar's keeps the axis; opset 18 takes the axes as an input
+        const std::int64_t axis = n.attr<graph::ReduceAttrs>().axis;
+        auto* r = options_.opset >= 18
+                      ? add("ReduceMean", n.name, {in[0], ints(n.name + "/axes", {axis})}, out)
+                      : add("ReduceMean", n.name, in, out);
+        if (options_.opset < 18) set(r, "axes", std::vector<std::int64_t>{axis});
+        set(r, "keepdims", std::int64_t{1});
+        return;
+      }
       case OpKind::LeakyReLU:
         set(add("LeakyRelu", n.name, in, out), "alpha", n.attr<graph::EltwiseAttrs>().alpha);
         return;

@@ -461,8 +461,12 @@ class Importer {
         define(n, graph_.add_node(OpKind::Sqrt, node_name(n), {}, {x}));
       else if (e.numel() == 1 && p == 1.0f)
         define(n, x);
+      else if (e.numel() == 1)
+        define(n, graph_.add_node(OpKind::Pow, node_name(n), graph::EltwiseAttrs{p, 0.0f}, {x}));
       else
-        unsupported(n, "telar imports Pow with a constant exponent of 2, 0.5 or 1");
+        unsupported(n,
+                    "telar imports Pow with one constant exponent (a scalar), not a tensor of "
+                    "exponents");
     } else if (op == "Dropout") {
       dropout(n, at);
     } else if (op == "Identity") {
@@ -744,12 +748,28 @@ class Importer {
       global_average(n, x, keep);
       return;
     }
-    if (axes.size() != 1 || axes[0] < 1 || (!keep && rank < 3))
+    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+    if (axes.empty() || axes[0] < 1 || axes.back() >= rank ||
+        (!keep && rank - static_cast<std::int64_t>(axes.size()) < 2))
       unsupported(n, fmt::format("ReduceMean over axes [{}] of {}: telar imports the mean over "
-                                 "the spatial axes 2 and 3 of NCHW, or over one axis after the "
-                                 "batch",
+                                 "axes after the batch, leaving at least one",
                                  fmt::join(axes, ", "), shape_str(shape_of(x))));
-    define(n, mean_over(node_name(n), x, axes[0], keep));
+    // The mean over several axes is the mean over each in turn (every axis kept, as 1).
+    ValueId y = x;
+    for (std::size_t k = 0; k < axes.size(); ++k)
+      y = mean_over(axes.size() == 1 ? node_name(n) : fmt::format("{}/{}", node_name(n), k), y,
+                    axes[k], true);
+    define(n, keep ? y : squeeze(node_name(n) + "/squeeze", y, axes));
+  }
+
+  // `y` without its axes `axes` (each of extent 1).
+  ValueId squeeze(const std::string& name, ValueId y, const std::vector<std::int64_t>& axes) {
+    graph::ReshapeAttrs r;
+    const Shape& ys = shape_of(y);
+    for (std::size_t d = 1; d < ys.size(); ++d)
+      if (std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(d)) == axes.end())
+        r.dims.push_back(ys[d]);
+    return graph_.add_node(OpKind::Reshape, name, r, {y});
   }
 
   // telar's ReduceMean over `axis` (kept as 1), then, without `keep`, the axis dropped.
@@ -757,12 +777,7 @@ class Importer {
     graph::ReduceAttrs a;
     a.axis = axis;
     const ValueId y = graph_.add_node(OpKind::ReduceMean, name, a, {x});
-    if (keep) return y;
-    graph::ReshapeAttrs r;
-    const Shape& ys = shape_of(y);
-    for (std::size_t d = 1; d < ys.size(); ++d)
-      if (static_cast<std::int64_t>(d) != axis) r.dims.push_back(ys[d]);
-    return graph_.add_node(OpKind::Reshape, name + "/squeeze", r, {y});
+    return keep ? y : squeeze(name + "/squeeze", y, {axis});
   }
 
   // LayerNormalization over the last axis, as the ops it is made of: (x - mean) / sqrt(var +

@@ -2,7 +2,7 @@
 // follow PyTorch: ReLU passes the gradient where x > 0, ReLU6 where 0 < x < 6, LeakyReLU
 // scales it by alpha where x <= 0, HardSigmoid passes alpha where 0 < alpha x + beta < 1,
 // HardSwish's is 0 below -3, x / 3 + 1/2 up to 3 and 1 above. Sqrt's is 1 / (2 y) (infinite at
-// 0, like PyTorch's), Erf's 2 / sqrt(pi) exp(-x^2).
+// 0, like PyTorch's), Erf's 2 / sqrt(pi) exp(-x^2), Pow's (x^e) e x^(e-1).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -37,6 +37,8 @@ Activation activation_of(graph::OpKind kind) {
     case graph::OpKind::HardSwish: return Activation::HardSwish;
     case graph::OpKind::Sqrt: return Activation::Sqrt;
     case graph::OpKind::Erf: return Activation::Erf;
+    case graph::OpKind::Pow:
+      return Activation::Pow;
     default: fail("internal: {} is not an activation", graph::op_name(kind));
   }
 }
@@ -85,6 +87,10 @@ void activation_forward(Activation kind, const Tensor& x, Tensor& y, ActivationP
     case Activation::Erf:
       parallel_for(0, count, count > kParallelThreshold,
                    [&](std::int64_t i) { yp[i] = std::erf(xp[i]); });
+      return;
+    case Activation::Pow:
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { yp[i] = std::pow(xp[i], p.alpha); });
       return;
   }
   fail("internal: activation_forward: unknown activation {}", static_cast<int>(kind));
@@ -139,6 +145,16 @@ void activation_backward(Activation kind, const Tensor& x, const Tensor& y, cons
       constexpr float kTwoOverSqrtPi = 1.1283791670955126f;
       parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
         dxp[i] = dyp[i] * kTwoOverSqrtPi * std::exp(-xp[i] * xp[i]);
+      });
+      return;
+    }
+    case Activation::Pow: {
+      detail::expect_same_numel("activation_backward", "x", x, count);
+      const float* xp = x.f32();
+      const float e = p.alpha;
+      parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
+        // d/dx x^e = e x^(e-1); 0 for e = 0 (PyTorch's, whatever x).
+        dxp[i] = e == 0.0f ? 0.0f : dyp[i] * e * std::pow(xp[i], e - 1.0f);
       });
       return;
     }

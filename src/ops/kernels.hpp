@@ -56,12 +56,23 @@ void batchnorm_backward(const BatchNormAttrs& a, const Tensor& x, const Tensor& 
 
 // ---- Element-wise activations. LeakyReLU: x < 0 ? alpha * x : x; HardSigmoid:
 // clamp(alpha * x + beta, 0, 1); HardSwish: x * clamp(x + 3, 0, 6) / 6 (PyTorch's); Sqrt; Erf
-// (the Gauss error function, GELU's).
-enum class Activation { ReLU, ReLU6, Sigmoid, Tanh, LeakyReLU, HardSigmoid, HardSwish, Sqrt, Erf };
+// (the Gauss error function, GELU's); Pow: x ^ alpha.
+enum class Activation {
+  ReLU,
+  ReLU6,
+  Sigmoid,
+  Tanh,
+  LeakyReLU,
+  HardSigmoid,
+  HardSwish,
+  Sqrt,
+  Erf,
+  Pow
+};
 struct ActivationParams {
   float alpha = 0.0f, beta = 0.0f;
 };
-// The activation of an activation op (OpKind::ReLU ... OpKind::Erf).
+// The activation of an activation op (OpKind::ReLU ... OpKind::Pow).
 Activation activation_of(graph::OpKind kind);
 // x and y may be the same tensor.
 void activation_forward(Activation kind, const Tensor& x, Tensor& y, ActivationParams p = {});

@@ -2,8 +2,8 @@
 // backward lives only in the graph wiring (Add sends its gradient to both branches, Flatten
 // relabels it): every parameter of both Add branches and of the layer after the Flatten. And
 // the ops ONNX import brings (Pad, Reshape, Transpose, Slice, broadcasting arithmetic,
-// HardSigmoid, HardSwish, ReduceMean, Sqrt, Erf) wired into one graph, on the reference and the
-// oneDNN kernels.
+// HardSigmoid, HardSwish, ReduceMean, Sqrt, Erf, Pow) wired into one graph, on the reference and
+// the oneDNN kernels.
 #include <gtest/gtest.h>
 
 #include "../ops/test_util.hpp"
@@ -104,7 +104,12 @@ TEST(GraphGradient, TheImportedOpsMatchFiniteDifferences) {
   ValueId eps = g0.add_parameter("eps", {1}, Initializer::constant(0.5f));
   ValueId sd = g0.add_node(OpKind::Sqrt, "sd", {}, {g0.add_node(OpKind::Add, "plus_eps", {}, {var, eps})});
   ValueId gelu = g0.add_node(OpKind::Erf, "erf", {}, {g0.add_node(OpKind::Div, "norm", {}, {centred, sd})});
-  b.output(b.linear(b.flatten(gelu, "flat"), 4, "fc"));
+  // Pow with an odd exponent over both signs, and a fractional one over positive values.
+  ValueId cube = g0.add_node(OpKind::Pow, "cube", EltwiseAttrs{3.0f, 0.0f}, {gelu});
+  ValueId lift = g0.add_parameter("lift", {1}, Initializer::constant(2.0f));  // cube + 2 > 1
+  ValueId root = g0.add_node(OpKind::Pow, "root", EltwiseAttrs{-0.5f, 0.0f},
+                             {g0.add_node(OpKind::Add, "shift", {}, {cube, lift})});
+  b.output(b.linear(b.flatten(root, "flat"), 4, "fc"));
   const Graph g = with_loss(b.finish(), LossKind::CrossEntropy);
   for (const char* backend : {"cpu:ref", "cpu"}) {
     SCOPED_TRACE(backend);

@@ -329,6 +329,44 @@ TEST(OnnxImport, LayerNormChannelsLastMatMulPowAndErfMatchHandValues) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(out.f32()[i], want[i], 1e-6) << i;
 }
 
+// Pow with any constant exponent, and ReduceMean over several axes (kept or dropped).
+TEST(OnnxImport, PowAndAMeanOverSeveralAxesMatchHandValues) {
+  auto m = base_model({1, 2, 2, 3});
+  add_initializer(m, "three", {}, {3.0f});
+  add_node(m, "Pow", {"x", "three"}, "cube");
+  auto* mean = add_node(m, "ReduceMean", {"cube"}, "y");
+  set_ints(mean, "axes", {-1, 1});  // C and W of [B, C, H, W]
+  set_int(mean, "keepdims", 0);
+  add_output(m, "y");
+  ImportedModel model = import_model(save(m, "pow_mean.onnx"));
+  EXPECT_EQ(model.graph.value(model.graph.outputs()[0]).shape, (Shape{kBatchDim, 2}));
+  const Tensor x =
+      Tensor::from(std::vector<float>{1, 2, 3, 0, 1, -1, 2, 0, 0, 1, 1, 1}, {1, 2, 2, 3});
+  // Cubes: c0 (1 8 27 | 0 1 -1), c1 (8 0 0 | 1 1 1); per H row, the mean over C and W:
+  // h0 (1 + 8 + 27 + 8 + 0 + 0) / 6 = 44 / 6, h1 (0 + 1 - 1 + 1 + 1 + 1) / 6 = 3 / 6.
+  const Tensor y = run(std::move(model), x);
+  expect_floats(y, {44.0f / 6, 0.5f});
+
+  auto k = base_model({1, 2, 3});
+  add_initializer(k, "half", {}, {-0.5f});
+  add_node(k, "Pow", {"x", "half"}, "r");
+  auto* mk = add_node(k, "ReduceMean", {"r"}, "z");
+  set_ints(mk, "axes", {1, 2});
+  add_output(k, "z");
+  ImportedModel kept = import_model(save(k, "pow_mean_kept.onnx"));
+  EXPECT_EQ(kept.graph.value(kept.graph.outputs()[0]).shape, (Shape{kBatchDim, 1, 1}));
+  // 1 / sqrt(x) of (4 1 16 | 0.25 1 4) = (0.5 1 0.25 | 2 1 0.5): mean 5.25 / 6.
+  const Tensor in = Tensor::from(std::vector<float>{4, 1, 16, 0.25f, 1, 4}, {1, 2, 3});
+  expect_floats(run(std::move(kept), in), {5.25f / 6});
+
+  // The batch axis cannot be averaged away (telar's batch is not a fixed dimension).
+  auto b = base_model({1, 2, 3});
+  set_ints(add_node(b, "ReduceMean", {"x"}, "m"), "axes", {0, 1});
+  add_output(b, "m");
+  train::testing::expect_error([&] { import_model(save(b, "mean_batch.onnx")); },
+                               {"(ReduceMean)", "after the batch"});
+}
+
 TEST(OnnxImport, AReshapeThatMergesTheBatchIsRefused) {
   auto m = base_model({2, 4});
   add_int_initializer(m, "target", {-1, 2});

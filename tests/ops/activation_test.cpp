@@ -123,6 +123,28 @@ TEST(OpsActivation, GradientsMatchFiniteDifferences) {
   check_gradient(Activation::HardSwish, xh, "hard swish");
   check_gradient(Activation::Sqrt, uniform({3, 7}, rng, 0.5f, 3.0f), "sqrt");
   check_gradient(Activation::Erf, uniform({3, 7}, rng, -2, 2), "erf");
+  // Pow: integer exponents over both signs (away from 0 for the negative one), fractional
+  // ones over positive x.
+  check_gradient(Activation::Pow, uniform({3, 7}, rng, -2, 2), "cube", {3.0f, 0});
+  check_gradient(Activation::Pow, away_from_zero({3, 7}, rng, 0.5f, 2.0f), "inverse", {-1.0f, 0});
+  check_gradient(Activation::Pow, uniform({3, 7}, rng, 0.5f, 3.0f), "x^1.5", {1.5f, 0});
+  check_gradient(Activation::Pow, uniform({3, 7}, rng, 0.5f, 3.0f), "x^-0.5", {-0.5f, 0});
+}
+
+TEST(OpsActivation, PowByHand) {
+  const Tensor x = f32({2, -3, 0.25f, 4}, {4});
+  Tensor y({4});
+  activation_forward(Activation::Pow, x, y, {3.0f, 0});
+  expect_values(y, {8, -27, 0.015625f, 64});
+  Tensor y2({2});
+  activation_forward(Activation::Pow, f32({4, 0.25f}, {2}), y2, {-0.5f, 0});
+  expect_values(y2, {0.5f, 2});
+  // d/dx x^3 = 3 x^2; x^0 has no gradient (PyTorch's, even at 0).
+  Tensor dy = f32({1, 1, 1, 1}, {4}), dx({4});
+  activation_backward(Activation::Pow, x, Tensor(), dy, dx, {3.0f, 0});
+  expect_values(dx, {12, 27, 0.1875f, 48});
+  activation_backward(Activation::Pow, f32({0, 2, -1, 5}, {4}), Tensor(), dy, dx, {0.0f, 0});
+  expect_values(dx, {0, 0, 0, 0});
 }
 
 TEST(OpsActivation, LargeTensorsUseEveryElement) {

@@ -22,6 +22,8 @@ std::optional<EltwiseAlgorithm> dnnl_eltwise(graph::OpKind kind, const graph::El
       return EltwiseAlgorithm{algorithm::eltwise_hardswish};
     case graph::OpKind::Sqrt:
       return EltwiseAlgorithm{algorithm::eltwise_sqrt};
+    case graph::OpKind::Pow:  // oneDNN's pow is alpha * x^beta
+      return EltwiseAlgorithm{algorithm::eltwise_pow, 1.0f, attrs.alpha};
     default:
       return std::nullopt;
   }

@@ -22,6 +22,10 @@ std::string describe_alpha_beta(const Node& n) {
   return fmt::format("alpha {} beta {}", a.alpha, a.beta);
 }
 
+std::string describe_exponent(const Node& n) {
+  return fmt::format("exponent {}", n.attr<EltwiseAttrs>().alpha);
+}
+
 }  // namespace
 
 const OpDef kReLU{.name = "ReLU", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
@@ -41,5 +45,10 @@ const OpDef kHardSigmoid{.name = "HardSigmoid",
 const OpDef kHardSwish{.name = "HardSwish", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
 const OpDef kSqrt{.name = "Sqrt", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
 const OpDef kErf{.name = "Erf", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
+const OpDef kPow{.name = "Pow",
+                 .kernels = KernelFamily::Activation,
+                 .infer = infer,
+                 .describe = describe_exponent,
+                 .channels = per_channel};
 
 }  // namespace telar::graph::op_defs

@@ -29,6 +29,7 @@ extern const OpDef kHardSigmoid;
 extern const OpDef kHardSwish;
 extern const OpDef kSqrt;
 extern const OpDef kErf;
+extern const OpDef kPow;
 extern const OpDef kSoftmax;
 extern const OpDef kMaxPool2d;
 extern const OpDef kAvgPool2d;
