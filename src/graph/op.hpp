@@ -15,6 +15,7 @@ namespace telar::graph {
 enum class OpKind : std::uint8_t {
   Linear,
   Conv2d,
+  ConvTranspose2d,
   BatchNorm2d,
   ReLU,
   ReLU6,
@@ -56,11 +57,16 @@ inline constexpr std::size_t kOpKindCount = static_cast<std::size_t>(OpKind::Cou
 // kernel set per family, k<Family> in its op_kernel_defs, and builds its table from this list,
 // so the list is written once (a backend missing a family fails to link, naming it).
 // Binary serves Add, Sub, Mul and Div; Flatten serves every relabelling (Flatten, Reshape).
-#define TELAR_KERNEL_FAMILIES(X)                                                              \
-  X(Linear) X(Conv2d) X(BatchNorm2d) X(Activation) X(Softmax) X(MaxPool2d) X(AvgPool2d)       \
-  X(GlobalAvgPool) X(Flatten) X(Dropout) X(Binary) X(Concat) X(Transpose) X(Slice) X(Pad)     \
-  X(ReduceMean)                                                                               \
-  X(EmbeddingBag) X(DotInteraction) X(Loss)
+#define TELAR_KERNEL_FAMILIES(X)                                                                \
+  X(Linear)                                                                                     \
+  X(Conv2d)                                                                                     \
+  X(ConvTranspose2d)                                                                            \
+  X(BatchNorm2d)                                                                                \
+  X(Activation)                                                                                 \
+  X(Softmax)                                                                                    \
+  X(MaxPool2d)                                                                                  \
+  X(AvgPool2d) X(GlobalAvgPool) X(Flatten) X(Dropout) X(Binary) X(Concat) X(Transpose) X(Slice) \
+      X(Pad) X(ReduceMean) X(EmbeddingBag) X(DotInteraction) X(Loss)
 #define TELAR_KERNEL_FAMILY_ENUMERATOR(family) family,
 enum class KernelFamily : std::uint8_t {
   TELAR_KERNEL_FAMILIES(TELAR_KERNEL_FAMILY_ENUMERATOR) Count
@@ -125,6 +131,40 @@ struct Conv2dAttrs {
   auto fields() const {
     return std::tie(in_channels, out_channels, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w,
                     dilation_h, dilation_w, groups, bias, post);
+  }
+};
+
+// ConvTranspose2d (ONNX's ConvTranspose, PyTorch's nn.ConvTranspose2d): the gradient of a
+// Conv2d with respect to its input, as a layer. x[B, in, H, W], weight[in, out/groups, kh, kw],
+// bias[out]; output (H - 1) * stride - 2 pad + dilation (kh - 1) + output_padding + 1 (each
+// output_padding below its stride).
+struct ConvTranspose2dAttrs {
+  std::int64_t in_channels = 0;
+  std::int64_t out_channels = 0;
+  std::int64_t kernel_h = 1, kernel_w = 1;
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t dilation_h = 1, dilation_w = 1;
+  std::int64_t output_padding_h = 0, output_padding_w = 0;
+  std::int64_t groups = 1;
+  bool bias = true;
+
+  // The Conv2d whose input gradient this layer computes: out -> in channels, the same weight.
+  Conv2dAttrs as_conv() const {
+    Conv2dAttrs c;
+    c.in_channels = out_channels;
+    c.out_channels = in_channels;
+    c.kernel_h = kernel_h, c.kernel_w = kernel_w;
+    c.stride_h = stride_h, c.stride_w = stride_w;
+    c.pad_h = pad_h, c.pad_w = pad_w;
+    c.dilation_h = dilation_h, c.dilation_w = dilation_w;
+    c.groups = groups;
+    c.bias = false;
+    return c;
+  }
+  auto fields() const {
+    return std::tie(in_channels, out_channels, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w,
+                    dilation_h, dilation_w, output_padding_h, output_padding_w, groups, bias);
   }
 };
 
@@ -224,10 +264,10 @@ struct MseAttrs {
   auto fields() const { return std::tie(one_hot_labels); }
 };
 
-using Attrs = std::variant<std::monostate, LinearAttrs, Conv2dAttrs, BatchNormAttrs, Pool2dAttrs,
-                           EltwiseAttrs, ReshapeAttrs, TransposeAttrs, SliceAttrs, PadAttrs, ReduceAttrs,
-                           DropoutAttrs, ConcatAttrs, EmbeddingBagAttrs, DotInteractionAttrs,
-                           MseAttrs>;
+using Attrs = std::variant<std::monostate, LinearAttrs, Conv2dAttrs, ConvTranspose2dAttrs,
+                           BatchNormAttrs, Pool2dAttrs, EltwiseAttrs, ReshapeAttrs, TransposeAttrs,
+                           SliceAttrs, PadAttrs, ReduceAttrs, DropoutAttrs, ConcatAttrs,
+                           EmbeddingBagAttrs, DotInteractionAttrs, MseAttrs>;
 
 // Number of (i, j) pairs the interaction keeps for T+1 vectors.
 constexpr std::int64_t interaction_pairs(std::int64_t num_sparse, bool self_interaction) {

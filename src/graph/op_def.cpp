@@ -18,6 +18,7 @@ struct Entry {
 constexpr Entry kTable[] = {
     {OpKind::Linear, &op_defs::kLinear},
     {OpKind::Conv2d, &op_defs::kConv2d},
+    {OpKind::ConvTranspose2d, &op_defs::kConvTranspose2d},
     {OpKind::BatchNorm2d, &op_defs::kBatchNorm2d},
     {OpKind::ReLU, &op_defs::kReLU},
     {OpKind::ReLU6, &op_defs::kReLU6},

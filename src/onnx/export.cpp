@@ -177,6 +177,15 @@ class Exporter {
         set(conv, "group", a.groups);
         return;
       }
+      case OpKind::ConvTranspose2d: {
+        const auto& a = n.attr<graph::ConvTranspose2dAttrs>();
+        auto* c = add("ConvTranspose", n.name, in, out);
+        window(c, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
+        set(c, "dilations", std::vector<std::int64_t>{a.dilation_h, a.dilation_w});
+        set(c, "output_padding", std::vector<std::int64_t>{a.output_padding_h, a.output_padding_w});
+        set(c, "group", a.groups);
+        return;
+      }
       case OpKind::BatchNorm2d: {
         const auto& a = n.attr<graph::BatchNormAttrs>();
         auto* bn = add("BatchNormalization", n.name, in, out);

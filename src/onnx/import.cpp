@@ -398,6 +398,8 @@ class Importer {
       binary(n, arithmetic->second);
     } else if (op == "Conv") {
       conv(n, at);
+    } else if (op == "ConvTranspose") {
+      conv_transpose(n, at);
     } else if (op == "Gemm") {
       gemm(n, at);
     } else if (op == "MatMul") {
@@ -511,6 +513,52 @@ class Importer {
     std::vector<ValueId> inputs{padded, weight(n.input(1), w, w.dims, bound)};
     if (a.bias) inputs.push_back(weight(n.input(2), constant(n, 2), {a.out_channels}, bound));
     define(n, graph_.add_node(OpKind::Conv2d, node_name(n), a, std::move(inputs)));
+  }
+
+  // ConvTranspose with explicit symmetric pads (what PyTorch writes for nn.ConvTranspose2d).
+  void conv_transpose(const proto::NodeProto& n, Attributes& at) {
+    const ValueId x = dynamic(n, 0);
+    const Constant& w = constant(n, 1);
+    const Shape& xs = shape_of(x);
+    if (xs.size() != 4 || w.dims.size() != 4)
+      unsupported(n,
+                  "telar imports 2-D transposed convolutions (NCHW input, weight [C, O/group, "
+                  "kH, kW])");
+    graph::ConvTranspose2dAttrs a;
+    a.groups = at.i("group", 1);
+    a.in_channels = xs[1];
+    a.out_channels = w.dims[1] * a.groups;
+    a.kernel_h = w.dims[2];
+    a.kernel_w = w.dims[3];
+    if (at.ints("kernel_shape", {a.kernel_h, a.kernel_w}) !=
+        std::vector<std::int64_t>{a.kernel_h, a.kernel_w})
+      unsupported(n, "kernel_shape disagrees with the weight's shape");
+    const auto st = pair(n, at, "strides", 1);
+    const auto dl = pair(n, at, "dilations", 1);
+    a.stride_h = st[0], a.stride_w = st[1];
+    a.dilation_h = dl[0], a.dilation_w = dl[1];
+    if (at.s("auto_pad", "NOTSET") != "NOTSET")
+      unsupported(n, "telar imports ConvTranspose with explicit pads (auto_pad NOTSET)");
+    if (!at.ints("output_shape", {}).empty())
+      unsupported(n, "telar imports ConvTranspose with pads and output_padding, not output_shape");
+    const auto p = at.ints("pads", {0, 0, 0, 0});
+    if (p.size() != 4 || p[0] != p[2] || p[1] != p[3] || p[0] < 0 || p[1] < 0)
+      unsupported(n, fmt::format("pads [{}]: telar imports ConvTranspose with the same padding "
+                                 "on both sides of each axis",
+                                 fmt::join(p, ", ")));
+    a.pad_h = p[0], a.pad_w = p[1];
+    const auto op = at.ints("output_padding", {0, 0});
+    if (op.size() != 2) unsupported(n, "output_padding must hold two values");
+    a.output_padding_h = op[0], a.output_padding_w = op[1];
+    a.bias = present(n, 2);
+    if (a.groups <= 0 || xs[1] != w.dims[0] || xs[1] % a.groups)
+      unsupported(n, fmt::format("group {} does not fit {} input channels and a weight of {}",
+                                 a.groups, xs[1], shape_str(w.dims)));
+    // PyTorch's fan-in of a transposed convolution's weight: dims[1] x kH x kW.
+    const auto bound = fan_in_bound(w.dims[1] * a.kernel_h * a.kernel_w);
+    std::vector<ValueId> inputs{x, weight(n.input(1), w, w.dims, bound)};
+    if (a.bias) inputs.push_back(weight(n.input(2), constant(n, 2), {a.out_channels}, bound));
+    define(n, graph_.add_node(OpKind::ConvTranspose2d, node_name(n), a, std::move(inputs)));
   }
 
   // A 2-D attribute (strides, dilations): two positive values, `fallback` for both if absent.

@@ -40,6 +40,14 @@ void conv2d_forward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, cons
 void conv2d_backward(const Conv2dAttrs& a, const Tensor& x, const Tensor& w, const Tensor& dy,
                      Tensor* dx, Tensor* dw, Tensor* db);
 
+// ---- ConvTranspose2d: the input gradient of the Conv2d a.as_conv() (weight [in, out/groups, kh,
+// kw]), plus the bias.
+void conv_transpose2d_forward(const graph::ConvTranspose2dAttrs& a, const Tensor& x,
+                              const Tensor& w, const Tensor* b, Tensor& y);
+void conv_transpose2d_backward(const graph::ConvTranspose2dAttrs& a, const Tensor& x,
+                               const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
+                               Tensor* db);
+
 // ---- BatchNorm2d. Training mode normalizes with the batch statistics (biased variance),
 // saves mean and 1/sqrt(var+eps) per channel for backward, and updates the running statistics
 // with the unbiased variance: running = (1-momentum)*running + momentum*batch.

@@ -2,8 +2,8 @@
 // backward lives only in the graph wiring (Add sends its gradient to both branches, Flatten
 // relabels it): every parameter of both Add branches and of the layer after the Flatten. And
 // the ops ONNX import brings (Pad, Reshape, Transpose, Slice, broadcasting arithmetic,
-// HardSigmoid, HardSwish, ReduceMean, Sqrt, Erf, Pow) wired into one graph, on the reference and
-// the oneDNN kernels.
+// HardSigmoid, HardSwish, ReduceMean, Sqrt, Erf, Pow, ConvTranspose) wired into one graph, on the
+// reference and the oneDNN kernels.
 #include <gtest/gtest.h>
 
 #include "../ops/test_util.hpp"
@@ -68,7 +68,16 @@ TEST(GraphGradient, TheImportedOpsMatchFiniteDifferences) {
   PadAttrs pad;
   pad.top = 1, pad.left = 0, pad.bottom = 0, pad.right = 2;
   ValueId padded = g0.add_node(OpKind::Pad, "pad", pad, {x});                // [B, 2, 5, 6]
-  ValueId conv = b.conv2d(padded, 4, 3, 1, 1, 1, true, "conv");             // [B, 4, 5, 6]
+  ValueId conv0 = b.conv2d(padded, 4, 3, 1, 1, 1, true, "conv");             // [B, 4, 5, 6]
+  ConvTranspose2dAttrs up;  // 3x3, stride 1, pad 1, 2 groups: the same size
+  up.in_channels = up.out_channels = 4;
+  up.kernel_h = up.kernel_w = 3;
+  up.pad_h = up.pad_w = 1;
+  up.groups = 2;
+  ValueId conv = g0.add_node(
+      OpKind::ConvTranspose2d, "deconv", up,
+      {conv0, g0.add_parameter("deconv.weight", {4, 2, 3, 3}, Initializer::uniform(-0.3f, 0.3f)),
+       g0.add_parameter("deconv.bias", {4}, Initializer::uniform(-0.1f, 0.1f))});
   // (LeakyReLU's kink at 0 would sit among the convolution's outputs, where a finite-difference
   // step carries some across it: its gradient is checked on the kernel, tests/ops.)
   ValueId smooth = b.tanh(conv, "tanh");

@@ -109,6 +109,15 @@ TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
   pad.top = 1, pad.right = 2, pad.value = -0.5f;
   ValueId h = g0.add_node(OpKind::Pad, "pad", pad, {x});
   h = b.conv2d(h, 4, 3, 1, 1, 1, true, "conv");
+  ConvTranspose2dAttrs up;  // 3x3, stride 1, pad 1, 2 groups: the same size
+  up.in_channels = up.out_channels = 4;
+  up.kernel_h = up.kernel_w = 3;
+  up.pad_h = up.pad_w = 1;
+  up.groups = 2;
+  h = g0.add_node(
+      OpKind::ConvTranspose2d, "deconv", up,
+      {h, g0.add_parameter("deconv.weight", {4, 2, 3, 3}, Initializer::uniform(-0.3f, 0.3f)),
+       g0.add_parameter("deconv.bias", {4}, Initializer::uniform(-0.1f, 0.1f))});
   h = g0.add_node(OpKind::LeakyReLU, "leaky", EltwiseAttrs{0.1f, 0.0f}, {h});
   ReshapeAttrs groups;
   groups.dims = {2, 2, 6, 7};

@@ -10,17 +10,18 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "../adapt/prune_test_util.hpp"
 #include "adapt/prune.hpp"
+#include "backend/backend.hpp"
 #include "backend/inference.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "e2e/run_command.hpp"
+#include "onnx/export.hpp"
 #include "onnx/import.hpp"
 
 namespace telar::onnx {
@@ -53,15 +54,15 @@ const fs::path& fixture_dir() {
   return dir;
 }
 
-// Runs export_torchvision.py with `args` unless `made` exists (later runs reuse the files in the
+// Runs tests/onnx/SCRIPT with `args` unless `made` exists (later runs reuse the files in the
 // build folder); its output goes to `log`.
-void export_once(const fs::path& made, const std::string& args, const fs::path& log) {
+void export_once(const fs::path& made, const std::string& args, const fs::path& log,
+                 const std::string& script = "export_torchvision.py") {
   if (fs::exists(made)) return;
-  const std::string cmd = "/usr/bin/python3 " TELAR_SOURCE_DIR
-                          "/tests/onnx/export_torchvision.py '" +
+  const std::string cmd = "/usr/bin/python3 " TELAR_SOURCE_DIR "/tests/onnx/" + script + " '" +
                           fixture_dir().string() + "' " + args + " > '" + log.string() + "' 2>&1";
   if (std::system(cmd.c_str()) != 0)
-    throw std::runtime_error("export_torchvision.py " + args + " failed; see " + log.string());
+    throw std::runtime_error(script + " " + args + " failed; see " + log.string());
 }
 
 // The exported model's path stem (.onnx, .x.npy, .y.npy).
@@ -121,6 +122,37 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"mnasnet0_5", 13, 64}, Case{"mnasnet0_5", 17, 64},
                       Case{"convnext_tiny", 13, 64}, Case{"convnext_tiny", 17, 64}),
     case_name);
+
+// PyTorch's nn.ConvTranspose2d (stride, padding, output padding, groups, dilation, no bias)
+// exported at opsets 13 and 17 gives PyTorch's outputs; exported again by telar and imported,
+// the same outputs bit for bit.
+TEST(OnnxConvTranspose, MatchesPyTorchAndRoundTrips) {
+  if (!torchvision_available()) GTEST_SKIP() << "python3-torch is not installed";
+  for (int opset : {13, 17}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    const fs::path stem = fixture_dir() / ("conv_transpose-opset" + std::to_string(opset));
+    export_once(stem.string() + ".y.npy", std::to_string(opset), stem.string() + ".log",
+                "export_conv_transpose.py");
+    ImportedModel m = import_model(stem.string() + ".onnx");
+    const Tensor x = read_npy(stem.string() + ".x.npy");
+    const Tensor y = read_npy(stem.string() + ".y.npy");
+    auto outputs_of = [&](const graph::Graph& g, graph::ParameterSet& w) {
+      auto exe = backend::compile(backend::parse_backend_spec("cpu"), g, w);
+      exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+      return exe->output(0).clone();
+    };
+    const Tensor t = outputs_of(m.graph, m.weights);
+    ASSERT_EQ(t.shape(), y.shape());
+    for (std::int64_t i = 0; i < y.numel(); ++i)
+      ASSERT_NEAR(t.f32()[i], y.f32()[i], 1e-4f * (1.0f + std::fabs(y.f32()[i]))) << i;
+    const fs::path again =
+        fixture_dir() / ("conv_transpose-again-" + std::to_string(opset) + ".onnx");
+    export_model(m.graph, m.weights, again, {opset, "test"});
+    ImportedModel back = import_model(again);
+    const Tensor u = outputs_of(back.graph, back.weights);
+    for (std::int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(u.f32()[i], t.f32()[i]) << i;
+  }
+}
 
 // Imported classifiers prune like the zoo's models: with every third channel of every prunable
 // group removed after its weights were set to zero, the outputs stay those of the model as

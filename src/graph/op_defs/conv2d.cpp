@@ -11,16 +11,8 @@ InferredValue infer(const ShapeCheck& c) {
   const auto& a = c.attr<Conv2dAttrs>();
   const std::size_t arity = (a.bias ? 3 : 2) + (a.post.sum ? 1 : 0);
   c.arity(arity, arity);
-  c.rank(0, 4, "N x C x H x W");
+  check_convolution(c, a.in_channels, a.out_channels, a);
   const auto& x = c.in(0).shape;
-  if (a.groups <= 0 || a.in_channels % a.groups || a.out_channels % a.groups)
-    c.bad(fmt::format("groups={} must divide in_channels={} and out_channels={}", a.groups,
-                      a.in_channels, a.out_channels));
-  if (x[1] != a.in_channels)
-    c.bad(fmt::format("input has {} channels, expected in_channels {}", x[1], a.in_channels));
-  if (a.stride_h <= 0 || a.stride_w <= 0 || a.dilation_h <= 0 || a.dilation_w <= 0 || a.pad_h < 0 ||
-      a.pad_w < 0 || a.kernel_h <= 0 || a.kernel_w <= 0)
-    c.bad("kernel, stride and dilation must be positive and padding non-negative");
   c.shape_is(1, {a.out_channels, a.in_channels / a.groups, a.kernel_h, a.kernel_w});
   if (a.bias) c.shape_is(2, {a.out_channels});
   const auto oh = window_output_size(x[2], a.kernel_h, a.stride_h, a.pad_h, a.dilation_h);
@@ -59,6 +51,19 @@ ChannelFlow channels(const Graph&, const Node& n) {
 }
 
 }  // namespace
+
+void check_convolution(const ShapeCheck& c, std::int64_t in, std::int64_t out,
+                       const Conv2dAttrs& a) {
+  c.rank(0, 4, "N x C x H x W");
+  if (a.groups <= 0 || in % a.groups || out % a.groups)
+    c.bad(
+        fmt::format("groups={} must divide in_channels={} and out_channels={}", a.groups, in, out));
+  if (c.in(0).shape[1] != in)
+    c.bad(fmt::format("input has {} channels, expected in_channels {}", c.in(0).shape[1], in));
+  if (a.stride_h <= 0 || a.stride_w <= 0 || a.dilation_h <= 0 || a.dilation_w <= 0 || a.pad_h < 0 ||
+      a.pad_w < 0 || a.kernel_h <= 0 || a.kernel_w <= 0)
+    c.bad("kernel, stride and dilation must be positive and padding non-negative");
+}
 
 const OpDef kConv2d{.name = "Conv2d",
                     .kernels = KernelFamily::Conv2d,

@@ -14,11 +14,18 @@ void check_post_ops(const ShapeCheck& check, const PostOps& post, std::size_t ar
                     const Shape& output);
 std::string describe_post_ops(const PostOps& post);
 
+// A convolution's input and window (Conv2d, ConvTranspose2d): input 0 is [B, in, H, W]; groups
+// divide `in` and `out`; kernel, stride and dilation of `window` positive, its padding not
+// negative.
+void check_convolution(const ShapeCheck& check, std::int64_t in, std::int64_t out,
+                       const Conv2dAttrs& window);
+
 // ChannelFlow::PerChannel whatever the node, for the ops that never mix channels.
 ChannelFlow per_channel(const Graph& graph, const Node& node);
 
 extern const OpDef kLinear;
 extern const OpDef kConv2d;
+extern const OpDef kConvTranspose2d;
 extern const OpDef kBatchNorm2d;
 extern const OpDef kReLU;
 extern const OpDef kReLU6;

@@ -1,9 +1,11 @@
-// The ops the CUDA backend has no kernel for yet (the data-movement ops of ONNX import): a model
+// The ops the CUDA backend has no kernel for yet (ConvTranspose2d and the data-movement ops of
+// ONNX import): a model
 // using them is refused when its plan is built, naming the node.
 #include "backend/cuda/ops/op_kernels.hpp"
 
 namespace telar::backend::cuda {
 
+const OpKernels op_kernel_defs::kConvTranspose2d{no_kernel};
 const OpKernels op_kernel_defs::kTranspose{no_kernel};
 const OpKernels op_kernel_defs::kSlice{no_kernel};
 const OpKernels op_kernel_defs::kPad{no_kernel};
