@@ -33,13 +33,6 @@ graph::Graph alexnet64() {
   return graph::zoo::build("alexnet", o);
 }
 
-// NetAdapt's grid of one dimension (as telar lut build makes it).
-std::vector<std::int64_t> grid(std::int64_t top, std::int64_t step, bool changes) {
-  std::vector<std::int64_t> v;
-  for (std::int64_t n = top; n >= 1 && (changes || n == top); n -= step) v.push_back(n);
-  return v;
-}
-
 // The table of `g` with every grid point filled (the image's channels and the classes fixed).
 const LatencyTable& table() {
   static const LatencyTable t = [] {
@@ -57,8 +50,8 @@ const LatencyTable& table() {
     for (std::size_t k = 0; k < layers.size(); ++k) {
       const LutLayer& l = layers[k];
       const std::int64_t step = l.linear ? 64 : 8;
-      for (std::int64_t i : grid(l.in, step, k > 0))
-        for (std::int64_t o : grid(l.out, step, k + 1 < layers.size()))
+      for (std::int64_t i : lut_grid(l.in, step, k > 0))
+        for (std::int64_t o : lut_grid(l.out, step, k + 1 < layers.size()))
           out << nlohmann::json{{"key", l.key},
                                 {"in", i},
                                 {"out", o},

@@ -52,14 +52,6 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) double rbf_sum(cons
 
 constexpr std::int64_t kConvStep = 8, kLinearStep = 64;
 
-// NetAdapt's grid of one dimension: the count, then down by `step` while at least 1; only the
-// count where it cannot change.
-std::vector<std::int64_t> grid(std::int64_t top, std::int64_t step, bool changes) {
-  std::vector<std::int64_t> v;
-  for (std::int64_t n = top; n >= 1 && (changes || n == top); n -= step) v.push_back(n);
-  return v;
-}
-
 // As an adaptation measures a model (random weights: the latency does not depend on them).
 double median_ms(const graph::Graph& g, const std::string& target, backend::Precision precision,
                  const backend::MeasureOptions& measure) {
@@ -67,9 +59,10 @@ double median_ms(const graph::Graph& g, const std::string& target, backend::Prec
       g, graph::ParameterSet::initialize(g, 0));
 }
 
-// Whether the channels of `value` can change by pruning (some prunable group among them).
-bool can_change(const ChannelGroups& groups, graph::ValueId value) {
-  const auto prunable = groups.prunable();
+// Whether the channels of `value` can change by pruning (some group of `prunable`, the groups'
+// prunable ones, among them).
+bool can_change(const ChannelGroups& groups, const std::vector<int>& prunable,
+                graph::ValueId value) {
   for (const ChannelRun& r : groups.runs(value)) {
     const int g = groups.group_of_space(r.space);
     if (g >= 0 && std::find(prunable.begin(), prunable.end(), g) != prunable.end()) return true;
@@ -180,6 +173,12 @@ LutInterpolation parse_interpolation(std::string_view text) {
   if (const auto i = kInterpolationNames.find(text)) return *i;
   fail("--lut-interpolation '{}' is not an interpolation; use {}", text,
        kInterpolationNames.choices());
+}
+
+std::vector<std::int64_t> lut_grid(std::int64_t top, std::int64_t step, bool changes) {
+  std::vector<std::int64_t> v;
+  for (std::int64_t n = top; n >= 1 && (changes || n == top); n -= step) v.push_back(n);
+  return v;
 }
 
 std::vector<LutLayer> lut_layers(const graph::Graph& graph) {
@@ -294,16 +293,17 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
   }
   // Every entry of every layer, identical layers once.
   const ChannelGroups groups(graph);
+  const auto prunable = groups.prunable();
   std::vector<std::tuple<LutLayer, std::int64_t, std::int64_t>> todo;
   std::set<std::tuple<std::string, std::int64_t, std::int64_t>> planned;
   for (const LutLayer& layer : lut_layers(graph)) {
     const graph::Node& n = *graph.find_node(layer.node);
     const std::int64_t step = layer.linear ? kLinearStep : kConvStep;
-    const bool in_changes = can_change(groups, n.inputs.at(0));
-    const bool out_changes = can_change(groups, n.outputs.at(0));
-    for (std::int64_t i : grid(layer.in, step, in_changes))
+    const bool in_changes = can_change(groups, prunable, n.inputs.at(0));
+    const bool out_changes = can_change(groups, prunable, n.outputs.at(0));
+    for (std::int64_t i : lut_grid(layer.in, step, in_changes))
       for (std::int64_t o :
-           layer.depthwise ? std::vector<std::int64_t>{i} : grid(layer.out, step, out_changes))
+           layer.depthwise ? std::vector<std::int64_t>{i} : lut_grid(layer.out, step, out_changes))
         if (!t.ms_.count({layer.key, i, o}) && planned.insert({layer.key, i, o}).second)
           todo.emplace_back(layer, i, o);
   }

@@ -47,6 +47,10 @@ struct LutLayer {
 };
 std::vector<LutLayer> lut_layers(const graph::Graph& graph);
 
+// NetAdapt's grid of one dimension: the count `top`, then down by `step` while at least 1; only
+// `top` where the count cannot change.
+std::vector<std::int64_t> lut_grid(std::int64_t top, std::int64_t step, bool changes);
+
 // A one-node model of `layer` at `in` and `out` channels (batch first): what an entry measures.
 graph::Graph layer_model(const graph::Graph& graph, const LutLayer& layer, std::int64_t in,
                          std::int64_t out);

@@ -307,12 +307,12 @@ int adapt_command(const Args& args,
                                           {"validation", data.validation},
                                           {"seed", o.seed}});
   StopOnSignal stop_on_signal;
-  const adapt::AdaptResult result = [&] {
+  // A signal's stop is recorded as "interrupted" inside the guard, so run.json is written once
+  // (the guard writes "failed" only for a run not closed).
+  const adapt::AdaptResult result = record.guard([&] {
     try {
-      return record.guard([&] {
-        return adapt::net_adapt(net, weights, loss, d, resource, o, observer,
-                                start ? &*start : nullptr);
-      });
+      return adapt::net_adapt(net, weights, loss, d, resource, o, observer,
+                              start ? &*start : nullptr);
     } catch (const Interrupted& e) {
       if (bar) bar->finish();
       record.interrupt({{"signal", signal_name(e.signal)}, {"iterations_done", state.done.size()}});
@@ -321,7 +321,7 @@ int adapt_command(const Args& args,
                                     e.what(), state.done.size(), run.path().string()),
                         e.signal);
     }
-  }();
+  });
   if (bar) bar->finish();
   save(result.adapted.graph, result.adapted.weights,
        {{"adapt_iteration", result.iterations.size()},

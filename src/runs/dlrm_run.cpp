@@ -129,7 +129,6 @@ dlrm::StorageOptions storage_options(const DlrmSetup& f, const std::string& fall
   return so;
 }
 
-// The run directory: --out, or a new one under runs/.
 // A run that fails leaves nothing half-written behind: the directory if it made it, else the
 // files a DLRM run writes into one that was there (--overwrite).
 void remove_partial_run(const fs::path& path, bool created) {
@@ -143,6 +142,7 @@ void remove_partial_run(const fs::path& path, bool created) {
   fs::remove_all(path / "stonne", ec);
 }
 
+// The run directory: --out, or a new one under runs/.
 std::filesystem::path dlrm_run_path(const DlrmSetup& f) {
   return f.out.empty() ? report::default_run_path("dlrm") : std::filesystem::path(f.out);
 }
