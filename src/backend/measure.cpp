@@ -45,6 +45,17 @@ std::vector<double> measure_forward_ms(Executable& exe, std::span<const Tensor> 
   return ms;
 }
 
+namespace {
+
+// A byte count summed in double, as int64: a plan too large for any machine compares as too
+// large (the largest int64) instead of wrapping around.
+std::int64_t saturated_bytes(double bytes) {
+  return bytes >= 9.0e18 ? std::numeric_limits<std::int64_t>::max()
+                         : static_cast<std::int64_t>(bytes);
+}
+
+}  // namespace
+
 std::int64_t inference_memory_bytes(const graph::Graph& graph, std::int64_t batch) {
   double bytes = 0.0;
   for (const graph::Value& v : graph.values()) {
@@ -52,9 +63,7 @@ std::int64_t inference_memory_bytes(const graph::Graph& graph, std::int64_t batc
     bytes += static_cast<double>(shape_numel(bind_batch(v.shape, batch))) *
              static_cast<double>(dtype_size(v.dtype));
   }
-  // Saturated: a plan too large for any machine compares as too large, never wraps around.
-  return bytes >= 9.0e18 ? std::numeric_limits<std::int64_t>::max()
-                         : static_cast<std::int64_t>(bytes);
+  return saturated_bytes(bytes);
 }
 
 std::int64_t training_memory_bytes(const graph::Graph& graph, std::int64_t batch,
@@ -67,9 +76,7 @@ std::int64_t training_memory_bytes(const graph::Graph& graph, std::int64_t batch
                   static_cast<double>(dtype_size(graph.value(id).dtype));
   const double values = static_cast<double>(inference_memory_bytes(graph, batch));
   // The values once more for their gradients, and the parameters' optimizer state.
-  const double bytes = 2.0 * values + parameters * static_cast<double>(optimizer_slots);
-  return bytes >= 9.0e18 ? std::numeric_limits<std::int64_t>::max()
-                         : static_cast<std::int64_t>(bytes);
+  return saturated_bytes(2.0 * values + parameters * static_cast<double>(optimizer_slots));
 }
 
 }  // namespace telar::backend

@@ -1,25 +1,18 @@
 // telar sim: the accelerator simulator (src/sim/). Accepts STONNE's command-line syntax
 // (`-DenseGEMM -M=20 -N=20 -K=256 -num_ms=256 -dn_bw=64 ...`) plus telar options, and
 // `telar sim energy` (sim_energy.cpp) for STONNE `.counters` files.
-#include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <optional>
 
 #include "cli/common.hpp"
 #include "cli/sim_request.hpp"
 #include "cli/sim_sweep.hpp"
-#include "core/error.hpp"
 #include "core/files.hpp"
-#include "core/parse.hpp"
-#include "sim/accelerator.hpp"
 #include "sim/energy.hpp"
 #include "sim/report.hpp"
 #include "sim/stonne_args.hpp"
-#include "sim/stonne_command.hpp"
 
 namespace telar::cli {
 
