@@ -14,6 +14,27 @@ function(telar_module name)
   target_link_libraries(telar_${name} PUBLIC ${M_DEPS} PRIVATE telar_warnings ${M_PRIVATE_DEPS})
 endfunction()
 
+# telar_loadable_module(NAME SOURCES... DEPS ...): libtelar_NAME.so, an optional part loaded on
+# first use (src/core/module.hpp), written beside the telar executable. It links its own copy of
+# the telar libraries in DEPS with their symbols hidden (--exclude-libs), exports only its two
+# entry points, and must resolve every symbol when linked (-z defs). Warnings are the caller's
+# to add (CUDA sources need them through -Xcompiler).
+function(telar_loadable_module name)
+  cmake_parse_arguments(M "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(telar_${name} MODULE ${M_SOURCES})
+  target_include_directories(telar_${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(telar_${name} PRIVATE ${M_DEPS})
+  target_compile_definitions(telar_${name} PRIVATE TELAR_VERSION="${PROJECT_VERSION}")
+  target_link_options(telar_${name} PRIVATE -Wl,--exclude-libs,ALL -Wl,-z,defs)
+  # Installed into lib/telar beside bin/ (where core/module.cpp looks), keeping the run path to
+  # libraries outside the system's folders (the CUDA toolkit's).
+  set_target_properties(telar_${name} PROPERTIES
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR} INSTALL_RPATH_USE_LINK_PATH ON
+    CXX_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  install(TARGETS telar_${name} LIBRARY DESTINATION lib/telar)
+  set_property(GLOBAL APPEND PROPERTY TELAR_LOADABLE_MODULES telar_${name})
+endfunction()
+
 # telar_test(NAME SOURCES... DEPS ... [LABELS ...]): one GoogleTest executable, registered with CTest.
 function(telar_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
@@ -29,6 +50,11 @@ function(telar_test name)
   target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main telar_warnings)
   target_compile_definitions(${name} PRIVATE TELAR_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                              TELAR_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  # Code under test may load the optional modules (from the build tree): build them first.
+  get_property(loadable_modules GLOBAL PROPERTY TELAR_LOADABLE_MODULES)
+  if(loadable_modules)
+    add_dependencies(${name} ${loadable_modules})
+  endif()
   include(GoogleTest)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)

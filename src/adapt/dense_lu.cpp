@@ -3,13 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/blas.hpp"
 #include "core/error.hpp"
-
-extern "C" {
-void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
-void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda,
-             const int* ipiv, double* b, const int* ldb, int* info, std::size_t trans_len);
-}
 
 namespace telar::adapt {
 
@@ -22,8 +17,7 @@ bool factor(std::vector<double>& a, std::size_t n, std::vector<int>& pivots) {
   require(n <= 46340, "internal: a {} x {} system is too large to factor", n, n);
   const int size = static_cast<int>(n);
   pivots.assign(n, 0);
-  int info = 0;
-  dgetrf_(&size, &size, a.data(), &size, pivots.data(), &info);
+  const int info = blas::dgetrf(size, a.data(), pivots.data());
   require(info >= 0, "internal: LAPACK dgetrf rejected argument {}", -info);
   return info == 0;
 }
@@ -36,10 +30,7 @@ std::vector<double> solve_dense(std::vector<double> a, std::vector<double> b) {
   std::vector<int> pivots;
   require(factor(a, n, pivots), "the interpolation's system is singular (repeated points)");
   // The factors are of aᵀ: solve (aᵀ)ᵀ·x = b.
-  const int size = static_cast<int>(n), one = 1;
-  const char trans = 'T';
-  int info = 0;
-  dgetrs_(&trans, &size, &one, a.data(), &size, pivots.data(), b.data(), &size, &info, 1);
+  const int info = blas::dgetrs('T', static_cast<int>(n), a.data(), pivots.data(), b.data());
   require(info == 0, "internal: LAPACK dgetrs rejected argument {}", -info);
   return b;
 }

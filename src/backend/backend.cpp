@@ -3,24 +3,32 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/cpu_backend.hpp"
-#ifdef TELAR_HAVE_CUDA_BACKEND
-#include "backend/cuda/cuda_backend.hpp"
-#endif
+#include "backend/cuda_module.hpp"
 #include "backend/sim/sim_backend.hpp"
 #include "core/error.hpp"
+#include "core/module.hpp"
 #include "core/parse.hpp"
 
 namespace telar::backend {
 
-#ifndef TELAR_HAVE_CUDA_BACKEND
 namespace {
-[[noreturn]] void not_built(const BackendSpec& spec, std::string_view instead) {
-  fail("backend '{}': the CUDA backend is not built into this telar (nvcc, cuBLAS or cuDNN was "
-       "missing at build time): use {}",
-       spec.text, instead);
+
+// The CUDA backend lives in a module (libtelar_cuda.so) loaded on the first cuda target, so
+// that runs without one never map the CUDA libraries.
+const CudaModuleTable& cuda_module(const BackendSpec& spec, std::string_view instead) {
+  if (!built_in("cuda"))
+    fail(
+        "backend '{}': the CUDA backend is not built into this telar (nvcc, cuBLAS or cuDNN was "
+        "missing at build time): use {}",
+        spec.text, instead);
+  try {
+    return modules::load_table<CudaModuleTable>("cuda");
+  } catch (const Error& e) {
+    fail("backend '{}': {}; or use {}", spec.text, e.what(), instead);
+  }
 }
+
 }  // namespace
-#endif
 
 BackendSpec parse_backend_spec(const std::string& text) {
   BackendSpec spec;
@@ -66,23 +74,13 @@ Precision parse_precision(std::string_view text, std::string_view what) {
 }
 
 bool built_in(const std::string& kind) {
-  if (kind == "cuda") {
-#ifdef TELAR_HAVE_CUDA_BACKEND
-    return true;
-#else
-    return false;
-#endif
-  }
+  if (kind == "cuda") return modules::built("cuda");
   return kind == "cpu" || kind == "sim";
 }
 
 void check_usable(const BackendSpec& spec, std::string_view instead) {
   if (spec.kind != "cuda") return;
-#ifdef TELAR_HAVE_CUDA_BACKEND
-  cuda::usable_device(spec, instead);
-#else
-  not_built(spec, instead);
-#endif
+  cuda_module(spec, instead).usable_device(spec, instead);
 }
 
 std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
@@ -96,13 +94,8 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
             precision_name(options.precision), spec.kind, precision_name(options.precision));
   }
   if (spec.kind == "cpu") return cpu::compile(spec, graph, params, options);
-  if (spec.kind == "cuda") {
-#ifdef TELAR_HAVE_CUDA_BACKEND
-    return cuda::compile(spec, graph, params, options);
-#else
-    not_built(spec, "--backend cpu");
-#endif
-  }
+  if (spec.kind == "cuda")
+    return cuda_module(spec, "--backend cpu").compile(spec, graph, params, options);
   return sim::compile(spec, graph, params, options);
 }
 

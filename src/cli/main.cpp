@@ -8,6 +8,7 @@
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/module.hpp"
 #include "core/parse.hpp"
 #include "core/version.hpp"
 
@@ -20,7 +21,8 @@ void print_usage() {
                "commands:\n";
   for (const auto& c : telar::cli::commands())
     std::cout << fmt::format("  {:<10} {}\n", c.name, c.summary);
-  std::cout << "\n  --version  print the version and build options\n";
+  std::cout << "\n  --version  print the version, build options and optional modules\n"
+               "             (--version --check-modules also loads each module)\n";
 }
 
 }  // namespace
@@ -32,7 +34,14 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    std::cout << telar::build_summary() << "\n";
+    const bool check = argc > 2 && !std::strcmp(argv[2], "--check-modules");
+    if (argc > 2 && (!check || argc > 3)) {
+      std::cerr << "telar --version: unexpected '" << argv[check ? 3 : 2]
+                << "'; the only option is --check-modules\n";
+      return 2;
+    }
+    std::cout << telar::build_summary() << "\nmodules, loaded on first use:\n"
+              << telar::modules::status_text(check);
     return 0;
   }
   const std::string name = argv[1];

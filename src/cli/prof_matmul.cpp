@@ -33,13 +33,6 @@ std::string default_matmul_events() {
   return events;
 }
 
-std::string default_variants() {
-  std::string v = "naive-O0,naive-O3";
-  for (const auto& variant : prof::matmul::variants())
-    if (variant.name == "blas" && variant.available) v += ",blas";
-  return v;
-}
-
 }  // namespace
 
 int run_prof_matmul(const Args& args) {
@@ -50,7 +43,7 @@ int run_prof_matmul(const Args& args) {
       "prof matmul"};
   ProfCountingCli cli;
   cli.events = default_matmul_events();
-  std::string sizes_text = "32,64,128,256,512", variants_text = default_variants();
+  std::string sizes_text = "32,64,128,256,512", variants_text = "naive-O0,naive-O3,blas";
   int repeat = 1;
   std::uint64_t seed = 1;
   add_prof_counting_options(app, cli, "events: comma-separated names or an events file");

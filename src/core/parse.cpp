@@ -46,9 +46,20 @@ double parse_double(std::string_view text, std::string_view what) {
   return value;
 }
 
-bool parse_bool(std::string_view text, std::string_view what) {
-  std::string s(trim(text));
+std::string to_lower(std::string_view text) {
+  std::string s(text);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::string to_upper(std::string_view text) {
+  std::string s(text);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+  return s;
+}
+
+bool parse_bool(std::string_view text, std::string_view what) {
+  const std::string s = to_lower(trim(text));
   if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
   if (s == "0" || s == "false" || s == "no" || s == "off") return false;
   fail("{}: '{}' is not a boolean; use 1/0, true/false", what, s);

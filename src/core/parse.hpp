@@ -10,6 +10,9 @@ namespace telar {
 
 std::vector<std::string> split(std::string_view text, char separator);
 std::string_view trim(std::string_view text);
+// ASCII case folding (names of events, options and formats).
+std::string to_lower(std::string_view text);
+std::string to_upper(std::string_view text);
 
 // Integer; `what` names the option in the error message ("--batch-size").
 std::int64_t parse_int(std::string_view text, std::string_view what);

@@ -5,8 +5,6 @@
 #include <charconv>
 #include <set>
 
-#include "dist/nccl_communicator.hpp"
-
 namespace telar::dist {
 
 int cuda_device_index(const backend::BackendSpec& device) {
@@ -53,18 +51,5 @@ std::string choose_communicator(const std::string& requested, const WorkerList& 
     fail("--communicator nccl: {}; use one cuda:N per worker, e.g. --workers cuda:0,cuda:1", misfit);
   return "nccl";
 }
-
-#ifndef TELAR_HAVE_NCCL
-bool nccl_available() { return false; }
-int nccl_device_count() { return 0; }
-
-std::vector<std::unique_ptr<Communicator>> make_nccl_group(const std::vector<int>&) {
-  fail("this telar was built without NCCL (it needs CUDA and nccl.h/libnccl when CMake runs)");
-}
-
-std::unique_ptr<Communicator> join_nccl(Communicator&, int) {
-  fail("this telar was built without NCCL (it needs CUDA and nccl.h/libnccl when CMake runs)");
-}
-#endif
 
 }  // namespace telar::dist

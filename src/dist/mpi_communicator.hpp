@@ -1,6 +1,8 @@
 #pragma once
 // One worker per MPI process (mpirun -np N telar train --workers mpi ...), over
-// MPI_COMM_WORLD. Built when CMake finds MPI (TELAR_HAVE_MPI); otherwise open() explains.
+// MPI_COMM_WORLD. Built when CMake finds MPI (TELAR_HAVE_MPI), as the module libtelar_mpi.so
+// (mpi_module.cpp), loaded by open_mpi_world(); otherwise, or when it does not load, that
+// explains.
 #include <memory>
 
 #include "dist/communicator.hpp"

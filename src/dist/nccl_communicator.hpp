@@ -3,7 +3,8 @@
 // stream. Collectives take host spans (the CUDA backend keeps gradients on the host): a call
 // copies the values into pinned host staging, then to a device buffer, runs one NCCL
 // collective and copies the result back, and returns once the stream is done. Built when CMake
-// finds CUDA and NCCL (TELAR_HAVE_NCCL); otherwise the functions below throw and explain.
+// finds CUDA and NCCL (TELAR_HAVE_NCCL), as the module libtelar_nccl.so (nccl_module.cpp),
+// loaded on the first call below; otherwise, or when it does not load, they throw and explain.
 // A failed member ends the group: in one process every member's NCCL communicator is aborted
 // (ncclCommAbort) and their pending and later collectives throw GroupAborted.
 #include <memory>

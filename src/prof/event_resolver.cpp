@@ -4,7 +4,6 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 
 #include "core/enum_names.hpp"
@@ -26,12 +25,6 @@ std::string_view event_source_name(EventSource source) {
 }
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 ResolvedEvent from_generic(std::string_view name, const GenericEvent& g) {
   ResolvedEvent e;
@@ -76,7 +69,7 @@ ResolvedEvent from_papi(std::string_view name, const papi::Preset& preset,
                         const ResolveOptions& options) {
   ResolvedEvent e;
   e.name = std::string(name);
-  e.canonical = papi::generic_equivalent(preset.symbol).value_or(lower(preset.symbol));
+  e.canonical = papi::generic_equivalent(preset.symbol).value_or(to_lower(preset.symbol));
   e.source = EventSource::Papi;
   e.description = preset.description;
   e.unavailable = preset.unavailable;
@@ -131,7 +124,7 @@ ResolvedEvent resolve_event(std::string_view raw_name, const ResolveOptions& opt
   if (auto config = parse_raw_event(name)) {
     ResolvedEvent e;
     e.name = name;
-    e.canonical = lower(name);
+    e.canonical = to_lower(name);
     e.source = EventSource::Raw;
     e.description = "raw PMU encoding";
     EventTerm t;
@@ -161,7 +154,7 @@ std::vector<ResolvedEvent> resolve_events(const std::vector<std::string>& names,
   std::vector<ResolvedEvent> out;
   std::set<std::string> seen;
   for (const auto& n : names) {
-    const std::string key = lower(trim(n));
+    const std::string key = to_lower(trim(n));
     require(seen.insert(key).second, "event '{}' is listed twice; list each event once",
             std::string(trim(n)));
     out.push_back(resolve_event(n, options));
@@ -170,7 +163,7 @@ std::vector<ResolvedEvent> resolve_events(const std::vector<std::string>& names,
 }
 
 std::vector<std::string> suggest_event_names(std::string_view name) {
-  const std::string wanted = lower(trim(name));
+  const std::string wanted = to_lower(trim(name));
   std::vector<std::string> out;
   auto add = [&](std::string s) {
     if (!s.empty() && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
@@ -191,7 +184,7 @@ std::vector<std::string> suggest_event_names(std::string_view name) {
     for (const auto& a : g.aliases) generic.push_back(a);
   }
   std::vector<std::string> lowered;
-  for (const auto& g : generic) lowered.push_back(lower(g));
+  for (const auto& g : generic) lowered.push_back(to_lower(g));
   const std::string near_generic = closest_match(wanted, lowered);
   if (!near_generic.empty())
     for (std::size_t i = 0; i < lowered.size(); ++i)
@@ -199,9 +192,7 @@ std::vector<std::string> suggest_event_names(std::string_view name) {
   if (papi::looks_like_preset(wanted)) {
     std::vector<std::string> presets;
     for (const auto& p : papi::list()) presets.push_back(p.symbol);
-    std::string upper_name(wanted);
-    for (auto& c : upper_name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    add(closest_match(upper_name, presets));
+    add(closest_match(to_upper(wanted), presets));
   }
   const std::string event_part = wanted.substr(0, wanted.find_first_of(".:"));
   add(closest_match(event_part, native::suggestion_names()));

@@ -34,7 +34,6 @@ TEST(ProfMatmul, EveryVariantComputesTheProduct) {
   for (int i = 0; i < n * n; ++i) a[i] = std::sin(i), b[i] = std::cos(3 * i);
   const auto expected = reference_product(a, b, n);
   for (const auto& v : matmul::variants()) {
-    if (!v.available) continue;
     std::vector<double> c(n * n, -1.0);
     v.kernel(a.data(), b.data(), c.data(), n);
     for (int i = 0; i < n * n; ++i) ASSERT_NEAR(c[i], expected[i], 1e-12) << v.name << " at " << i;

@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA backend: "cuda" or "cuda:N" (device N, default 0). Built when CMake finds nvcc,
-// cuBLAS and cuDNN (TELAR_HAVE_CUDA); backend.cpp dispatches here under
-// TELAR_HAVE_CUDA_BACKEND.
+// cuBLAS and cuDNN (TELAR_HAVE_CUDA), as the module libtelar_cuda.so (module.cpp); backend.cpp
+// loads it on the first cuda target and calls these through backend/cuda_module.hpp.
 #include <memory>
 #include <string_view>
 

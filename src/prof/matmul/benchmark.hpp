@@ -17,7 +17,6 @@ using Kernel = void (*)(const double*, const double*, double*, std::int64_t);
 struct Variant {
   std::string name;  // "naive-O0", "naive-O3", "blas"
   std::string description;
-  bool available = true;
   Kernel kernel = nullptr;
 };
 

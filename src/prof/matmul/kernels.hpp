@@ -7,7 +7,6 @@ namespace telar::prof::matmul {
 
 void naive_o0(const double* a, const double* b, double* c, std::int64_t n);
 void naive_o3(const double* a, const double* b, double* c, std::int64_t n);
-bool blas_available();
 void blas_dgemm(const double* a, const double* b, double* c, std::int64_t n);
 
 }  // namespace telar::prof::matmul
