@@ -35,9 +35,14 @@ function(telar_loadable_module name)
   set_property(GLOBAL APPEND PROPERTY TELAR_LOADABLE_MODULES telar_${name})
 endfunction()
 
-# telar_test(NAME SOURCES... DEPS ... [LABELS ...]): one GoogleTest executable, registered with CTest.
+# telar_test(NAME SOURCES... DEPS ... [LABELS ...] [TIMEOUT S] [PROCESSORS N]): one GoogleTest
+# executable, registered with CTest. PROCESSORS 2 marks tests that keep every core busy (a
+# telar process training or running a model on all its threads): ctest then runs them alone.
+# Two of them side by side would each slow the other's OpenMP barriers down (one epoch of the
+# accuracy test's CNN: 15 s alone, 61 s beside another), where two one-thread tests side by
+# side cost nothing.
 function(telar_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT;PROCESSORS" "SOURCES;DEPS;LABELS" ${ARGN})
   # The sanitize run skips tests labelled slow (scripts/test.sh), so that build does not compile
   # them; a placeholder target keeps add_dependencies() on them valid.
   if(TELAR_SANITIZE AND "slow" IN_LIST T_LABELS)
@@ -60,6 +65,9 @@ function(telar_test name)
     set(T_TIMEOUT 600)
   endif()
   set(props TIMEOUT ${T_TIMEOUT})
+  if(T_PROCESSORS)
+    list(APPEND props PROCESSORS ${T_PROCESSORS})
+  endif()
   if(T_LABELS)
     list(APPEND props LABELS "${T_LABELS}")
   endif()
