@@ -109,7 +109,9 @@ ResolvedEvent from_papi(std::string_view name, const papi::Preset& preset,
   }
   std::string why;
   if (!native::available())
-    why = "; telar was built without libpfm4, so PMU-specific names are not known";
+    why =
+        "; libpfm4 is not available (not built in, or its module does not load: see telar "
+        "--version --check-modules), so PMU-specific names are not known";
   else if (papi::looks_like_preset(name) && !papi::built_with_papi())
     why = "; telar was built without PAPI, so only presets with a perf equivalent are known";
   fail("unknown event '{}'{}{}; `telar prof list` shows every known event", name, hint, why);

@@ -79,7 +79,8 @@ TEST(ProfEvents, ListingAnEventTwiceIsAnError) {
 }
 
 TEST(ProfEvents, NativeNamesOfAnyPmuModelResolveThroughLibpfm) {
-  if (!native::available()) GTEST_SKIP() << "telar was built without libpfm4";
+  if (!native::available())
+    GTEST_SKIP() << "libpfm4 is not available (not built in, or its module does not load)";
   // FP_ARITH_INST_RETIRED.SCALAR_DOUBLE is event 0xC7, unit mask 0x01 on Skylake-SP (Intel SDM).
   const ResolvedEvent e = resolve_event("skx::fp_arith_inst_retired.scalar_double");
   EXPECT_EQ(e.source, EventSource::Native);
@@ -99,7 +100,8 @@ TEST(ProfEvents, NativeNamesOfAnyPmuModelResolveThroughLibpfm) {
 }
 
 TEST(ProfEvents, AMisspeltUnitMaskSuggestsTheRightOne) {
-  if (!native::available()) GTEST_SKIP() << "telar was built without libpfm4";
+  if (!native::available())
+    GTEST_SKIP() << "libpfm4 is not available (not built in, or its module does not load)";
   const std::string e = error_of("fp_arith_inst_retired.scaler_double");
   EXPECT_NE(e.find("fp_arith_inst_retired.scalar_double"), std::string::npos) << e;
 }
