@@ -146,11 +146,6 @@ const void* load_if_available(std::string_view name, std::string_view without) {
   }
 }
 
-bool loaded(std::string_view name) {
-  const std::lock_guard lock(modules_mutex());
-  return loaded_tables().contains(name);
-}
-
 std::string status_text(bool try_loading) {
   std::string text;
   for (const auto& m : known()) {

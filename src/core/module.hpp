@@ -60,9 +60,6 @@ const Table* load_table_if_available(std::string_view name, std::string_view wit
   return static_cast<const Table*>(load_if_available(name, without));
 }
 
-// Whether load() has loaded the module in this process.
-bool loaded(std::string_view name);
-
 // One line per known module for `telar --version`: built or not, present or missing, and with
 // `try_loading` whether it loads (that maps its libraries).
 std::string status_text(bool try_loading);

@@ -23,10 +23,6 @@ std::string event_part(std::string_view name) {
   return to_lower(name.substr(0, end));
 }
 
-}  // namespace
-
-namespace {
-
 bool initialise() {
   static bool ok = [] {
     // Lets a name be encoded for a PMU model that is not this machine's, when it is written

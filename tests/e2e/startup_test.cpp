@@ -1,6 +1,7 @@
-// End-to-end: the optional modules (core/module.hpp). Commands that need no GPU or MPI never map
-// the CUDA, NCCL or MPI libraries (the dynamic loader's own account, LD_DEBUG=files, lists every
-// library a process opens); a cuda run loads them, so the check can fail; `telar --version`
+// End-to-end: the optional modules (core/module.hpp). Commands that need none of them never map
+// the CUDA, NCCL, MPI, OpenBLAS, libpfm4 or PAPI libraries (the dynamic loader's own account,
+// LD_DEBUG=files, lists every library a process opens); a cuda run loads them, so the check can
+// fail; `telar --version`
 // lists the modules and `--check-modules` loads each; a missing or broken module is one line,
 // exit 2, naming the library.
 #include <gtest/gtest.h>
@@ -22,11 +23,12 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kConfigs = std::string(TELAR_SOURCE_DIR) + "/configs/";
-const char* const kHeavy[] = {"libcudart", "libcublas", "libcudnn", "libnccl", "libmpi"};
+const char* const kHeavy[] = {"libcudart", "libcublas",   "libcudnn", "libnccl",
+                              "libmpi",    "libopenblas", "libpfm",   "libpapi"};
 
 // The libraries the loader opened while running `telar ARGS` (its stderr with LD_DEBUG=files).
-std::string opened_libraries(const std::string& args, const std::string& env = "") {
-  const auto r = run_shell("(" + env + " LD_DEBUG=files " + telar_binary() + " " + args +
+std::string opened_libraries(const std::string& args) {
+  const auto r = run_shell("(LD_DEBUG=files " + telar_binary() + " " + args +
                            " 2>&1 >/dev/null | grep 'file=' || true)");
   return r.out;
 }
@@ -37,7 +39,7 @@ int lines(const std::string& text) {
 
 }  // namespace
 
-TEST(StartUp, CommandsWithoutAGpuTargetMapNoCudaNcclOrMpiLibrary) {
+TEST(StartUp, CommandsThatNeedNoModuleMapNoneOfTheirLibraries) {
   const std::string dir = fresh_temp_dir("startup_sim");
   const std::string commands[] = {
       "--version",
