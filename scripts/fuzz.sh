@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the parsers' libFuzzer harnesses (fuzz/, issue 23): builds them (scripts/build.sh fuzz),
-# then each for SECONDS (default 10) from its seed corpus (fuzz/corpus/NAME, never written;
-# what a run finds new goes to build/fuzz/corpus/NAME). A parser may refuse an input only with
+# then each for SECONDS (default 10), one harness per core side by side, from its seed corpus
+# (fuzz/corpus/NAME, never written; what a run finds new goes to build/fuzz/corpus/NAME). A parser may refuse an input only with
 # telar::Error: a crash, a sanitizer's report, another exception, an input taking more than 5 s
 # or a process growing past 2 GB is a finding, saved to build/fuzz/findings/NAME/ and the
 # script fails. TELAR_FUZZ_SEED and TELAR_FUZZ_RUNS make a run repeatable (libFuzzer's -seed and
@@ -32,10 +32,10 @@ if ! command -v clang++ >/dev/null 2>&1; then
   exit 2
 fi
 scripts/build.sh fuzz
-failed=()
-for n in "${names[@]}"; do
+# One harness: a line saying what it ran, or its report (kept in build/fuzz/findings/NAME.log).
+fuzz_one() {
+  local n=$1 log="build/fuzz/findings/$1.log"
   mkdir -p "build/fuzz/corpus/$n" "build/fuzz/findings/$n"
-  log="build/fuzz/findings/$n.log"
   if build/fuzz/fuzz/fuzz_"$n" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
       -seed="${TELAR_FUZZ_SEED:-0}" -runs="${TELAR_FUZZ_RUNS:--1}" \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="build/fuzz/findings/$n/" \
@@ -44,8 +44,23 @@ for n in "${names[@]}"; do
   else
     echo "fuzz $n: FOUND something; the input is in build/fuzz/findings/$n/, the report:" >&2
     grep -m1 -B2 -A25 -E 'ERROR|==[0-9]+==|terminate|deadly|timeout' "$log" >&2 || tail -30 "$log" >&2
-    failed+=("$n")
+    return 1
   fi
+}
+# The harnesses run side by side, one per core (each is one single-threaded process); a
+# harness's report is printed whole when it ends.
+jobs=${TELAR_JOBS:-$(nproc)}
+mkdir -p build/fuzz/findings
+for n in "${names[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  rm -f "build/fuzz/findings/$n.failed"
+  (fuzz_one "$n" >"build/fuzz/findings/$n.out" 2>&1 || touch "build/fuzz/findings/$n.failed"
+   cat "build/fuzz/findings/$n.out") &
+done
+wait
+failed=()
+for n in "${names[@]}"; do
+  [ ! -e "build/fuzz/findings/$n.failed" ] || failed+=("$n")
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz.sh: findings in ${failed[*]}" >&2

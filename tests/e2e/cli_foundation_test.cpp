@@ -478,7 +478,7 @@ void expect_clean_stop_and_exact_resume(const std::string& name,
   const std::string root = fresh_temp_dir(name);
   auto args = [&](const std::string& out) {
     std::vector<std::string> a{
-        "train",    "--model", "mnist_cnn",    "--data", "synthetic:8000:1x28x28:10",
+        "train",    "--model", "mnist_cnn",    "--data", "synthetic:3000:1x28x28:10",
         "--epochs", "1",       "--batch-size", "8",      "--seed",
         "5",        "--quiet", "--json",       "--out",  out};
     a.insert(a.end(), extra.begin(), extra.end());
@@ -486,7 +486,7 @@ void expect_clean_stop_and_exact_resume(const std::string& name,
   };
   const std::string out = root + "/interrupted";
   const int status = telar::testing::run_telar_and_signal(
-      args(out), [&] { return telar::testing::run_json_says_running(out); }, signal, 500, 20.0);
+      args(out), [&] { return telar::testing::run_json_says_running(out); }, signal, 200, 20.0);
   ASSERT_NE(status, -2) << "the training never started";
   ASSERT_NE(status, -1) << "killed instead of stopping cleanly";
   if (status == 0) GTEST_SKIP() << "the run finished before the signal arrived";

@@ -301,7 +301,7 @@ TEST_P(DlrmStop, SigintCheckpointsAndTheResumedRunMatchesAnUninterruptedOne) {
                                     "--data-generation",
                                     "synthetic",
                                     "--data-size",
-                                    "200000",
+                                    "60000",
                                     "--mini-batch-size",
                                     "32",
                                     "--arch-embedding-size",
@@ -313,7 +313,7 @@ TEST_P(DlrmStop, SigintCheckpointsAndTheResumedRunMatchesAnUninterruptedOne) {
                                     "--arch-mlp-top",
                                     "256-64-1",
                                     "--test-freq",
-                                    "2000",
+                                    "1000",
                                     "--nepochs",
                                     "2",
                                     "--threads",
@@ -327,7 +327,7 @@ TEST_P(DlrmStop, SigintCheckpointsAndTheResumedRunMatchesAnUninterruptedOne) {
   };
   const std::string out = root + "/interrupted";
   const int status = telar::testing::run_telar_and_signal(
-      args(out), [&] { return telar::testing::run_json_says_running(out); }, SIGINT, 500, 60.0);
+      args(out), [&] { return telar::testing::run_json_says_running(out); }, SIGINT, 200, 60.0);
   ASSERT_NE(status, -2) << "the training never started";
   ASSERT_NE(status, -1) << "killed instead of stopping cleanly";
   if (status == 0) GTEST_SKIP() << "the run finished before the signal arrived";

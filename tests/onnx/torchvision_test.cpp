@@ -1,11 +1,16 @@
 // Coverage of PyTorch's exporter: torchvision 0.14 classifiers (random weights, BatchNorm
 // statistics randomised) exported by PyTorch 1.13 at opsets 13 and 17 by
-// tests/onnx/export_torchvision.py into the build folder, imported, run on telar's CPU backend,
-// and compared with PyTorch's outputs: max |telar - torch| <= 1e-4 * max |torch|. The same
-// files prune: channels removed after their weights were zeroed leave the outputs unchanged.
+// tests/onnx/export_torchvision.py into the user's cache folder (fixture_dir() below), imported,
+// run on telar's CPU backend, and compared with PyTorch's outputs: max |telar - torch| <= 1e-4 *
+// max |torch|. The same files prune: channels removed after their weights were zeroed leave the
+// outputs unchanged.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cctype>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -39,38 +44,85 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return info.param.model + "_opset" + std::to_string(info.param.opset);
 }
 
-bool torchvision_available() {
-  static const bool ok =
-      std::system("/usr/bin/python3 -c 'import torch, torchvision' >/dev/null 2>&1") == 0;
-  return ok;
+// The installed PyTorch and torchvision versions ("1.13.0 0.14.1"); empty where either is missing.
+const std::string& torch_versions() {
+  static const std::string versions = [] {
+    std::string out;
+    if (FILE* p = popen("/usr/bin/python3 -c 'import torch, torchvision; "
+                        "print(torch.__version__, torchvision.__version__)' 2>/dev/null",
+                        "r")) {
+      char buf[256];
+      while (std::fgets(buf, sizeof buf, p)) out += buf;
+      if (pclose(p) != 0) out.clear();
+    }
+    while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
+    return out;
+  }();
+  return versions;
 }
 
+bool torchvision_available() {
+  return !torch_versions().empty();
+}
+
+// PyTorch's exports are the same bytes every time for the same export scripts and versions
+// (fixed seeds), and cost a minute and a half of a fresh build's test run (vgg11_bn and alexnet
+// write 0.5 GB each): they are kept in the user's cache folder, in a folder named by the
+// scripts' hash (TELAR_ONNX_FIXTURE_KEY, computed by CMake) and the versions, so that a fresh
+// clone reuses them. Folders of other keys are removed.
 const fs::path& fixture_dir() {
   static const fs::path dir = [] {
-    const fs::path d = fs::path(TELAR_BINARY_DIR) / "onnx_fixtures";
+    const char* cache = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    const fs::path base =
+        (cache && *cache ? fs::path(cache) : fs::path(home && *home ? home : "/tmp") / ".cache") /
+        "telar" / "onnx-fixtures";
+    std::string key = std::string(TELAR_ONNX_FIXTURE_KEY) + "-torch" + torch_versions();
+    for (char& c : key)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '-';
+    const fs::path d = base / key;
     fs::create_directories(d);
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(base, ec))
+      if (entry.path().filename() != key) fs::remove_all(entry.path(), ec);
+    // What a killed export left (another test's export in progress is younger than an hour).
+    for (const auto& entry : fs::directory_iterator(d, ec))
+      if (entry.path().filename().string().starts_with(".partial-") &&
+          fs::last_write_time(entry.path(), ec) <
+              fs::file_time_type::clock::now() - std::chrono::hours(1))
+        fs::remove_all(entry.path(), ec);
     return d;
   }();
   return dir;
 }
 
-// Runs tests/onnx/SCRIPT with `args` unless `made` exists (later runs reuse the files in the
-// build folder); its output goes to `log`.
-void export_once(const fs::path& made, const std::string& args, const fs::path& log,
+// Runs tests/onnx/SCRIPT with `args` unless `made` exists in fixture_dir(): the script writes
+// into a private folder whose files are then renamed into place, `made` last, so that a run
+// killed half-way, or another test exporting the same file, never leaves a partial file where
+// `made` says the export is complete.
+void export_once(const fs::path& made, const std::string& args,
                  const std::string& script = "export_torchvision.py") {
   if (fs::exists(made)) return;
+  const fs::path work = made.parent_path() / (".partial-" + std::to_string(::getpid()));
+  fs::remove_all(work);
+  fs::create_directories(work);
+  const fs::path log = work / "export.log";
   const std::string cmd = "/usr/bin/python3 " TELAR_SOURCE_DIR "/tests/onnx/" + script + " '" +
-                          fixture_dir().string() + "' " + args + " > '" + log.string() + "' 2>&1";
+                          work.string() + "' " + args + " > '" + log.string() + "' 2>&1";
   if (std::system(cmd.c_str()) != 0)
     throw std::runtime_error(script + " " + args + " failed; see " + log.string());
+  for (const auto& entry : fs::directory_iterator(work))
+    if (entry.path() != log && entry.path().filename() != made.filename())
+      fs::rename(entry.path(), made.parent_path() / entry.path().filename());
+  fs::rename(work / made.filename(), made);
+  fs::remove_all(work);
 }
 
 // The exported model's path stem (.onnx, .x.npy, .y.npy).
 fs::path exported(const Case& c) {
   const fs::path stem = fixture_dir() / (c.model + "-opset" + std::to_string(c.opset));
   export_once(stem.string() + ".y.npy",
-              c.model + " " + std::to_string(c.opset) + " " + std::to_string(c.size),
-              stem.string() + ".log");
+              c.model + " " + std::to_string(c.opset) + " " + std::to_string(c.size));
   return stem;
 }
 
@@ -131,8 +183,7 @@ TEST(OnnxConvTranspose, MatchesPyTorchAndRoundTrips) {
   for (int opset : {13, 17}) {
     SCOPED_TRACE("opset " + std::to_string(opset));
     const fs::path stem = fixture_dir() / ("conv_transpose-opset" + std::to_string(opset));
-    export_once(stem.string() + ".y.npy", std::to_string(opset), stem.string() + ".log",
-                "export_conv_transpose.py");
+    export_once(stem.string() + ".y.npy", std::to_string(opset), "export_conv_transpose.py");
     ImportedModel m = import_model(stem.string() + ".onnx");
     const Tensor x = read_npy(stem.string() + ".x.npy");
     const Tensor y = read_npy(stem.string() + ".y.npy");
@@ -145,8 +196,8 @@ TEST(OnnxConvTranspose, MatchesPyTorchAndRoundTrips) {
     ASSERT_EQ(t.shape(), y.shape());
     for (std::int64_t i = 0; i < y.numel(); ++i)
       ASSERT_NEAR(t.f32()[i], y.f32()[i], 1e-4f * (1.0f + std::fabs(y.f32()[i]))) << i;
-    const fs::path again =
-        fixture_dir() / ("conv_transpose-again-" + std::to_string(opset) + ".onnx");
+    const fs::path again = fs::path(telar::testing::fresh_temp_dir("onnx_again")) /
+                           ("conv_transpose-" + std::to_string(opset) + ".onnx");
     export_model(m.graph, m.weights, again, {opset, "test"});
     ImportedModel back = import_model(again);
     const Tensor u = outputs_of(back.graph, back.weights);
@@ -211,7 +262,7 @@ INSTANTIATE_TEST_SUITE_P(
 // scratch (--init random) after a training-mode export (BatchNorm kept).
 fs::path exported_for_training(const std::string& mode) {
   const fs::path file = fixture_dir() / ("resnet18-10-" + mode + ".onnx");
-  export_once(file, "resnet18 13 32 10 " + mode, file.string() + ".log");
+  export_once(file, "resnet18 13 32 10 " + mode);
   return file;
 }
 
