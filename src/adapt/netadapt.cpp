@@ -2,14 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include "adapt/scores.hpp"
 #include "backend/backend.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/threads.hpp"
 #include "train/data/data_loader.hpp"
 #include "train/evaluate.hpp"
 #include "train/optim/lr_schedule.hpp"
@@ -29,14 +34,15 @@ double seconds_since(std::int64_t start_ns) {
 // the loader's order from `seed`; `accuracy` evaluates a model on samples of a data set.
 class FineTuner {
  public:
-  FineTuner(graph::LossKind loss, const AdaptData& data, const NetAdaptOptions& options)
-      : loss_(loss), data_(data), options_(options) {}
+  FineTuner(graph::LossKind loss, const AdaptData& data, const NetAdaptOptions& options,
+            std::string backend)
+      : loss_(loss), data_(data), options_(options), backend_(std::move(backend)) {}
 
   void fine_tune(const graph::Graph& model, graph::ParameterSet& weights, std::int64_t batches,
                  int epochs, std::uint64_t seed) const {
     if (batches <= 0 && epochs <= 0) return;
     const graph::Graph g = graph::with_loss(model, loss_);
-    auto exe = backend::compile(backend::parse_backend_spec(options_.backend), g, weights, {seed});
+    auto exe = backend::compile(backend::parse_backend_spec(backend_), g, weights, {seed});
     train::DataLoader loader(data_.train, data_.fine_tune,
                              {options_.batch_size, true, false, seed});
     train::TrainerOptions to;
@@ -56,7 +62,7 @@ class FineTuner {
   double accuracy(const graph::Graph& model, graph::ParameterSet& weights,
                   const train::Dataset& set, const std::vector<std::int64_t>& indices) const {
     const graph::Graph g = graph::with_loss(model, loss_);
-    auto exe = backend::compile(backend::parse_backend_spec(options_.backend), g, weights);
+    auto exe = backend::compile(backend::parse_backend_spec(backend_), g, weights);
     train::DataLoader loader(set, indices, {256, false, false, 0});
     return train::evaluate_classifier(*exe, loader).accuracy;
   }
@@ -65,7 +71,92 @@ class FineTuner {
   graph::LossKind loss_;
   const AdaptData& data_;
   const NetAdaptOptions& options_;
+  std::string backend_;
 };
+
+// A candidate waiting for its short-term fine-tune and evaluation: its index in the iteration
+// and its fine-tuning seed.
+struct TuneJob {
+  std::size_t candidate = 0;
+  std::uint64_t seed = 0;
+};
+
+// Fine-tunes and evaluates one candidate (its model in place); a diverged one is dropped.
+void tune_and_evaluate(const FineTuner& tuner, const AdaptData& data,
+                       const NetAdaptOptions& options, const TuneJob& job, Candidate& c,
+                       AdaptedModel& m) {
+  std::int64_t start_ns = now_ns();
+  try {
+    tuner.fine_tune(m.graph, m.weights, options.short_term_iterations, 0, job.seed);
+  } catch (const train::NonFiniteLoss& e) {
+    // Dropped: a diverged candidate is never chosen.
+    c.fine_tune_seconds = seconds_since(start_ns);
+    c.accuracy = std::numeric_limits<double>::quiet_NaN();
+    c.note = fmt::format("fine-tune diverged ({})", e.what());
+    m = AdaptedModel();
+    return;
+  }
+  c.fine_tune_seconds = seconds_since(start_ns);
+  start_ns = now_ns();
+  m.accuracy = tuner.accuracy(m.graph, m.weights, data.train, data.held_out);
+  c.evaluate_seconds = seconds_since(start_ns);
+  c.accuracy = m.accuracy;
+}
+
+// The backend each of `workers` parallel fine-tunes runs on: the CPU's compute threads shared
+// out between them.
+std::string worker_backend(const NetAdaptOptions& options, int workers) {
+  if (workers <= 1) return options.backend;
+  return fmt::format("cpu:threads={}", std::max(1, compute_threads() / workers));
+}
+
+// Runs the jobs, `options.parallel` at a time on as many threads (each its own executables, on
+// its share of the cores), or one after the other on options.backend. `announce(j, done)` is
+// called (never concurrently) as job j starts. The first error a job throws (an interrupt
+// among them) is thrown once every thread has stopped.
+void run_jobs(const std::vector<TuneJob>& jobs, graph::LossKind loss, const AdaptData& data,
+              const NetAdaptOptions& options, std::vector<Candidate>& candidates,
+              std::vector<AdaptedModel>& models,
+              const std::function<void(std::size_t job, int done)>& announce) {
+  const int workers = static_cast<int>(
+      std::min<std::size_t>(static_cast<std::size_t>(options.parallel), jobs.size()));
+  const FineTuner one(loss, data, options, options.backend);
+  if (workers <= 1) {
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      if (stop_signal()) return;  // the caller throws Interrupted
+      announce(j, static_cast<int>(j));
+      tune_and_evaluate(one, data, options, jobs[j], candidates[jobs[j].candidate],
+                        models[jobs[j].candidate]);
+    }
+    return;
+  }
+  const std::string backend = worker_backend(options, workers);
+  std::atomic<std::size_t> next{0};
+  std::mutex announcing;
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(workers));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] {
+      try {
+        const FineTuner tuner(loss, data, options, backend);
+        for (std::size_t j = next++; j < jobs.size(); j = next++) {
+          if (stop_signal()) return;
+          {
+            const std::lock_guard<std::mutex> lock(announcing);
+            announce(j, static_cast<int>(j));
+          }
+          tune_and_evaluate(tuner, data, options, jobs[j], candidates[jobs[j].candidate],
+                            models[jobs[j].candidate]);
+        }
+      } catch (...) {
+        errors[static_cast<std::size_t>(w)] = std::current_exception();
+        next = jobs.size();  // the others stop after their candidate
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
 
 std::vector<std::int64_t> all_of(const train::Dataset& set) {
   std::vector<std::int64_t> out(static_cast<std::size_t>(set.size()));
@@ -113,6 +204,14 @@ void check_options(const NetAdaptOptions& o) {
           "--hybrid chooses the first iterations by a training-free score; add --score naswot "
           "(or grad-norm, params)");
   require(o.score_batch >= 2, "internal: a score needs a batch of 2 samples or more");
+  require(o.parallel >= 1 && o.parallel <= max_compute_threads(),
+          "--parallel {} is not a number of candidates to fine-tune at once (1 to the core count, "
+          "e.g. 2)",
+          o.parallel);
+  require(o.parallel == 1 || o.backend == "cpu",
+          "--parallel fine-tunes candidates side by side on the CPU's cores; it cannot share "
+          "backend '{}'",
+          o.backend);
 }
 
 void check_prunable(const graph::Graph& model) {
@@ -133,7 +232,7 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
   };
   check_prunable(model);
 
-  const FineTuner tuner(loss, data, options);
+  const FineTuner tuner(loss, data, options, options.backend);
   AdaptResult result;
   result.original.graph = model;
   for (graph::ValueId id : weights.ids()) result.original.weights.set(id, weights.at(id).clone());
@@ -195,6 +294,7 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
     const ChannelGroups groups(current.graph);
     const std::vector<int> prunable = groups.prunable();
     std::vector<AdaptedModel> models;
+    std::vector<TuneJob> jobs;
     for (std::size_t gi = 0; gi < prunable.size(); ++gi) {
       // Asked to stop (the caller's StopOnSignal): here, between candidates (a fine-tune stops
       // at its next batch by itself). A resumed run does this iteration again from its start.
@@ -256,27 +356,21 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
         models.push_back(std::move(m));
         continue;
       }
-      try {
-        tuner.fine_tune(
-            m.graph, m.weights, options.short_term_iterations, 0,
-            options.seed + static_cast<std::uint64_t>(k) * 7919 + static_cast<std::uint64_t>(g));
-      } catch (const train::NonFiniteLoss& e) {
-        // Dropped: a diverged candidate is never chosen.
-        c.fine_tune_seconds = seconds_since(start_ns);
-        c.accuracy = std::numeric_limits<double>::quiet_NaN();
-        c.note = fmt::format("fine-tune diverged ({})", e.what());
-        it.candidates.push_back(c);
-        models.emplace_back();
-        continue;
-      }
-      c.fine_tune_seconds = seconds_since(start_ns);
-      start_ns = now_ns();
-      m.accuracy = tuner.accuracy(m.graph, m.weights, data.train, data.held_out);
-      c.evaluate_seconds = seconds_since(start_ns);
-      c.accuracy = m.accuracy;
+      // Fine-tuned and evaluated below, once every candidate is simplified (the resource
+      // measurements must not share the machine with the fine-tunes).
+      jobs.push_back({it.candidates.size(), options.seed + static_cast<std::uint64_t>(k) * 7919 +
+                                                static_cast<std::uint64_t>(g)});
       it.candidates.push_back(c);
       models.push_back(std::move(m));
     }
+    run_jobs(jobs, loss, data, options, it.candidates, models, [&](std::size_t j, int done) {
+      say(fmt::format("iteration {}: fine-tuning {}", k + 1,
+                      it.candidates[jobs[j].candidate].layers),
+          done, static_cast<int>(jobs.size()));
+    });
+    if (const int signal = stop_signal())
+      throw Interrupted(
+          fmt::format("interrupted by {} in iteration {}", signal_name(signal), k + 1), signal);
     // Keep the candidate that loses the least accuracy per resource removed, or the one that
     // scores highest.
     double best = std::numeric_limits<double>::infinity();

@@ -7,10 +7,11 @@
 // shrunk to the largest multiple of `round_to` channels below its count whose resource meets
 // the constraint (adapt/channel_search.hpp), keeping its filters of largest L2 norm, then
 // fine-tuned for a few batches (the short-term fine-tune) and evaluated on data held out of
-// the training set. The candidate kept is the one that loses the least accuracy per resource
-// removed, as the reference code's rule: the minimum of (acc_prev − acc + 1e-6) /
-// (res_prev − res + 1e-5), resources taken as fractions of R0. The loop ends when the budget is
-// met (or after `max_iterations`); a long-term fine-tune of the result may follow.
+// the training set (several candidates at once with `parallel`). The candidate kept is the one that
+// loses the least accuracy per resource removed, as the reference code's rule: the minimum of
+// (acc_prev − acc + 1e-6) / (res_prev − res + 1e-5), resources taken as fractions of R0. The loop
+// ends when the budget is met (or after `max_iterations`); a long-term fine-tune of the result may
+// follow.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -50,6 +51,11 @@ struct NetAdaptOptions {
   std::int64_t batch_size = 128;
   std::uint64_t seed = 0;
   std::string backend = "cpu";  // where candidates are fine-tuned and evaluated
+  // Candidates fine-tuned and evaluated at once, each on its share of the compute threads
+  // (cpu:threads=T/N; backend "cpu" only). Simplifying (measuring the resource) stays one
+  // candidate at a time. The result depends on N only through the threads each fine-tune has:
+  // N = 2 chooses as N = 1 with backend "cpu:threads=T/2" does.
+  int parallel = 1;
 };
 
 // The data of an adaptation: the training set split into the samples fine-tuning draws from and

@@ -86,6 +86,9 @@ int adapt_command(const Args& args,
   app.add_option("--norm", norm, "filters kept: largest l2 (NetAdapt's) or l1 norm");
   app.add_option("--lr", o.lr, "fine-tuning learning rate (SGD, momentum 0.9; 0.001)");
   app.add_option("--batch-size", o.batch_size, "fine-tuning batch size (128)");
+  app.add_option("--parallel", o.parallel,
+                 "candidates fine-tuned and evaluated at once, each on its share of the threads "
+                 "(1; the choice changes the result as the fine-tunes' thread count does)");
   app.add_option("--lut", lut,
                  "--resource latency from this look-up table (telar lut build) instead of "
                  "measuring each candidate");

@@ -16,6 +16,7 @@
 #include "adapt/channel_search.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "core/threads.hpp"
 #include "graph/cost.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "train/data/synthetic.hpp"
@@ -214,6 +215,48 @@ TEST(NetAdapt, AHybridChoosesItsFirstIterationsByTheHighestScoreWithoutFineTunin
   }
 }
 
+// Candidates fine-tuned two at a time, each on one of two threads, are the candidates fine-tuned
+// one after the other on one thread: the same accuracies to the bit, the same choices. The
+// diverging case drops every candidate on the workers too.
+TEST(NetAdapt, CandidatesSideBySideChooseAsOneAtATimeOnTheSameThreads) {
+  Fixture f = small_cnn();
+  const ResourceMeter macs(ResourceKind::Macs);
+  const int threads = compute_threads();
+  set_compute_threads(2);
+  NetAdaptOptions o = quick(0.5);
+  o.backend = "cpu:threads=1";
+  const AdaptResult one =
+      net_adapt(f.model, f.weights, graph::LossKind::CrossEntropy, f.data, macs, o);
+  o.backend = "cpu";
+  o.parallel = 2;
+  const AdaptResult two =
+      net_adapt(f.model, f.weights, graph::LossKind::CrossEntropy, f.data, macs, o);
+  o.lr = 1e30;
+  const AdaptResult diverged =
+      net_adapt(f.model, f.weights, graph::LossKind::CrossEntropy, f.data, macs, o);
+  set_compute_threads(threads);
+  ASSERT_TRUE(one.budget_met) << one.stopped;
+  ASSERT_EQ(one.iterations.size(), two.iterations.size());
+  for (std::size_t i = 0; i < one.iterations.size(); ++i) {
+    const Iteration &a = one.iterations[i], &b = two.iterations[i];
+    ASSERT_EQ(a.candidates.size(), b.candidates.size());
+    ASSERT_GE(a.candidates.size(), 2u);
+    EXPECT_EQ(a.chosen, b.chosen) << "iteration " << i;
+    for (std::size_t c = 0; c < a.candidates.size(); ++c) {
+      EXPECT_EQ(a.candidates[c].channels_after, b.candidates[c].channels_after);
+      EXPECT_TRUE(std::isfinite(b.candidates[c].accuracy)) << b.candidates[c].layers;
+      EXPECT_EQ(a.candidates[c].accuracy, b.candidates[c].accuracy) << b.candidates[c].layers;
+      EXPECT_GT(b.candidates[c].fine_tune_seconds, 0.0);
+    }
+  }
+  EXPECT_EQ(channel_counts(one.adapted.graph), channel_counts(two.adapted.graph));
+  EXPECT_EQ(one.test_accuracy, two.test_accuracy);
+  ASSERT_EQ(diverged.iterations.size(), 1u);
+  EXPECT_EQ(diverged.iterations[0].chosen, -1);
+  for (const Candidate& c : diverged.iterations[0].candidates)
+    EXPECT_NE(c.note.find("diverged"), std::string::npos) << c.note;
+}
+
 TEST(NetAdapt, DivergingCandidatesAreDroppedAndBadOptionsRefused) {
   Fixture f = small_cnn();
   const ResourceMeter macs(ResourceKind::Macs);
@@ -232,7 +275,11 @@ TEST(NetAdapt, DivergingCandidatesAreDroppedAndBadOptionsRefused) {
            [](NetAdaptOptions& x) { x.budget = 0; }, [](NetAdaptOptions& x) { x.budget = 1; },
            [](NetAdaptOptions& x) { x.delta = 0; }, [](NetAdaptOptions& x) { x.decay = 0; },
            [](NetAdaptOptions& x) { x.max_iterations = 0; },
-           [](NetAdaptOptions& x) { x.round_to = 0; }}) {
+           [](NetAdaptOptions& x) { x.round_to = 0; }, [](NetAdaptOptions& x) { x.parallel = 0; },
+           [](NetAdaptOptions& x) {
+             x.parallel = 2;
+             x.backend = "cpu:ref";
+           }}) {
     NetAdaptOptions b = quick(0.5);
     bad(b);
     EXPECT_THROW(check_options(b), Error);

@@ -354,6 +354,7 @@ TEST(AdaptCli, BadInputIsOneLineAndWritesNothing) {
   expect_refused(with({"--delta", "0"}), "--delta");
   expect_refused(with({"--resource", "energy"}), "latency, macs or params");
   expect_refused(with({"--search", "binary"}), "linear or bisection");
+  expect_refused(with({"--parallel", "0"}), "--parallel 0");
   expect_refused(with({"--target", "tpu:0"}), "tpu");
   expect_refused(run_telar({"adapt", "--model", "mlp:256-10", "--data", kData, "--resource", "macs",
                             "--out", out}),
