@@ -35,12 +35,14 @@ void banner(const std::string& title) {
 }  // namespace
 
 int run_demo(const Args& args) {
-  CLI::App app{"A tour of telar in a few minutes: trains the seed-001 CNN on Fashion-MNIST for "
-               "one epoch with counters, exports it to ONNX and runs the file, adapts it to this "
-               "CPU's latency by NetAdapt, simulates a layer "
-               "on MAERI and a TPU-like mesh, then trains data-parallel on two workers with "
-               "energy accounting, and runs DLRM on the simulated hybrid accelerator.",
-               "demo"};
+  CLI::App app{
+      "A tour of telar in a few minutes: trains the seed-001 CNN on Fashion-MNIST for "
+      "one epoch with counters, exports it to ONNX and runs the file, adapts it to this "
+      "CPU's latency by NetAdapt, simulates a layer "
+      "on MAERI and a TPU-like mesh (and sweeps its tiles), then trains data-parallel on two "
+      "workers with "
+      "energy accounting, and runs DLRM on the simulated hybrid accelerator.",
+      "demo"};
   std::string out;
   int threads = 0;
   bool overwrite = false;
@@ -54,6 +56,9 @@ int run_demo(const Args& args) {
   for (const char* stage : {"train", "bench", "adapt", "simulate", "data-parallel", "dlrm"})
     report::check_run_path(root / stage,
                            report::reuse_for(overwrite));
+  require(overwrite || !fs::exists(root / "sim" / "sweep"),
+          "{} exists from an earlier demo; give another --out or add --overwrite",
+          (root / "sim" / "sweep").string());
   const fs::path onnx_file = root / "mnist_cnn.onnx";
   require(overwrite || !fs::exists(onnx_file),
           "{} exists from an earlier demo; give another --out or add --overwrite",
@@ -112,8 +117,9 @@ int run_demo(const Args& args) {
   adapt_args.insert(adapt_args.end(), replace.begin(), replace.end());
   if (int rc = run_adapt(adapt_args); rc != 0) return rc;
 
-  banner("4. Simulation: one CNN layer on a MAERI accelerator and on a TPU-like mesh, cycle by "
-         "cycle (STONNE's model)");
+  banner(
+      "4. Simulation: one CNN layer on a MAERI accelerator and on a TPU-like mesh, cycle by "
+      "cycle (STONNE's model), then its GEMM over nine tiles as one sweep on every core");
   std::cout << "telar sim --config configs/maeri_256mses_128_bw.cfg --tile auto -CONV -R=3 -S=3 "
                "-C=32 -K=32 -X=16 -Y=16\n"
                "telar sim --config configs/tpu_16_16_pes.cfg -DenseGEMM -M=196 -N=32 -K=288 "

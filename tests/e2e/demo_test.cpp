@@ -70,6 +70,20 @@ TEST(Demo, EveryStageRunsAndLeavesItsRun) {
   EXPECT_EQ(bench["points"][1]["batch"], 64);
   EXPECT_TRUE(fs::exists(out / "bench" / "report.html"));
 
+  // The layer's GEMM swept over nine tiles on MAERI: every case simulated with a correct output,
+  // and the largest tile (8 x 32 of the 256 multipliers) takes fewer cycles than the smallest.
+  const auto sweep = read_csv(out / "sim" / "sweep" / "summary.csv");
+  ASSERT_EQ(sweep.size(), 9u);
+  std::map<std::string, double> sweep_cycles;
+  for (const auto& row : sweep) {
+    EXPECT_EQ(row.at("output"), "correct") << row.at("source");
+    sweep_cycles[row.at("source")] = std::stod(row.at("cycles"));
+  }
+  EXPECT_LT(sweep_cycles.at("T_N=8 T_K=32"), sweep_cycles.at("T_N=2 T_K=8"));
+  EXPECT_NE(r.out.find(std::to_string(static_cast<long long>(sweep_cycles.at("T_N=4 T_K=16")))),
+            std::string::npos)
+      << "the printed table shows the sweep's cycles";
+
   // The CNN adapted to this CPU's latency: fewer parameters, a lower latency, still a classifier.
   const nlohmann::json adapted = result_of(out / "adapt");
   EXPECT_LT(adapted["adapted_parameters"].get<std::int64_t>(),
