@@ -11,6 +11,7 @@
 
 #include "adapt/scores.hpp"
 #include "backend/backend.hpp"
+#include "backend/inference.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -31,7 +32,8 @@ double seconds_since(std::int64_t start_ns) {
 
 // Fine-tuning and evaluation of candidates: `fine_tune` trains `weights` of `model` in place
 // (SGD with momentum 0.9 and weight decay 1e-4, the reference's) on the fine-tuning samples, in
-// the loader's order from `seed`; `accuracy` evaluates a model on samples of a data set.
+// the loader's order from `seed`; `accuracy` evaluates a model on samples of a data set,
+// compiled for inference.
 class FineTuner {
  public:
   FineTuner(graph::LossKind loss, const AdaptData& data, const NetAdaptOptions& options,
@@ -62,7 +64,8 @@ class FineTuner {
   double accuracy(const graph::Graph& model, graph::ParameterSet& weights,
                   const train::Dataset& set, const std::vector<std::int64_t>& indices) const {
     const graph::Graph g = graph::with_loss(model, loss_);
-    auto exe = backend::compile(backend::parse_backend_spec(backend_), g, weights);
+    // Compiled for inference (BatchNorm folded, activations fused), as telar eval runs it.
+    auto exe = backend::compile_for_inference(backend::parse_backend_spec(backend_), g, weights);
     train::DataLoader loader(set, indices, {256, false, false, 0});
     return train::evaluate_classifier(*exe, loader).accuracy;
   }
