@@ -114,17 +114,19 @@ std::string worker_backend(const NetAdaptOptions& options, int workers) {
 }
 
 // Runs the jobs, `options.parallel` at a time on as many threads (each its own executables, on
-// its share of the cores), or one after the other on options.backend. `announce(j, done)` is
-// called (never concurrently) as job j starts. The first error a job throws (an interrupt
+// its share of the cores), or one after the other on options.backend when it is 1. `announce(j,
+// done)` is called (never concurrently) as job j starts. The first error a job throws (an interrupt
 // among them) is thrown once every thread has stopped.
 void run_jobs(const std::vector<TuneJob>& jobs, graph::LossKind loss, const AdaptData& data,
               const NetAdaptOptions& options, std::vector<Candidate>& candidates,
               std::vector<AdaptedModel>& models,
               const std::function<void(std::size_t job, int done)>& announce) {
+  // Every candidate on the same share of the threads, however many the iteration has.
+  const std::string backend = worker_backend(options, options.parallel);
   const int workers = static_cast<int>(
       std::min<std::size_t>(static_cast<std::size_t>(options.parallel), jobs.size()));
-  const FineTuner one(loss, data, options, options.backend);
   if (workers <= 1) {
+    const FineTuner one(loss, data, options, backend);
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       if (stop_signal()) return;  // the caller throws Interrupted
       announce(j, static_cast<int>(j));
@@ -133,7 +135,6 @@ void run_jobs(const std::vector<TuneJob>& jobs, graph::LossKind loss, const Adap
     }
     return;
   }
-  const std::string backend = worker_backend(options, workers);
   std::atomic<std::size_t> next{0};
   std::mutex announcing;
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(workers));
