@@ -1,23 +1,15 @@
 #include "sim/config.hpp"
 
-#include <algorithm>
-#include <cctype>
-
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/memory.hpp"
+#include "core/parse.hpp"
 #include "sim/key_value.hpp"
 
 namespace telar::sim {
 
 namespace {
-
-std::string upper(std::string_view text) {
-  std::string s(text);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
-  return s;
-}
 
 int positive_field(const KeyValueFile& file, const std::string& key, int fallback) {
   auto v = file.get_int(key);
@@ -46,7 +38,7 @@ constexpr EnumNames<Controller, Controller::TpuOsDense> kControllers{
 template <typename E, E Last>
 E parse_named(const EnumNames<E, Last>& names, std::string_view text, std::string_view what,
               std::string_view kind, bool by_number) {
-  const std::string s = upper(text);
+  const std::string s = to_upper(text);
   if (auto v = names.find(s)) return *v;
   if (by_number && s.size() == 1 && s[0] >= '0' && static_cast<std::size_t>(s[0] - '0') < names.kCount)
     return static_cast<E>(s[0] - '0');

@@ -1,11 +1,11 @@
 #include "sim/mapper.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
+#include "core/parse.hpp"
 #include "sim/energy.hpp"
 
 namespace telar::sim {
@@ -64,8 +64,7 @@ double cycle_bound(const HardwareConfig& hw, const DenseOp& op, const Tile& t) {
 constexpr EnumNames<MapObjective, MapObjective::Edp> kObjectives{{"performance", "energy", "edp"}};
 
 MapObjective parse_objective(std::string_view text, std::string_view what) {
-  std::string s(text);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string s = to_lower(text);
   if (s.empty() || s == "perf" || s == "cycles") return MapObjective::Performance;
   if (auto o = kObjectives.find(s)) return *o;
   fail("{}: unknown mapping objective '{}'; use {}", what, text, kObjectives.choices());

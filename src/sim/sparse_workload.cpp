@@ -81,8 +81,7 @@ std::string_view name(SparseDataflow dataflow) {
 }
 
 SparseDataflow parse_sparse_dataflow(std::string_view text, std::string_view what) {
-  std::string s(text);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+  const std::string s = to_upper(text);
   if (s == "MK_STA_KN_STR") return SparseDataflow::MkStaKnStr;
   if (s == "MK_STR_KN_STA") return SparseDataflow::MkStrKnSta;
   fail(
@@ -196,12 +195,6 @@ SparseGemmOp stonne_sparse_gemm(int M, int N, int K, int mk_sparsity, int kn_spa
 
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string s(text);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 std::vector<std::string> words(std::string_view line) {
   std::vector<std::string> out;
   std::size_t i = 0;
@@ -236,15 +229,15 @@ CsrMatrix parse_matrix_market(std::string_view text, std::string_view origin) {
           "{}:1: not a Matrix Market header; expected '%%MatrixMarket matrix coordinate real "
           "general'",
           origin);
-  require(lower(header[1]) == "matrix", "{}:1: object '{}' is not supported; use 'matrix'", origin,
-          header[1]);
-  require(lower(header[2]) == "coordinate",
+  require(to_lower(header[1]) == "matrix", "{}:1: object '{}' is not supported; use 'matrix'",
+          origin, header[1]);
+  require(to_lower(header[2]) == "coordinate",
           "{}:1: format '{}' is not supported; store the sparse matrix as 'coordinate'", origin,
           header[2]);
-  const std::string field = lower(header[3]);
+  const std::string field = to_lower(header[3]);
   require(field == "real" || field == "integer" || field == "pattern",
           "{}:1: field '{}' is not supported; use real, integer or pattern", origin, header[3]);
-  require(lower(header[4]) == "general",
+  require(to_lower(header[4]) == "general",
           "{}:1: symmetry '{}' is not supported; write every entry and use 'general'", origin,
           header[4]);
   // Size line (after comments and blank lines).
