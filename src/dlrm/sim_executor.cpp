@@ -142,6 +142,9 @@ void SimExecutor::simulate(const DlrmBatch& batch) {
       accumulate(summary_.nodes.at(i), n);
     ++i;
   }
+  // STONNE's files are written in the background: all of them before the forward returns (a
+  // writer destroyed with files queued drops them).
+  simulator_.finish_files();
   ++summary_.forwards;
   summary_.samples += batch.size();
   summary_.lookups += batch.lookups();
