@@ -114,13 +114,13 @@ std::string worker_backend(const NetAdaptOptions& options, int workers) {
 }
 
 // Runs the jobs, `options.parallel` at a time on as many threads (each its own executables, on
-// its share of the cores), or one after the other on options.backend when it is 1. `announce(j,
-// done)` is called (never concurrently) as job j starts. The first error a job throws (an interrupt
+// its share of the cores), or one after the other on options.backend when it is 1. `announce(j)`
+// is called (never concurrently) as job j starts. The first error a job throws (an interrupt
 // among them) is thrown once every thread has stopped.
 void run_jobs(const std::vector<TuneJob>& jobs, graph::LossKind loss, const AdaptData& data,
               const NetAdaptOptions& options, std::vector<Candidate>& candidates,
               std::vector<AdaptedModel>& models,
-              const std::function<void(std::size_t job, int done)>& announce) {
+              const std::function<void(std::size_t job)>& announce) {
   // Every candidate on the same share of the threads, however many the iteration has.
   const std::string backend = worker_backend(options, options.parallel);
   const int workers = static_cast<int>(
@@ -129,7 +129,7 @@ void run_jobs(const std::vector<TuneJob>& jobs, graph::LossKind loss, const Adap
     const FineTuner one(loss, data, options, backend);
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       if (stop_signal()) return;  // the caller throws Interrupted
-      announce(j, static_cast<int>(j));
+      announce(j);
       tune_and_evaluate(one, data, options, jobs[j], candidates[jobs[j].candidate],
                         models[jobs[j].candidate]);
     }
@@ -147,7 +147,7 @@ void run_jobs(const std::vector<TuneJob>& jobs, graph::LossKind loss, const Adap
           if (stop_signal()) return;
           {
             const std::lock_guard<std::mutex> lock(announcing);
-            announce(j, static_cast<int>(j));
+            announce(j);
           }
           tune_and_evaluate(tuner, data, options, jobs[j], candidates[jobs[j].candidate],
                             models[jobs[j].candidate]);
@@ -299,12 +299,15 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
     const std::vector<int> prunable = groups.prunable();
     std::vector<AdaptedModel> models;
     std::vector<TuneJob> jobs;
-    for (std::size_t gi = 0; gi < prunable.size(); ++gi) {
-      // Asked to stop (the caller's StopOnSignal): here, between candidates (a fine-tune stops
-      // at its next batch by itself). A resumed run does this iteration again from its start.
+    // Asked to stop (the caller's StopOnSignal): between candidates (a fine-tune stops at its
+    // next batch by itself). A resumed run does this iteration again from its start.
+    const auto stop_if_asked = [k] {
       if (const int signal = stop_signal())
         throw Interrupted(
             fmt::format("interrupted by {} in iteration {}", signal_name(signal), k + 1), signal);
+    };
+    for (std::size_t gi = 0; gi < prunable.size(); ++gi) {
+      stop_if_asked();
       const int g = prunable[gi];
       const ChannelGroup& group = groups.groups()[static_cast<std::size_t>(g)];
       say(fmt::format("iteration {}: {}", k + 1, groups.name(g)), static_cast<int>(gi),
@@ -367,14 +370,12 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
       it.candidates.push_back(c);
       models.push_back(std::move(m));
     }
-    run_jobs(jobs, loss, data, options, it.candidates, models, [&](std::size_t j, int done) {
+    run_jobs(jobs, loss, data, options, it.candidates, models, [&](std::size_t j) {
       say(fmt::format("iteration {}: fine-tuning {}", k + 1,
                       it.candidates[jobs[j].candidate].layers),
-          done, static_cast<int>(jobs.size()));
+          static_cast<int>(j), static_cast<int>(jobs.size()));
     });
-    if (const int signal = stop_signal())
-      throw Interrupted(
-          fmt::format("interrupted by {} in iteration {}", signal_name(signal), k + 1), signal);
+    stop_if_asked();
     // Keep the candidate that loses the least accuracy per resource removed, or the one that
     // scores highest.
     double best = std::numeric_limits<double>::infinity();

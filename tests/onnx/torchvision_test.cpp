@@ -10,7 +10,6 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -47,16 +46,10 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 // The installed PyTorch and torchvision versions ("1.13.0 0.14.1"); empty where either is missing.
 const std::string& torch_versions() {
   static const std::string versions = [] {
-    std::string out;
-    if (FILE* p = popen("/usr/bin/python3 -c 'import torch, torchvision; "
-                        "print(torch.__version__, torchvision.__version__)' 2>/dev/null",
-                        "r")) {
-      char buf[256];
-      while (std::fgets(buf, sizeof buf, p)) out += buf;
-      if (pclose(p) != 0) out.clear();
-    }
-    while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
-    return out;
+    const auto r = telar::testing::run_shell(
+        "/usr/bin/python3 -c 'import torch, torchvision; "
+        "print(torch.__version__, torchvision.__version__)'");
+    return r.status == 0 ? telar::testing::last_line(r.out) : std::string();
   }();
   return versions;
 }
