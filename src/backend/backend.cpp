@@ -64,13 +64,21 @@ BackendSpec parse_backend_spec(const std::string& text) {
 }
 
 std::string_view precision_name(Precision precision) {
-  return precision == Precision::BF16 ? "bf16" : "fp32";
+  switch (precision) {
+    case Precision::BF16:
+      return "bf16";
+    case Precision::INT8:
+      return "int8";
+    default:
+      return "fp32";
+  }
 }
 
 Precision parse_precision(std::string_view text, std::string_view what) {
   if (text == "fp32") return Precision::FP32;
   if (text == "bf16") return Precision::BF16;
-  fail("{} '{}' is not a precision telar runs; give fp32 or bf16", what, text);
+  if (text == "int8") return Precision::INT8;
+  fail("{} '{}' is not a precision telar runs; give fp32, bf16 or int8", what, text);
 }
 
 bool built_in(const std::string& kind) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/executable.hpp"
+#include "backend/quantization.hpp"
 
 namespace telar::backend {
 
@@ -21,12 +22,15 @@ struct BackendSpec {
 // Parses "kind[:target][:key=value...]"; throws telar::Error for an unknown kind or option.
 BackendSpec parse_backend_spec(const std::string& text);
 
-// The arithmetic of a model compiled for inference: fp32, or bf16 (convolutions and Linear on
+// The arithmetic of a model compiled for inference: fp32; bf16 (convolutions and Linear on
 // oneDNN's bf16 primitives: bf16 activations and weights, f32 accumulation and biases; pooling
-// and element-wise ops between convolutions in bf16; the rest fp32).
-enum class Precision : std::uint8_t { FP32, BF16 };
-std::string_view precision_name(Precision precision);  // "fp32", "bf16"
-// Parses "fp32" or "bf16"; throws telar::Error naming the choices.
+// and element-wise ops between convolutions in bf16; the rest fp32); or int8 (post-training
+// static quantization, backend/quantization.hpp: convolutions and Linear on oneDNN's int8
+// primitives, s8 weights with per-output-channel scales, u8/s8 activations with the scales
+// calibration measured, requantized inside the primitive; pooling in int8; the rest fp32).
+enum class Precision : std::uint8_t { FP32, BF16, INT8 };
+std::string_view precision_name(Precision precision);  // "fp32", "bf16", "int8"
+// Parses "fp32", "bf16" or "int8"; throws telar::Error naming the choices.
 Precision parse_precision(std::string_view text, std::string_view what);
 
 struct CompileOptions {
@@ -39,8 +43,15 @@ struct CompileOptions {
   // Set by compile_for_inference (backend/inference.hpp): only evaluation forwards will run, so
   // the cpu backend may choose their threads call by call (cpu/thread_choice.hpp).
   bool inference = false;
-  // bf16 needs `inference` and the cpu backend on a CPU with avx512_bf16 (else one error).
+  // bf16 needs `inference` and the cpu backend on a CPU with avx512_bf16 (else one error);
+  // int8 needs `inference`, the cpu backend on a CPU with VNNI, and `quantization`.
   Precision precision = Precision::FP32;
+  // int8: the activation ranges calibration measured on this graph compiled for inference.
+  std::shared_ptr<const QuantizationTable> quantization;
+  // Every value keeps its content to the end of a forward (a residual sum is written into a
+  // copy of its summand, not over it), so that extra graph outputs read every value as it was
+  // computed (calibration). cpu backend.
+  bool preserve_values = false;
 };
 
 // Whether this telar was built with the backend kind ("cpu", "cuda", "sim"); a built-in

@@ -15,5 +15,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
 std::string dispatched_isa();
 // Whether oneDNN has bf16 kernels here (avx512_core_bf16 or AMX).
 bool has_bf16();
+// Whether oneDNN has int8 kernels with VNNI here (avx512_core_vnni and up, or avx2_vnni).
+bool has_int8();
 
 }  // namespace telar::backend::cpu

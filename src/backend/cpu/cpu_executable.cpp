@@ -83,7 +83,9 @@ class CpuExecutable final : public CompiledExecutable {
         split_(split && samples_independent(graph, options)),
         parameter_ids_(graph.parameters()),
         adapt_threads_(adapt_threads && options.inference),
-        bf16_(options.precision == Precision::BF16) {}
+        bf16_(options.precision == Precision::BF16),
+        int8_(options.precision == Precision::INT8 ? options.quantization : nullptr),
+        preserve_values_(options.preserve_values) {}
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     if (threads_ > 0) set_compute_threads(threads_);
@@ -131,7 +133,8 @@ class CpuExecutable final : public CompiledExecutable {
   // The plan for `batch` in `cache`, its primitives made for the current compute threads.
   Plan& plan(PlanCache<Plan>& cache, std::int64_t batch) {
     return cache.at(batch, [&] {
-      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_, bf16_};
+      PlanOptions o{use_dnnl_, seed_,       &params_version_, input_gradients_,
+                    bf16_,     int8_.get(), preserve_values_};
       return std::make_unique<Plan>(graph_, params_, grads_, batch, o);
     });
   }
@@ -184,7 +187,8 @@ class CpuExecutable final : public CompiledExecutable {
       graph::ParameterSet* grads = &grads_;
       if (p > 0)
         grads = &s->part_grads.emplace_back(graph::ParameterSet::zeros_like_parameters(graph_));
-      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_, bf16_};
+      PlanOptions o{use_dnnl_, seed_,       &params_version_, input_gradients_,
+                    bf16_,     int8_.get(), preserve_values_};
       s->parts.push_back(std::make_unique<Plan>(graph_, params_, *grads, rows.end - rows.begin, o));
       s->rows.push_back(rows);
     }
@@ -291,6 +295,8 @@ class CpuExecutable final : public CompiledExecutable {
   std::map<std::int64_t, ThreadChoice> thread_choices_;  // by batch size
   std::set<const Plan*> timed_plans_;             // plans past their first call
   bool bf16_;
+  std::shared_ptr<const QuantizationTable> int8_;  // Precision::INT8's calibration
+  bool preserve_values_;
   Plan* current_ = nullptr;
   SplitPlan* current_split_ = nullptr;
 };
@@ -351,11 +357,24 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
             "dispatches to {} here: use --precision fp32",
             dispatched_isa());
   }
+  if (options.precision == Precision::INT8) {
+    require(use_dnnl,
+            "--precision int8 runs on oneDNN's primitives; cpu:ref has fp32 reference "
+            "kernels only: use --backend cpu");
+    require(has_int8(),
+            "--precision int8 needs a CPU with VNNI (avx512_vnni or avx_vnni); oneDNN "
+            "dispatches to {} here: use --precision fp32",
+            dispatched_isa());
+    require(options.quantization != nullptr,
+            "--precision int8 needs calibration: quantize the model first (telar quantize "
+            "--checkpoint RUN --data fashion-mnist --out DIR) and give DIR as --checkpoint");
+  }
   std::string name = use_dnnl ? "cpu" : "cpu:ref";
   if (threads > 0) name += fmt::format(":threads={}", threads);
   if (!split) name += ":split=off";
   if (!adapt) name += ":adapt=off";
-  if (options.precision == Precision::BF16) name += " (bf16)";
+  if (options.precision != Precision::FP32)
+    name += fmt::format(" ({})", precision_name(options.precision));
   return std::make_unique<CpuExecutable>(graph, params, use_dnnl, threads, split, adapt, options,
                                          name);
 }

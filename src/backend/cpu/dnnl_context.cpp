@@ -32,6 +32,11 @@ dnnl::memory::desc plain_f32(const Shape& shape) {
 
 bool is_plain(const dnnl::memory::desc& md, const Shape& shape) { return md == plain_f32(shape); }
 
+bool is_int8(const dnnl::memory::desc& md) {
+  return md.data_type() == dnnl::memory::data_type::s8 ||
+         md.data_type() == dnnl::memory::data_type::u8;
+}
+
 dnnl::primitive_attr default_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -53,6 +58,13 @@ std::string dispatched_isa() {
     case isa::avx512_core_amx: return "avx512_core_amx";
     default: return "all";
   }
+}
+
+bool has_int8() {
+  using isa = dnnl::cpu_isa;
+  const auto have = dnnl::get_effective_cpu_isa();
+  return have == isa::avx2_vnni || have == isa::avx512_core_vnni || have == isa::avx512_core_bf16 ||
+         have == isa::avx512_core_amx;
 }
 
 bool has_bf16() {

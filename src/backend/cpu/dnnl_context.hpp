@@ -15,6 +15,8 @@ dnnl::memory::dims to_dims(const Shape& shape);
 // Row-major f32 descriptor of a shape (nc, nchw, oihw, goihw ... as the rank says).
 dnnl::memory::desc plain_f32(const Shape& shape);
 bool is_plain(const dnnl::memory::desc& md, const Shape& shape);
+// Whether a descriptor holds 8-bit integers (s8 or u8).
+bool is_int8(const dnnl::memory::desc& md);
 
 // Primitive attributes every telar primitive uses: user-managed scratchpad (one buffer per
 // plan, so the steady-state step allocates nothing).

@@ -56,6 +56,15 @@ class DnnlKernel : public Kernel {
 // and checkpoint loads); updates `seen`.
 bool parameters_changed(const KernelIO& io, std::uint64_t& seen);
 
+// int8 kernels: f32 weights `plain` quantized into `to` (s8), each divided by its output
+// channel's scale (`mask`: the dimensions the scales run along, as oneDNN's output scales).
+void quantize_into(dnnl::memory plain, dnnl::memory& to, int mask,
+                   const std::vector<float>& scales);
+// scales[c] * factor, by channel.
+std::vector<float> scaled(const std::vector<float>& scales, float factor);
+// values[c] / by[c]: e.g. a bias in accumulator units (oneDNN 2 adds it before output scales).
+Tensor divided(const Tensor& values, const std::vector<float>& by);
+
 // Right padding that makes oneDNN's output size equal PyTorch's floor-mode size.
 dnnl::memory::dim padding_right(dnnl::memory::dim in, dnnl::memory::dim out,
                                 dnnl::memory::dim kernel, dnnl::memory::dim stride,

@@ -25,6 +25,8 @@ struct KernelIO {
   std::uint64_t seed = 0;                // per-node random stream base (dropout)
   const std::uint64_t* params_version = nullptr;  // bumped when parameters change
   bool bf16 = false;  // Precision::BF16: kernels that have bf16 primitives use them
+  bool int8 = false;  // Precision::INT8: kernels that have int8 primitives use them where
+                      // their input slot has a calibrated encoding
 };
 
 class Kernel {
@@ -56,11 +58,18 @@ class Kernel {
 };
 
 // While a plan is built, kernels may ask for an input in another layout: the plan inserts a
-// reorder step (with its backward) before the kernel and returns the converted slot.
+// reorder step (with its backward) before the kernel and returns the converted slot. Into or out
+// of an int8 layout the reorder quantizes or dequantizes with the encodings' scales: `from`'s,
+// and `int8_scale` for the result where given (e.g. a residual summand requantized to the scale
+// of the output it is added into), else `from`'s.
 class LayoutConverter {
  public:
   virtual ~LayoutConverter() = default;
-  virtual Slot* convert(Slot* from, const dnnl::memory::desc& md) = 0;  // `from` if equal
+  // `from` itself where layout and scale are the same.
+  virtual Slot* convert(Slot* from, const dnnl::memory::desc& md, float int8_scale = 0.0f) = 0;
+  // A residual summand as a slot its convolution may write its output over: convert()'s, or a
+  // copy where the plan keeps every value to the end of the forward (calibration reads them).
+  virtual Slot* overwritable(Slot* from, const dnnl::memory::desc& md, float int8_scale = 0.0f) = 0;
   virtual Slot* to_plain(Slot* from) = 0;
 };
 

@@ -45,8 +45,15 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
            std::int64_t batch, const PlanOptions& options)
     : graph_(graph), grads_(grads), batch_(batch), options_(options) {
   const std::vector<ValueBinding> bound = bind_values(graph, batch, options.input_gradients);
+  // Precision::INT8: each value's calibrated encoding (kernels decide whether to store it so).
+  auto calibrated = [&](Slot& s) {
+    if (!options.int8) return;
+    const auto it = options.int8->ranges.find(graph.value(s.id).name);
+    if (it != options.int8->ranges.end()) s.int8 = int8_encoding(it->second);
+  };
   auto place = [&](Slot& s, const graph::Value& v) {
     if (v.dtype == DType::F32 && shape_is_concrete(s.shape)) s.md = plain_f32(s.shape);
+    if (v.kind == ValueKind::Input) calibrated(s);
     if (v.kind == ValueKind::Input) {
       if (!s.dynamic()) s.data = Tensor(s.shape, s.dtype);
     } else {
@@ -62,7 +69,12 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     io.seed = mix64(options.seed ^ (0x5eedULL + static_cast<std::uint64_t>(node.id)));
     io.params_version = options.params_version;
     io.bf16 = options.bf16;
+    io.int8 = options.int8 != nullptr;
+    calibrated(*out);
     const OpKernels& kernels = op_kernels(node.kind);
+    if (!(kernels.int8 && options.use_dnnl))
+      for (Slot*& in : io.inputs)
+        if (is_int8(in->md)) in = to_plain(in);
     std::unique_ptr<Kernel> kernel;
     try {
       if (options.use_dnnl && kernels.fast) kernel = kernels.fast(io, *this);
@@ -86,14 +98,29 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
   accumulations_.resize(steps_.size());
 }
 
-Slot* Plan::convert(Slot* from, const dnnl::memory::desc& md) {
-  if (from->md == md) return from;
+Slot* Plan::convert(Slot* from, const dnnl::memory::desc& md, float int8_scale) {
+  const float scale = int8_scale > 0.0f ? int8_scale : from->int8.scale;
+  if (from->md == md && (!is_int8(md) || scale == from->int8.scale)) return from;
+  return converted(from, md, scale);
+}
+
+Slot* Plan::overwritable(Slot* from, const dnnl::memory::desc& md, float int8_scale) {
+  if (!options_.preserve_values) return convert(from, md, int8_scale);
+  return converted(from, md, int8_scale > 0.0f ? int8_scale : from->int8.scale);
+}
+
+Slot* Plan::converted(Slot* from, const dnnl::memory::desc& md, float scale) {
+  if ((is_int8(md) || is_int8(from->md)) && scale <= 0.0f)
+    fail("internal: value '{}' has no calibrated int8 encoding to convert with",
+         graph_.value(from->id).name);
   Slot* s = new_slot();
   s->id = from->id;
   s->kind = ValueKind::Activation;
   s->dtype = from->dtype;
   s->shape = from->shape;
   s->md = md;
+  s->int8 = {is_int8(md) ? md.data_type() == dnnl::memory::data_type::u8 : from->int8.is_unsigned,
+             scale};
   s->plain = is_plain(md, from->shape);
   s->requires_grad = from->requires_grad;
   s->data = allocate_for(md, s->shape, s->plain);

@@ -20,6 +20,10 @@ struct PlanOptions {
   const std::uint64_t* params_version = nullptr;  // owned by the executable
   std::vector<graph::ValueId> input_gradients;     // inputs whose gradients backward computes
   bool bf16 = false;  // convolutions on bf16 primitives (Precision::BF16; inference only)
+  // Precision::INT8 (inference only): the calibrated ranges of the graph's values.
+  const QuantizationTable* int8 = nullptr;
+  // Every value keeps its content to the end of a forward (CompileOptions::preserve_values).
+  bool preserve_values = false;
 };
 
 // Rows [begin, end) of the caller's batch that a plan runs, when a batch is split across
@@ -45,7 +49,8 @@ class Plan : public LayoutConverter {
   const Tensor& output(std::size_t i) const;
   const Tensor& input_gradient(std::size_t i) const;
 
-  Slot* convert(Slot* from, const dnnl::memory::desc& md) override;
+  Slot* convert(Slot* from, const dnnl::memory::desc& md, float int8_scale = 0.0f) override;
+  Slot* overwritable(Slot* from, const dnnl::memory::desc& md, float int8_scale = 0.0f) override;
   Slot* to_plain(Slot* from) override;
 
  private:
@@ -59,6 +64,8 @@ class Plan : public LayoutConverter {
     Tensor scratch;
   };
   Slot* new_slot();
+  // A reorder step from `from` into a new slot of layout `md` (int8: of scale `scale`).
+  Slot* converted(Slot* from, const dnnl::memory::desc& md, float scale);
   void prepare_backward();
 
   const graph::Graph& graph_;

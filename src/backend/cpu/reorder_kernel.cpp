@@ -1,5 +1,6 @@
 // Layout conversion between two slots of the same value (e.g. nChw16c -> nchw), and back for
-// gradients.
+// gradients. Into or out of int8 storage it quantizes or dequantizes: dst = src * the source's
+// scale / the destination's (1 for a float side); oneDNN rounds and saturates.
 #include "backend/cpu/dnnl_kernel.hpp"
 
 namespace telar::backend::cpu {
@@ -10,7 +11,11 @@ class ReorderKernel final : public Kernel {
  public:
   explicit ReorderKernel(KernelIO io) : Kernel(std::move(io)) {
     dnnl::memory src = in(0).data_memory(), dst = out().data_memory();
-    fwd_ = {dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}};
+    const float from = is_int8(in(0).md) ? in(0).int8.scale : 1.0f;
+    const float to = is_int8(out().md) ? out().int8.scale : 1.0f;
+    dnnl::primitive_attr attr;
+    if (from != to) attr.set_output_scales(0, {from / to});
+    fwd_ = {dnnl::reorder(src, dst, attr), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}};
   }
   void prepare_backward() override {
     if (!grad_of(0).tensor) return;

@@ -4,6 +4,7 @@
 // keeps in a blocked layout (e.g. nChw16c) hold a flat buffer of the descriptor's size.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backend/quantization.hpp"
 #include "core/tensor.hpp"
 #include "graph/graph.hpp"
 
@@ -15,6 +16,9 @@ struct Slot {
   DType dtype = DType::F32;
   graph::ValueKind kind = graph::ValueKind::Activation;
   dnnl::memory::desc md;       // storage layout of data and grad (f32 values only)
+  // Precision::INT8: the value's calibrated encoding (scale 0: none). Where md's data type is
+  // s8 or u8 the storage holds q with real = int8.scale * q.
+  Int8Encoding int8;
   bool plain = true;
   Tensor data;
   bool requires_grad = false;

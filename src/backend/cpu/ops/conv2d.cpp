@@ -2,7 +2,7 @@
 // layouts it runs fastest in (e.g. nChw16c); the plan keeps activations in that layout
 // between oneDNN kernels, and weights are reordered from the plain parameters only when the
 // parameters change. Post-ops (graph::PostOps: a residual sum, an activation) run inside the
-// inference primitive.
+// inference primitive. Precision::INT8 has its own kernel (DnnlConvInt8 below).
 #include "backend/cpu/dnnl_eltwise.hpp"
 #include "backend/cpu/ops/op_kernels.hpp"
 
@@ -17,25 +17,40 @@ using conv_fwd = dnnl::convolution_forward;
 using conv_bwd_data = dnnl::convolution_backward_data;
 using conv_bwd_weights = dnnl::convolution_backward_weights;
 
+// Strides, dilations, paddings (PyTorch's output size) and plain f32 weights of a Conv2d.
+struct ConvGeometry {
+  ConvGeometry() = default;
+  ConvGeometry(const graph::Conv2dAttrs& a, const Shape& x, const Shape& y)
+      : strides{a.stride_h, a.stride_w},
+        dilates{a.dilation_h - 1, a.dilation_w - 1},
+        pad_l{a.pad_h, a.pad_w},
+        pad_r{padding_right(x[2], y[2], a.kernel_h, a.stride_h, a.pad_h, a.dilation_h),
+              padding_right(x[3], y[3], a.kernel_w, a.stride_w, a.pad_w, a.dilation_w)},
+        weights(a.groups == 1 ? md({a.out_channels, a.in_channels, a.kernel_h, a.kernel_w},
+                                   dnnl::memory::data_type::f32, dnnl::memory::format_tag::oihw)
+                              : md({a.groups, a.out_channels / a.groups, a.in_channels / a.groups,
+                                    a.kernel_h, a.kernel_w},
+                                   dnnl::memory::data_type::f32, dnnl::memory::format_tag::goihw)) {
+  }
+  dnnl::memory::dims strides, dilates, pad_l, pad_r;
+  md weights;
+};
+
 class DnnlConv final : public DnnlKernel {
  public:
   DnnlConv(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
     const auto& a = node().attr<graph::Conv2dAttrs>();
     const auto& x = in(0).shape;
     const auto& y = out().shape;
-    strides_ = {a.stride_h, a.stride_w};
-    dilates_ = {a.dilation_h - 1, a.dilation_w - 1};
-    pad_l_ = {a.pad_h, a.pad_w};
-    pad_r_ = {padding_right(x[2], y[2], a.kernel_h, a.stride_h, a.pad_h, a.dilation_h),
-              padding_right(x[3], y[3], a.kernel_w, a.stride_w, a.pad_w, a.dilation_w)};
+    const ConvGeometry geo(a, x, y);
+    strides_ = geo.strides;
+    dilates_ = geo.dilates;
+    pad_l_ = geo.pad_l;
+    pad_r_ = geo.pad_r;
     const auto f32 = dnnl::memory::data_type::f32;
     const auto any = dnnl::memory::format_tag::any;
-    dnnl::memory::dims wdims =
-        a.groups == 1 ? dnnl::memory::dims{a.out_channels, a.in_channels, a.kernel_h, a.kernel_w}
-                      : dnnl::memory::dims{a.groups, a.out_channels / a.groups,
-                                           a.in_channels / a.groups, a.kernel_h, a.kernel_w};
-    w_plain_md_ = md(wdims, f32, a.groups == 1 ? dnnl::memory::format_tag::oihw
-                                               : dnnl::memory::format_tag::goihw);
+    const dnnl::memory::dims wdims = geo.weights.dims();
+    w_plain_md_ = geo.weights;
     b_md_ = a.bias ? in(2).md : md();
     // Let oneDNN choose layouts for inference; training uses the same activation layouts.
     // bf16: activations and weights in bf16 (reordered from f32 where they arrive so), the
@@ -49,7 +64,7 @@ class DnnlConv final : public DnnlKernel {
     if (a.post.sum) {
       // The sum post-op adds what the destination holds: the output is written over the
       // summand's storage (in its layout), which the inference passes leave no other reader.
-      Slot* summand = converter.convert(io_.inputs.back(), dst_md_);
+      Slot* summand = converter.overwritable(io_.inputs.back(), dst_md_);
       io_.inputs.back() = summand;
       out().md = dst_md_;
       out().plain = summand->plain;
@@ -202,6 +217,121 @@ class DnnlConv final : public DnnlKernel {
   BoundPrimitive before_data_, after_data_, before_weights_, before_weights_dd_;
 };
 
+// Conv2d in int8 (Precision::INT8, inference only): u8 or s8 activations as calibration encoded
+// them, s8 weights with one scale per output channel (quantized from the f32 parameters when
+// they change), s32 accumulation. The primitive's output scales (input scale x weight scale)
+// bring the accumulator to real values; the residual sum (in the output's scale), the
+// activation, and the requantization to the output's encoding (an eltwise linear by 1 / its
+// scale) follow as post-ops. The bias is added before the output scales (oneDNN 2's
+// order), so it is given divided by them. An output without an encoding stays f32.
+class DnnlConvInt8 final : public DnnlKernel {
+ public:
+  DnnlConvInt8(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
+    using dt = dnnl::memory::data_type;
+    const auto any = dnnl::memory::format_tag::any;
+    const auto& a = attrs();
+    const auto& x = in(0).shape;
+    const auto& y = out().shape;
+    geo_ = ConvGeometry(a, x, y);
+    in_ = in(0).int8;
+    out_ = out().int8;
+    const dt src_dt = in_.is_unsigned ? dt::u8 : dt::s8;
+    const dt dst_dt = out_.scale > 0.0f ? (out_.is_unsigned ? dt::u8 : dt::s8) : dt::f32;
+    src_any_ = md(to_dims(x), src_dt, any);
+    w_any_ = md(geo_.weights.dims(), dt::s8, any);
+    dst_any_ = md(to_dims(y), dst_dt, any);
+    if (a.bias) b_md_ = md({a.out_channels}, dt::f32, dnnl::memory::format_tag::a);
+    w_scales_.assign(static_cast<std::size_t>(a.out_channels), 1.0f);
+    const conv_fwd::primitive_desc pd = make_pd();
+    io_.inputs[0] = converter.convert(io_.inputs[0], pd.src_desc());
+    const md dst_md = pd.dst_desc();
+    if (a.post.sum) {
+      // As in DnnlConv: the output is written over the summand, requantized to its scale.
+      Slot* summand = converter.overwritable(io_.inputs.back(), dst_md, out_.scale);
+      io_.inputs.back() = summand;
+      out().md = dst_md;
+      out().plain = summand->plain;
+      out().data = summand->data;
+    } else {
+      define_output(dst_md, is_plain(dst_md, y));
+    }
+    if (dst_dt == dt::f32) out().int8 = {};
+  }
+
+  void forward(bool training, std::uint64_t) override {
+    require_inference(training);
+    if (parameters_changed(io_, seen_)) quantize_weights();
+    conv_.run();
+  }
+  void backward() override {}  // never: inference only
+
+ private:
+  const graph::Conv2dAttrs& attrs() const { return node().attr<graph::Conv2dAttrs>(); }
+
+  std::vector<float> output_scales() const { return scaled(w_scales_, in_.scale); }
+
+  conv_fwd::primitive_desc make_pd() const {
+    const auto& a = attrs();
+    dnnl::primitive_attr attr = default_attr();
+    attr.set_output_scales(1 << 1, output_scales());
+    dnnl::post_ops ops;
+    if (a.post.sum) ops.append_sum(out_.scale > 0.0f ? out_.scale : 1.0f);
+    if (a.post.activation != graph::OpKind::Count) {
+      const auto e = dnnl_eltwise(a.post.activation, a.post.eltwise);
+      if (!e)
+        fail("internal: oneDNN has no eltwise post-op for {}", graph::op_name(a.post.activation));
+      ops.append_eltwise(1.0f, e->algorithm, e->alpha, e->beta);
+    }
+    if (out_.scale > 0.0f)
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f / out_.scale, 0.0f);
+    attr.set_post_ops(ops);
+    const conv_fwd::desc d =
+        b_md_
+            ? conv_fwd::desc(prop_kind::forward_inference, algorithm::convolution_direct, src_any_,
+                             w_any_, b_md_, dst_any_, geo_.strides, geo_.dilates, geo_.pad_l,
+                             geo_.pad_r)
+            : conv_fwd::desc(prop_kind::forward_inference, algorithm::convolution_direct, src_any_,
+                             w_any_, dst_any_, geo_.strides, geo_.dilates, geo_.pad_l, geo_.pad_r);
+    return conv_fwd::primitive_desc(d, attr, cpu_engine());
+  }
+
+  // The weights' per-channel scales, the s8 weights and the bias in accumulator units, and the
+  // primitive whose output scales depend on them.
+  void quantize_weights() {
+    const auto& a = attrs();
+    const Tensor& w = in(1).data;
+    const std::int64_t channels = a.out_channels;
+    weight_scales(w.f32(), channels, w.numel() / channels, w_scales_.data());
+    const conv_fwd::primitive_desc pd = make_pd();
+    if (!weights_) weights_ = owned(pd.weights_desc());
+    quantize_into(memory_over(geo_.weights, w), weights_,
+                  a.groups == 1 ? 1 << 0 : (1 << 0) | (1 << 1), w_scales_);
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
+                                                  {DNNL_ARG_WEIGHTS, weights_},
+                                                  {DNNL_ARG_DST, out().data_memory()}};
+    if (b_md_) {
+      bias_ = divided(in(2).data, output_scales());
+      args[DNNL_ARG_BIAS] = memory_over(b_md_, bias_);
+    }
+    conv_ = bind<conv_fwd>(pd, std::move(args));
+  }
+
+  ConvGeometry geo_;
+  md src_any_, w_any_, dst_any_, b_md_;
+  Int8Encoding in_, out_;
+  std::vector<float> w_scales_;
+  dnnl::memory weights_;
+  Tensor bias_;
+  BoundPrimitive conv_;
+  std::uint64_t seen_ = ~0ULL;
+};
+
+std::unique_ptr<Kernel> fast_conv(KernelIO io, LayoutConverter& converter) {
+  if (io.int8 && io.inputs[0]->int8.scale > 0.0f)
+    return std::make_unique<DnnlConvInt8>(std::move(io), converter);
+  return std::make_unique<DnnlConv>(std::move(io), converter);
+}
+
 class RefConv final : public Kernel {
  public:
   explicit RefConv(KernelIO io) : Kernel(std::move(io)) { define_plain_output(); }
@@ -226,6 +356,6 @@ class RefConv final : public Kernel {
 
 }  // namespace
 
-const OpKernels op_kernel_defs::kConv2d{fast_kernel<DnnlConv>, reference_kernel<RefConv>};
+const OpKernels op_kernel_defs::kConv2d{fast_conv, reference_kernel<RefConv>, /*int8=*/true};
 
 }  // namespace telar::backend::cpu

@@ -152,7 +152,74 @@ class DnnlLinearBf16 final : public DnnlKernel {
   std::uint64_t seen_ = ~0ULL;
 };
 
+// Linear in int8 (Precision::INT8, inference only): the inner product on u8/s8 features (quantized
+// with the scale calibration measured) and s8 weights with one scale per output feature (quantized
+// from the f32 parameters when they change), s32 accumulation, output scales back to real
+// values, post-ops, f32 output. The bias is added before the output scales (oneDNN 2's order),
+// so it is given divided by them.
+class DnnlLinearInt8 final : public DnnlKernel {
+ public:
+  DnnlLinearInt8(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
+    using dt = dnnl::memory::data_type;
+    in_ = in(0).int8;
+    const auto& x = in(0).shape;
+    io_.inputs[0] = converter.convert(
+        io_.inputs[0], dnnl::memory::desc(to_dims(x), in_.is_unsigned ? dt::u8 : dt::s8, tag::ab));
+    define_plain_output();
+    const auto dims = in(1).md.dims();  // {out, in}
+    w_plain_ = in(1).md;
+    w_any_ = dnnl::memory::desc(dims, dt::s8, tag::any);
+    if (has_bias()) b_md_ = dnnl::memory::desc({dims[0]}, dt::f32, tag::a);
+    w_scales_.assign(static_cast<std::size_t>(dims[0]), 1.0f);
+  }
+
+  void forward(bool training, std::uint64_t) override {
+    require_inference(training);
+    if (parameters_changed(io_, seen_)) quantize_weights();
+    ip_.run();
+  }
+  void backward() override {}  // never: inference only
+
+ private:
+  bool has_bias() const { return io_.inputs.size() > 2; }
+
+  void quantize_weights() {
+    const Tensor& w = in(1).data;
+    const std::int64_t outputs = w.dim(0);
+    weight_scales(w.f32(), outputs, w.numel() / outputs, w_scales_.data());
+    dnnl::primitive_attr attr = attr_with_post_ops(node().attr<graph::LinearAttrs>().post);
+    const std::vector<float> out_scales = scaled(w_scales_, in_.scale);
+    attr.set_output_scales(1 << 1, out_scales);
+    ip_fwd::primitive_desc pd(
+        ip_fwd::desc(prop_kind::forward_inference, in(0).md, w_any_, b_md_, out().md), attr,
+        cpu_engine());
+    if (!weights_) weights_ = owned(pd.weights_desc());
+    quantize_into(memory_over(w_plain_, w), weights_, 1 << 0, w_scales_);
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
+                                                  {DNNL_ARG_WEIGHTS, weights_},
+                                                  {DNNL_ARG_DST, out().data_memory()}};
+    if (has_bias()) {
+      bias_ = divided(in(2).data, out_scales);
+      args[DNNL_ARG_BIAS] = memory_over(b_md_, bias_);
+    }
+    ip_ = bind<ip_fwd>(pd, std::move(args));
+  }
+
+  Int8Encoding in_;
+  dnnl::memory::desc w_plain_, w_any_, b_md_;
+  std::vector<float> w_scales_;
+  dnnl::memory weights_;
+  Tensor bias_;
+  BoundPrimitive ip_;
+  std::uint64_t seen_ = ~0ULL;
+};
+
 std::unique_ptr<Kernel> fast_linear(KernelIO io, LayoutConverter& converter) {
+  if (io.int8 && io.inputs[0]->int8.scale > 0.0f && io.inputs[0]->shape.size() == 2)
+    return std::make_unique<DnnlLinearInt8>(std::move(io), converter);
+  if (io.int8)
+    for (Slot*& in : io.inputs)
+      if (is_int8(in->md)) in = converter.to_plain(in);
   if (io.bf16) return std::make_unique<DnnlLinearBf16>(std::move(io), converter);
   return std::make_unique<DnnlLinear>(std::move(io), converter);
 }
@@ -179,6 +246,6 @@ class RefLinear final : public Kernel {
 
 }  // namespace
 
-const OpKernels op_kernel_defs::kLinear{fast_linear, reference_kernel<RefLinear>};
+const OpKernels op_kernel_defs::kLinear{fast_linear, reference_kernel<RefLinear>, /*int8=*/true};
 
 }  // namespace telar::backend::cpu

@@ -18,6 +18,9 @@ struct OpKernels {
   std::unique_ptr<Kernel> (*fast)(KernelIO io, LayoutConverter& converter) = nullptr;
   // The reference kernel: every op has one; its inputs arrive in plain layouts.
   std::unique_ptr<Kernel> (*reference)(KernelIO io) = nullptr;
+  // Precision::INT8: the fast kernel reads int8 inputs (and sets its output's encoding); the
+  // plan gives other kernels fp32 inputs.
+  bool int8 = false;
 };
 
 const OpKernels& op_kernels(graph::OpKind kind);

@@ -44,6 +44,8 @@ class DnnlPool final : public DnnlKernel {
                          md(to_dims(y), src_md_.data_type(), dnnl::memory::format_tag::any));
       dst_md_ = pd.dst_desc();
       define_output(dst_md_, is_plain(dst_md_, y));
+      // Pooling keeps an int8 input's encoding: a maximum or mean of q in its scale.
+      if (is_int8(src_md_)) out().int8 = in(0).int8;
     }
   }
 
@@ -150,8 +152,10 @@ class RefGlobalAvgPool final : public Kernel {
 
 }  // namespace
 
-const OpKernels op_kernel_defs::kMaxPool2d{fast_kernel<DnnlPool>, reference_kernel<RefMaxPool>};
-const OpKernels op_kernel_defs::kAvgPool2d{fast_kernel<DnnlPool>, reference_kernel<RefAvgPool>};
+const OpKernels op_kernel_defs::kMaxPool2d{fast_kernel<DnnlPool>, reference_kernel<RefMaxPool>,
+                                           /*int8=*/true};
+const OpKernels op_kernel_defs::kAvgPool2d{fast_kernel<DnnlPool>, reference_kernel<RefAvgPool>,
+                                           /*int8=*/true};
 const OpKernels op_kernel_defs::kGlobalAvgPool{fast_kernel<DnnlPool>,
                                                 reference_kernel<RefGlobalAvgPool>};
 

@@ -1,0 +1,128 @@
+#include "backend/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "backend/inference.hpp"
+#include "core/error.hpp"
+
+namespace telar::backend {
+
+namespace {
+
+// Percentile calibration's histogram of magnitudes, per value, over [0, the largest seen].
+constexpr int kBins = 2048;
+
+struct Observed {
+  explicit Observed(std::string value) : name(std::move(value)) {}
+  std::string name;
+  float min = std::numeric_limits<float>::infinity();
+  float max = -std::numeric_limits<float>::infinity();
+  std::vector<std::uint64_t> histogram;
+  std::uint64_t count = 0;
+};
+
+void add_range(Observed& o, const Tensor& t) {
+  const float* x = t.f32();
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    o.min = std::min(o.min, x[i]);
+    o.max = std::max(o.max, x[i]);
+  }
+}
+
+float magnitude(const Observed& o) {
+  return std::max(std::fabs(o.min), std::fabs(o.max));
+}
+
+void add_histogram(Observed& o, const Tensor& t) {
+  if (o.histogram.empty()) o.histogram.assign(kBins, 0);
+  const float top = magnitude(o);
+  if (top <= 0.0f) return;
+  const float per_bin = static_cast<float>(kBins) / top;
+  const float* x = t.f32();
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    const int bin = std::min(kBins - 1, static_cast<int>(std::fabs(x[i]) * per_bin));
+    ++o.histogram[static_cast<std::size_t>(bin)];
+  }
+  o.count += static_cast<std::uint64_t>(t.numel());
+}
+
+// The range calibration settles on for one value.
+ValueRange range_of(const Observed& o, const CalibrationOptions& options) {
+  if (options.method == CalibrationMethod::MinMax || o.count == 0) return {o.min, o.max};
+  const auto keep = static_cast<double>(o.count) * options.percentile / 100.0;
+  std::uint64_t seen = 0;
+  int bin = 0;
+  for (; bin < kBins - 1; ++bin) {
+    seen += o.histogram[static_cast<std::size_t>(bin)];
+    if (static_cast<double>(seen) >= keep) break;
+  }
+  const float edge = magnitude(o) * static_cast<float>(bin + 1) / static_cast<float>(kBins);
+  return {o.min >= 0.0f ? o.min : std::max(o.min, -edge), std::min(o.max, edge)};
+}
+
+}  // namespace
+
+QuantizationTable calibrate(const graph::Graph& graph, const graph::ParameterSet& params,
+                            std::span<const Tensor> batches, const CalibrationOptions& options) {
+  require(graph.inputs().size() == 1,
+          "model '{}' takes {} inputs; calibration feeds one input batch", graph.name(),
+          graph.inputs().size());
+  require(!batches.empty(), "calibration needs at least one batch (--calibration-batches)");
+  require(options.percentile > 0.0 && options.percentile <= 100.0,
+          "--percentile {} is out of range; give a share of the values in (0, 100], e.g. 99.99",
+          options.percentile);
+  const graph::Value& input = graph.value(graph.inputs()[0]);
+  for (const Tensor& b : batches)
+    require(b.rank() == static_cast<int>(input.shape.size()) &&
+                std::equal(input.shape.begin() + 1, input.shape.end(), b.shape().begin() + 1),
+            "the calibration data's samples are {} but model '{}' takes {}; give data of the "
+            "model's input shape",
+            shape_str(Shape(b.shape().begin() + 1, b.shape().end())), graph.name(),
+            shape_str(Shape(input.shape.begin() + 1, input.shape.end())));
+
+  // The graph the cpu compiles for inference, with every f32 value a node computes as an extra
+  // output, kept as computed to the end of the forward.
+  const optimize::InferenceGraph compiled =
+      optimize::optimize_for_inference(graph, params, *inference_passes(parse_backend_spec("cpu")));
+  graph::Graph observed = compiled.graph;
+  graph::ParameterSet weights = compiled.params;
+  std::vector<Observed> values;
+  std::vector<std::size_t> output_of;  // the observed output index of each entry of `values`
+  values.emplace_back(input.name);
+  for (const graph::Node& node : observed.nodes())
+    for (graph::ValueId v : node.outputs) {
+      if (observed.value(v).dtype != DType::F32) continue;
+      const auto& outs = observed.outputs();
+      const auto at = std::find(outs.begin(), outs.end(), v);
+      output_of.push_back(static_cast<std::size_t>(at - outs.begin()));
+      if (at == outs.end()) observed.add_output(v);
+      values.emplace_back(observed.value(v).name);
+    }
+  CompileOptions co;
+  co.inference = true;
+  co.preserve_values = true;
+  auto exe = compile(parse_backend_spec("cpu"), observed, weights, co);
+
+  const int passes = options.method == CalibrationMethod::Percentile ? 2 : 1;
+  const int total = passes * static_cast<int>(batches.size());
+  int done = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (const Tensor& batch : batches) {
+      const auto observe = pass == 0 ? add_range : add_histogram;
+      observe(values[0], batch);
+      exe->forward(std::span<const Tensor>(&batch, 1), Mode::Eval);
+      for (std::size_t i = 1; i < values.size(); ++i)
+        observe(values[i], exe->output(output_of[i - 1]));
+      if (options.progress) options.progress(++done, total);
+    }
+  }
+  QuantizationTable table;
+  table.method = options.method;
+  table.percentile = options.percentile;
+  for (const Observed& o : values) table.ranges[o.name] = range_of(o, options);
+  return table;
+}
+
+}  // namespace telar::backend

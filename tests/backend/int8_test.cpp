@@ -1,0 +1,327 @@
+// int8 inference (Precision::INT8) against what its arithmetic must give: each quantized layer
+// against the reference kernels run on the same quantized values (inputs rounded to their
+// calibrated scale, weights to per-channel scales, the output requantized), calibration's
+// ranges against ranges computed here, and whole zoo models against fp32.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "backend/backend.hpp"
+#include "backend/calibration.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/inference.hpp"
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "graph/builder.hpp"
+#include "graph/zoo/zoo.hpp"
+#include "ops/kernels.hpp"
+
+using namespace telar;
+using namespace telar::graph;
+
+namespace {
+
+Tensor random_tensor(const Shape& shape, std::uint64_t seed, float lo, float hi) {
+  Tensor t(shape);
+  Rng rng(seed);
+  for (auto& v : t.span<float>()) v = rng.uniform(lo, hi);
+  return t;
+}
+
+// x rounded to the nearest multiple of `scale` within the integer range [lo, hi].
+float quantized(float x, float scale, float lo, float hi) {
+  return std::clamp(std::nearbyint(x / scale), lo, hi) * scale;
+}
+
+void quantize_activation(Tensor& t, const backend::Int8Encoding& e) {
+  for (float& v : t.span<float>())
+    v = quantized(v, e.scale, e.is_unsigned ? 0.0f : -128.0f, e.is_unsigned ? 255.0f : 127.0f);
+}
+
+// Per-output-channel symmetric weights, as the int8 kernels quantize them.
+Tensor quantize_weights(const Tensor& w) {
+  Tensor q = w.clone();
+  const std::int64_t channels = w.dim(0), per = w.numel() / channels;
+  for (std::int64_t c = 0; c < channels; ++c) {
+    float m = 0.0f;
+    for (std::int64_t i = 0; i < per; ++i) m = std::max(m, std::fabs(w.f32()[c * per + i]));
+    for (std::int64_t i = 0; i < per; ++i)
+      q.f32()[c * per + i] = quantized(w.f32()[c * per + i], m / 127.0f, -127.0f, 127.0f);
+  }
+  return q;
+}
+
+std::shared_ptr<backend::QuantizationTable> table_of(
+    std::initializer_list<std::pair<std::string, backend::ValueRange>> ranges) {
+  auto t = std::make_shared<backend::QuantizationTable>();
+  for (const auto& [name, range] : ranges) t->ranges[name] = range;
+  return t;
+}
+
+Tensor run(const Graph& g, ParameterSet& params, const Tensor& x, backend::Precision precision,
+           std::shared_ptr<const backend::QuantizationTable> table = nullptr) {
+  backend::CompileOptions options;
+  options.precision = precision;
+  options.quantization = std::move(table);
+  auto exe =
+      backend::compile_for_inference(backend::parse_backend_spec("cpu"), g, params, true, options);
+  exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  return exe->output(0).clone();
+}
+
+// The name the inference passes give the graph's output (a fused activation's).
+std::string inference_output_name(const Graph& g, const ParameterSet& params) {
+  const auto compiled = optimize::optimize_for_inference(g, params);
+  return compiled.graph.value(compiled.graph.outputs()[0]).name;
+}
+
+#define SKIP_WITHOUT_INT8()                                                                       \
+  if (!backend::cpu::has_int8())                                                                  \
+  GTEST_SKIP() << "this CPU has no VNNI (oneDNN dispatches to " << backend::cpu::dispatched_isa() \
+               << "); int8 is refused here"
+
+// Every output within one step of its requantized reference (the two accumulate in different
+// orders, so a value on a rounding boundary may go either way), nearly all of them exact.
+void expect_within_one_step(const Tensor& got, const Tensor& want, float step) {
+  ASSERT_EQ(got.numel(), want.numel());
+  std::int64_t exact = 0;
+  for (std::int64_t i = 0; i < got.numel(); ++i) {
+    const float d = std::fabs(got.f32()[i] - want.f32()[i]);
+    ASSERT_LE(d, step * 1.001f) << "element " << i << ": " << got.f32()[i] << " vs "
+                                << want.f32()[i];
+    if (d <= step * 1e-3f) ++exact;
+  }
+  EXPECT_GE(static_cast<double>(exact), 0.97 * static_cast<double>(got.numel()));
+}
+
+}  // namespace
+
+// A convolution with bias and ReLU: u8 input, u8 output whose calibrated range is below the
+// largest output (so some outputs saturate at 255 steps).
+TEST(Int8, ConvolutionEqualsTheReferenceOnQuantizedValues) {
+  SKIP_WITHOUT_INT8();
+  GraphBuilder b("conv");
+  const ValueId x = b.input("x", {8, 9, 9});
+  b.output(b.relu(b.conv2d(x, 16, 3, 1, 1)));
+  const Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 3);
+  const Tensor input = random_tensor({2, 8, 9, 9}, 4, 0.0f, 1.0f);
+  const Tensor fp32 = run(g, params, input, backend::Precision::FP32);
+  const float top = *std::max_element(fp32.f32(), fp32.f32() + fp32.numel());
+  const auto table =
+      table_of({{"x", {0.0f, 1.0f}}, {inference_output_name(g, params), {0.0f, 0.8f * top}}});
+  const Tensor got = run(g, params, input, backend::Precision::INT8, table);
+
+  Tensor xq = input.clone();
+  quantize_activation(xq, backend::int8_encoding({0.0f, 1.0f}));
+  const Node& conv = g.nodes()[0];
+  Tensor want(fp32.shape());
+  ops::conv2d_forward(conv.attr<Conv2dAttrs>(), xq, quantize_weights(params.at(conv.inputs[1])),
+                      &params.at(conv.inputs[2]), want);
+  for (float& v : want.span<float>()) v = std::max(v, 0.0f);
+  const auto out = backend::int8_encoding({0.0f, 0.8f * top});
+  quantize_activation(want, out);
+  expect_within_one_step(got, want, out.scale);
+  EXPECT_GT(*std::max_element(fp32.f32(), fp32.f32() + fp32.numel()),
+            *std::max_element(got.f32(), got.f32() + got.numel()))
+      << "no output saturated: the test does not exercise the clamp";
+}
+
+// A depthwise convolution (groups = channels) on a signed input, without activation: s8 in and
+// out.
+TEST(Int8, DepthwiseConvolutionOnSignedValuesEqualsTheReference) {
+  SKIP_WITHOUT_INT8();
+  GraphBuilder b("dw");
+  const ValueId x = b.input("x", {16, 7, 7});
+  b.output(b.conv2d(x, 16, 3, 2, 1, /*groups=*/16));
+  const Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 5);
+  const Tensor input = random_tensor({3, 16, 7, 7}, 6, -1.0f, 1.0f);
+  const Tensor fp32 = run(g, params, input, backend::Precision::FP32);
+  float top = 0.0f;
+  for (float v : fp32.span<float>()) top = std::max(top, std::fabs(v));
+  const backend::ValueRange out_range{-top, top};
+  const auto table =
+      table_of({{"x", {-1.0f, 1.0f}}, {inference_output_name(g, params), out_range}});
+  const Tensor got = run(g, params, input, backend::Precision::INT8, table);
+
+  Tensor xq = input.clone();
+  quantize_activation(xq, backend::int8_encoding({-1.0f, 1.0f}));
+  const Node& conv = g.nodes()[0];
+  Tensor want(fp32.shape());
+  ops::conv2d_forward(conv.attr<Conv2dAttrs>(), xq, quantize_weights(params.at(conv.inputs[1])),
+                      &params.at(conv.inputs[2]), want);
+  const auto out = backend::int8_encoding(out_range);
+  quantize_activation(want, out);
+  expect_within_one_step(got, want, out.scale);
+}
+
+// Linear: a signed input quantized, an f32 output (no requantization): equal to the reference
+// on the quantized values up to f32 rounding.
+TEST(Int8, LinearEqualsTheReferenceOnQuantizedValues) {
+  SKIP_WITHOUT_INT8();
+  GraphBuilder b("fc");
+  const ValueId x = b.input("x", {64});
+  b.output(b.linear(x, 10));
+  const Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 7);
+  for (const std::int64_t batch : {32, 1}) {
+    const Tensor input = random_tensor({batch, 64}, 8, -2.0f, 2.0f);
+    const Tensor got =
+        run(g, params, input, backend::Precision::INT8, table_of({{"x", {-2.0f, 2.0f}}}));
+    Tensor xq = input.clone();
+    quantize_activation(xq, backend::int8_encoding({-2.0f, 2.0f}));
+    const Node& fc = g.nodes()[0];
+    Tensor want({batch, 10});
+    ops::linear_forward(xq, quantize_weights(params.at(fc.inputs[1])), &params.at(fc.inputs[2]),
+                        want);
+    for (std::int64_t i = 0; i < want.numel(); ++i)
+      EXPECT_NEAR(got.f32()[i], want.f32()[i], 1e-4f * (1.0f + std::fabs(want.f32()[i])))
+          << "batch " << batch << " element " << i;
+  }
+}
+
+// Min/max calibration records each value's extremes; the percentile method the magnitude below
+// which that share of the values lies.
+TEST(Int8, CalibrationRecordsEachValuesRange) {
+  GraphBuilder b("relu");
+  const ValueId x = b.input("x", {1000});
+  b.output(b.relu(x));
+  const Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 0);
+  std::vector<Tensor> batches;
+  for (int k = 0; k < 2; ++k) {  // -0.5 ... 9.4995 over the two batches, in steps of 0.0005
+    Tensor t({10, 1000});
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+      t.f32()[i] = -0.5f + 0.0005f * static_cast<float>(k * t.numel() + i);
+    batches.push_back(std::move(t));
+  }
+  backend::CalibrationOptions minmax;
+  int calls = 0;
+  minmax.progress = [&](int done, int total) {
+    ++calls;
+    EXPECT_EQ(total, 2);
+    EXPECT_EQ(done, calls);
+  };
+  const auto table = backend::calibrate(g, params, batches, minmax);
+  const std::string relu = g.value(g.outputs()[0]).name;
+  ASSERT_EQ(table.ranges.count("x"), 1U);
+  ASSERT_EQ(table.ranges.count(relu), 1U);
+  EXPECT_FLOAT_EQ(table.ranges.at("x").min, -0.5f);
+  EXPECT_NEAR(table.ranges.at("x").max, 9.4995f, 1e-4f);
+  EXPECT_FLOAT_EQ(table.ranges.at(relu).min, 0.0f);
+  EXPECT_NEAR(table.ranges.at(relu).max, 9.4995f, 1e-4f);
+
+  backend::CalibrationOptions percentile;
+  percentile.method = backend::CalibrationMethod::Percentile;
+  percentile.percentile = 90.0;
+  const auto clipped = backend::calibrate(g, params, batches, percentile);
+  // 90% of the 20000 magnitudes lie below 8.4995 (the 18000th value); one histogram bin wide.
+  const float bin = 9.4995f / 2048.0f;
+  EXPECT_NEAR(clipped.ranges.at(relu).max, 8.4995f, 1.5f * bin);
+  EXPECT_NEAR(clipped.ranges.at("x").max, 8.4995f, 1.5f * bin);
+  EXPECT_FLOAT_EQ(clipped.ranges.at("x").min, -0.5f);  // inside the kept magnitudes
+  EXPECT_THROW(backend::calibrate(g, params, {}, minmax), Error);
+}
+
+// Calibration reads every value of the graph compiled for inference as computed, also a
+// residual summand that the fused convolution writes its output over: its ranges equal those
+// of the same graph on the reference kernels (which write every value apart).
+TEST(Int8, CalibrationSeesResidualSummandsBeforeTheyAreOverwritten) {
+  zoo::ModelOptions zo;
+  zo.input = Shape{3, 32, 32};
+  const Graph g = zoo::build("resnet18", zo);
+  ParameterSet params = ParameterSet::initialize(g, 9);
+  const std::vector<Tensor> batches = {random_tensor({2, 3, 32, 32}, 10, 0.0f, 1.0f)};
+  const auto table = backend::calibrate(g, params, batches, {});
+
+  const auto compiled = optimize::optimize_for_inference(g, params);
+  Graph observed = compiled.graph;
+  ParameterSet weights = compiled.params;
+  int summands = 0;
+  for (const Node& n : compiled.graph.nodes())
+    if (n.kind == OpKind::Conv2d && n.attr<Conv2dAttrs>().post.sum) ++summands;
+  ASSERT_GT(summands, 0) << "resnet18 compiled for inference has no fused residual sums";
+  std::vector<ValueId> values;
+  for (const Node& n : observed.nodes()) {
+    values.push_back(n.outputs[0]);
+    if (std::find(observed.outputs().begin(), observed.outputs().end(), n.outputs[0]) ==
+        observed.outputs().end())
+      observed.add_output(n.outputs[0]);
+  }
+  backend::CompileOptions co;
+  co.inference = true;
+  auto ref = backend::compile(backend::parse_backend_spec("cpu:ref"), observed, weights, co);
+  ref->forward(std::span<const Tensor>(batches.data(), 1), backend::Mode::Eval);
+  for (std::size_t i = 0; i < observed.outputs().size(); ++i) {
+    const ValueId v = observed.outputs()[i];
+    const Tensor& t = ref->output(i);
+    const float lo = *std::min_element(t.f32(), t.f32() + t.numel());
+    const float hi = *std::max_element(t.f32(), t.f32() + t.numel());
+    const auto& r = table.ranges.at(observed.value(v).name);
+    EXPECT_NEAR(r.min, lo, 1e-4f * (1.0f + std::fabs(lo))) << observed.value(v).name;
+    EXPECT_NEAR(r.max, hi, 1e-4f * (1.0f + std::fabs(hi))) << observed.value(v).name;
+  }
+}
+
+// Whole networks calibrated on random inputs and run on others: close to fp32 (a few percent
+// of the output's magnitude: 8-bit steps compounded over the depth), but not equal to it.
+TEST(Int8, ZooModelsStayCloseToFp32) {
+  SKIP_WITHOUT_INT8();
+  const std::pair<const char*, Shape> cases[] = {{"mobilenet_v1:0.5", {3, 64, 64}},
+                                                 {"resnet18", {3, 64, 64}},
+                                                 {"mnist_cnn", {1, 28, 28}},
+                                                 {"mlp:784-256-10", {784}}};
+  for (const auto& [model, input] : cases) {
+    zoo::ModelOptions zo;
+    zo.input = input;
+    const Graph g = zoo::build(model, zo);
+    ParameterSet params = ParameterSet::initialize(g, 5);
+    Rng rng(6);
+    // As in the bf16 test: positive BatchNorm shifts keep deep ReLU activations alive.
+    for (const Node& n : g.nodes())
+      if (n.kind == OpKind::BatchNorm2d)
+        for (float& v : params.at(n.inputs[2]).span<float>()) v = rng.uniform(0.1f, 0.5f);
+    Shape shape = g.value(g.inputs()[0]).shape;
+    shape[0] = 4;
+    std::vector<Tensor> calibration;
+    for (std::uint64_t k = 0; k < 4; ++k)
+      calibration.push_back(random_tensor(shape, 20 + k, 0.0f, 1.0f));
+    auto table = std::make_shared<backend::QuantizationTable>(
+        backend::calibrate(g, params, calibration, {}));
+    const Tensor x = random_tensor(shape, 30, 0.0f, 1.0f);
+    const Tensor fp32 = run(g, params, x, backend::Precision::FP32);
+    const Tensor int8 = run(g, params, x, backend::Precision::INT8, table);
+    double diff = 0, scale = 0;
+    for (std::int64_t i = 0; i < fp32.numel(); ++i) {
+      diff = std::max(diff, static_cast<double>(std::fabs(fp32.f32()[i] - int8.f32()[i])));
+      scale = std::max(scale, static_cast<double>(std::fabs(fp32.f32()[i])));
+    }
+    EXPECT_GT(diff, 1e-6 * scale) << model << ": int8 gave fp32's outputs exactly";
+    EXPECT_LE(diff, 0.1 * scale) << model;
+    std::cout << model << ": int8 max |diff| " << diff << " of output magnitude " << scale << "\n";
+  }
+}
+
+TEST(Int8, IsRefusedWithoutCalibrationOrWhereItCannotRun) {
+  const Graph g = zoo::build("mnist_cnn");
+  ParameterSet params = ParameterSet::initialize(g, 1);
+  backend::CompileOptions options;
+  options.precision = backend::Precision::INT8;
+  options.inference = true;
+  for (const char* spec : {"cpu", "cpu:ref"}) {
+    try {
+      backend::compile(backend::parse_backend_spec(spec), g, params, options);
+      FAIL() << spec << " ran int8 without calibration";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("telar quantize") != std::string::npos ||
+                  what.find("cpu:ref") != std::string::npos ||
+                  what.find("VNNI") != std::string::npos)
+          << what;
+    }
+  }
+  EXPECT_EQ(backend::parse_precision("int8", "--precision"), backend::Precision::INT8);
+  EXPECT_THROW(backend::parse_calibration_method("entropy", "--calibration"), Error);
+}
