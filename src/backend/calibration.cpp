@@ -25,7 +25,8 @@ struct Observed {
 
 void add_range(Observed& o, const Tensor& t) {
   const float* x = t.f32();
-  for (std::int64_t i = 0; i < t.numel(); ++i) {
+  const std::int64_t n = t.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
     o.min = std::min(o.min, x[i]);
     o.max = std::max(o.max, x[i]);
   }
@@ -41,7 +42,8 @@ void add_histogram(Observed& o, const Tensor& t) {
   if (top <= 0.0f) return;
   const float per_bin = static_cast<float>(kBins) / top;
   const float* x = t.f32();
-  for (std::int64_t i = 0; i < t.numel(); ++i) {
+  const std::int64_t n = t.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
     const int bin = std::min(kBins - 1, static_cast<int>(std::fabs(x[i]) * per_bin));
     ++o.histogram[static_cast<std::size_t>(bin)];
   }

@@ -13,6 +13,7 @@
 #include "cli/adapt_report.hpp"
 #include "cli/data_options.hpp"
 #include "cli/model_options.hpp"
+#include "cli/quantized_model.hpp"
 #include "cli/trained_model.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -147,6 +148,7 @@ int adapt_command(const Args& args,
   nlohmann::json config = nlohmann::json::object();
   std::optional<TrainedModel> trained;
   if (!checkpoint.empty()) {
+    refuse_quantized(checkpoint, "telar adapt (it fine-tunes)");
     trained.emplace(load_trained_model(checkpoint, "--checkpoint"));
     config = trained->config;
   }

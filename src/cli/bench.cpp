@@ -65,7 +65,7 @@ int run_bench(const Args& args) {
                "--checkpoint)");
   data.add_to(app);
   std::vector<std::string> target_texts;
-  std::vector<std::string> precision_texts = {"fp32"};
+  std::vector<std::string> precision_texts;  // default: fp32 (and int8 for a quantized model)
   std::string batch_list = "1", max_memory, out;
   bool sweep = false, json = false, overwrite = false, no_optimize = false;
   backend::MeasureOptions measure_options;
@@ -76,9 +76,11 @@ int run_bench(const Args& args) {
                  "where to run, repeatable or comma-separated: cpu, cpu:ref, cpu:threads=N, "
                  "cuda:N, sim:CFG (default cpu)")
       ->delimiter(',');
-  app.add_option("--precision", precision_texts,
-                 "fp32, bf16 (convolutions and Linear on oneDNN's bf16 primitives; needs "
-                 "avx512_bf16 or AMX), or both, comma-separated: each target at each")
+  app.add_option(
+         "--precision", precision_texts,
+         "fp32, bf16 (convolutions and Linear on oneDNN's bf16 primitives; needs "
+         "avx512_bf16 or AMX), int8 (a model quantized by telar quantize), comma-separated: "
+         "each target at each (default fp32; fp32,int8 for a quantized model)")
       ->delimiter(',');
   app.add_option("--batch", batch_list, "batch sizes, comma-separated (default 1: latency)");
   app.add_flag("--batch-sweep", sweep,
@@ -157,13 +159,17 @@ int run_bench(const Args& args) {
   }
 
   // Every target compiled (and so checked) before the run directory is made.
+  if (precision_texts.empty())
+    precision_texts = trained && trained->quantization ? std::vector<std::string>{"fp32", "int8"}
+                                                       : std::vector<std::string>{"fp32"};
   std::vector<backend::Precision> precisions;
   for (const std::string& text : precision_texts)
     precisions.push_back(backend::parse_precision(text, "--precision"));
   std::vector<BenchTarget> targets;
   for (const std::string& text : target_texts)
     for (const backend::Precision precision : precisions) {
-      targets.push_back(compile_target(text, precision, g, params, !no_optimize));
+      targets.push_back(compile_target(text, precision, g, params, !no_optimize,
+                                       trained ? trained->quantization : nullptr));
     }
   // The test set is read before anything is written too.
   std::optional<train::Dataset> test_set;
@@ -180,6 +186,7 @@ int run_bench(const Args& args) {
       if (t.spec.kind == "sim") continue;  // its values are the cpu's
       backend::CompileOptions options;
       options.precision = t.precision;
+      options.quantization = trained->quantization;
       auto exe = backend::compile_for_inference(t.spec, with_loss, trained->weights, !no_optimize,
                                                 options);
       train::DataLoader loader(*test_set, all, {256, false, false, 0});

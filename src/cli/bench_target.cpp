@@ -6,11 +6,13 @@
 namespace telar::cli {
 
 BenchTarget compile_target(const std::string& text, backend::Precision precision,
-                           const graph::Graph& graph, graph::ParameterSet& weights, bool optimize) {
+                           const graph::Graph& graph, graph::ParameterSet& weights, bool optimize,
+                           std::shared_ptr<const backend::QuantizationTable> quantization) {
   BenchTarget t{text, backend::parse_backend_spec(text), precision, nullptr, std::nullopt};
   backend::check_usable(t.spec, "--target cpu");
   backend::CompileOptions options;
   options.precision = precision;
+  options.quantization = std::move(quantization);
   t.exe = backend::compile_for_inference(t.spec, graph, weights, optimize, options);
   return t;
 }

@@ -24,10 +24,11 @@ struct BenchTarget {
 };
 
 // `graph` compiled for inference on `text` at `precision` (refused first where the target
-// cannot run here); `weights` must outlive it.
-BenchTarget compile_target(const std::string& text, backend::Precision precision,
-                           const graph::Graph& graph, graph::ParameterSet& weights,
-                           bool optimize = true);
+// cannot run here; int8 takes a quantized model's calibration); `weights` must outlive it.
+BenchTarget compile_target(
+    const std::string& text, backend::Precision precision, const graph::Graph& graph,
+    graph::ParameterSet& weights, bool optimize = true,
+    std::shared_ptr<const backend::QuantizationTable> quantization = nullptr);
 
 // The target's latency on input `x` (a batch of `batch`): timed runs, or one simulated figure.
 BenchPoint measure_target(BenchTarget& target, const Tensor& x, std::int64_t batch,

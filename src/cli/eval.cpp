@@ -33,7 +33,7 @@ int run_eval(const Args& args) {
   std::int64_t batch_size = 256;
   int threads = 0;
   bool json = false, no_optimize = false;
-  std::string precision = "fp32";
+  std::string precision;  // default: int8 for a quantized model, else fp32
   app.add_option("--checkpoint", checkpoint, "a run directory or its checkpoint file")->required();
   app.add_option("--split", split,
                  "test | train | validation (the part of the training set the run held out; "
@@ -73,14 +73,18 @@ int run_eval(const Args& args) {
     for (std::int64_t i = 0; i < set.size(); ++i) indices.push_back(i);
   }
   const graph::Graph g = graph::with_loss(trained.net, trained.loss);
+  if (precision.empty()) precision = trained.quantization ? "int8" : "fp32";
   backend::CompileOptions options;
   options.precision = backend::parse_precision(precision, "--precision");
+  options.quantization = trained.quantization;
   auto exe = backend::compile_for_inference(backend::parse_backend_spec(backend_name), g,
                                             trained.weights, !no_optimize, options);
   train::DataLoader loader(set, indices, {batch_size, false, false, 0});
   const train::PhaseMetrics m = train::evaluate_classifier(*exe, loader);
-  std::cout << fmt::format("{} on {} ({} samples): accuracy {:.4f}, loss {:.4f}, {:.2f} s\n",
-                           trained.net.name(), split == "test" ? set.name : set.name + " (" + split + " part)", m.samples, m.accuracy, m.loss, m.seconds);
+  std::cout << fmt::format("{} ({}) on {} ({} samples): accuracy {:.4f}, loss {:.4f}, {:.2f} s\n",
+                           trained.net.name(), precision,
+                           split == "test" ? set.name : set.name + " (" + split + " part)",
+                           m.samples, m.accuracy, m.loss, m.seconds);
   if (json)
     print_json({{"loss", m.loss}, {"accuracy", m.accuracy}, {"samples", m.samples},
                 {"split", split}, {"checkpoint", trained.checkpoint.string()},

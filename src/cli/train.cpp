@@ -8,6 +8,7 @@
 
 #include "cli/data_options.hpp"
 #include "cli/model_options.hpp"
+#include "cli/quantized_model.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/log.hpp"
@@ -168,7 +169,10 @@ int run_train(const Args& given) {
     add_train_options(*probe, p);
     int code = 0;
     if (!parse(*probe, given, "train", &code)) return code;
-    if (!p.resume.empty()) args = with_resumed_options(p.resume, given);
+    if (!p.resume.empty()) {
+      refuse_quantized(p.resume, "telar train --resume");
+      args = with_resumed_options(p.resume, given);
+    }
   }
   auto app_ptr = make_app();
   CLI::App& app = *app_ptr;

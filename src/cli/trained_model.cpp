@@ -1,6 +1,7 @@
 #include "cli/trained_model.hpp"
 
 #include "adapt/prune.hpp"
+#include "cli/quantized_model.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "graph/zoo/zoo.hpp"
@@ -27,6 +28,7 @@ TrainedModel load_trained_model(const std::string& checkpoint, const std::string
   m.loss = graph::parse_loss(m.config.value("loss", std::string("cross_entropy")));
   m.weights = graph::ParameterSet::initialize(m.net, 0);
   restore_trained_weights(ckpt, m.checkpoint, m.net, m.loss, m.weights);
+  m.quantization = read_quantization(m.checkpoint);
   return m;
 }
 

@@ -3,10 +3,10 @@
 // the run built it (a zoo model, or its ONNX file imported again and fed the run's samples) and
 // the trained weights. Shared by eval and export.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "backend/quantization.hpp"
 #include "graph/graph.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"
@@ -20,6 +20,8 @@ struct TrainedModel {
   graph::Graph net;                  // without the loss
   graph::LossKind loss = graph::LossKind::CrossEntropy;
   graph::ParameterSet weights;       // net's parameters and buffers, trained
+  // A quantized model's calibration (telar quantize; cli/quantized_model.hpp), else nullptr.
+  std::shared_ptr<const backend::QuantizationTable> quantization;
 };
 
 // `checkpoint`: a run directory or its checkpoint file; `flag` names it in errors. Throws

@@ -11,8 +11,8 @@ namespace telar {
 std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
   for (auto d : shape)
-    require(!__builtin_mul_overflow(n, d, &n),
-            "a tensor of shape {} has more elements than a 64-bit count holds", shape_str(shape));
+    if (__builtin_mul_overflow(n, d, &n))  // (not require(): its message would be built each call)
+      fail("a tensor of shape {} has more elements than a 64-bit count holds", shape_str(shape));
   return n;
 }
 
