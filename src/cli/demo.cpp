@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "cli/common.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -17,6 +18,7 @@ namespace telar::cli {
 int run_train(const Args& args);
 int run_export(const Args& args);
 int run_bench(const Args& args);
+int run_quantize(const Args& args);
 int run_adapt(const Args& args);
 int run_sim_demo(const std::filesystem::path& dir);
 int run_simulate_demo(const std::filesystem::path& root, bool overwrite);
@@ -37,7 +39,8 @@ void banner(const std::string& title) {
 int run_demo(const Args& args) {
   CLI::App app{
       "A tour of telar in a few minutes: trains the seed-001 CNN on Fashion-MNIST for "
-      "one epoch with counters, exports it to ONNX and runs the file, adapts it to this "
+      "one epoch with counters, exports it to ONNX and runs the file, quantizes it to int8, "
+      "adapts it to this "
       "CPU's latency by NetAdapt, simulates a layer "
       "on MAERI and a TPU-like mesh (and sweeps its tiles), then trains data-parallel on two "
       "workers with "
@@ -53,7 +56,8 @@ int run_demo(const Args& args) {
   if (!parse(app, args, "demo", &code)) return code;
   fs::path root = out.empty() ? report::default_run_path("demo") : fs::path(out);
   // An earlier demo's runs there are refused before anything runs (or replaced: --overwrite).
-  for (const char* stage : {"train", "bench", "adapt", "simulate", "data-parallel", "dlrm"})
+  for (const char* stage :
+       {"train", "bench", "int8", "bench-int8", "adapt", "simulate", "data-parallel", "dlrm"})
     report::check_run_path(root / stage,
                            report::reuse_for(overwrite));
   require(overwrite || !fs::exists(root / "sim" / "sweep"),
@@ -99,6 +103,30 @@ int run_demo(const Args& args) {
   if (threads > 0) bench_args.insert(bench_args.end(), {"--threads", std::to_string(threads)});
   bench_args.insert(bench_args.end(), replace.begin(), replace.end());
   if (int rc = run_bench(bench_args); rc != 0) return rc;
+
+  banner(
+      "2b. int8: the CNN quantized after training (activation ranges calibrated on 8 batches "
+      "of training images), its accuracy next to fp32's, and both benched side by side");
+  if (!backend::cpu::has_int8()) {
+    std::cout << "skipped: this CPU has no VNNI for oneDNN's int8 kernels (it dispatches to "
+              << backend::cpu::dispatched_isa() << ")\n";
+  } else {
+    std::cout << "telar quantize --checkpoint " << (root / "train").string()
+              << " --calibration-batches 8 --out " << (root / "int8").string()
+              << "\ntelar bench --checkpoint " << (root / "int8").string()
+              << " --batch 1,64 --duration 0.5 --out " << (root / "bench-int8").string() << "\n";
+    std::cout.flush();
+    Args quantize_args = {"--checkpoint", (root / "train").string(), "--calibration-batches", "8",
+                          "--out",        (root / "int8").string()};
+    quantize_args.insert(quantize_args.end(), replace.begin(), replace.end());
+    if (int rc = run_quantize(quantize_args); rc != 0) return rc;
+    Args int8_bench = {
+        "--checkpoint", (root / "int8").string(),      "--batch", "1,64", "--duration", "0.5",
+        "--out",        (root / "bench-int8").string()};
+    if (threads > 0) int8_bench.insert(int8_bench.end(), {"--threads", std::to_string(threads)});
+    int8_bench.insert(int8_bench.end(), replace.begin(), replace.end());
+    if (int rc = run_bench(int8_bench); rc != 0) return rc;
+  }
 
   banner("3. Adaptation to this CPU: NetAdapt prunes the trained CNN's filters, group by group, "
          "until its measured batch-1 latency here is 60% of the original's, fine-tuning each "

@@ -62,6 +62,11 @@ int run_export(const Args& args) {
     what = model.model;
   } else {
     TrainedModel trained = load_trained_model(checkpoint, "--checkpoint");
+    if (trained.quantization)
+      std::cout << fmt::format(
+          "note: {} is a quantized model (telar quantize); the ONNX file holds its fp32 "
+          "weights: export does not write int8 (QuantizeLinear/DequantizeLinear) graphs yet\n",
+          checkpoint);
     net = std::move(trained.net);
     weights = std::move(trained.weights);
     what = fmt::format("{} (trained, {})", trained.config["model"].get<std::string>(),

@@ -69,6 +69,13 @@ TEST(Demo, EveryStageRunsAndLeavesItsRun) {
   ASSERT_EQ(bench["points"].size(), 2u);
   EXPECT_EQ(bench["points"][1]["batch"], 64);
   EXPECT_TRUE(fs::exists(out / "bench" / "report.html"));
+  // The CNN quantized to int8 and benched beside fp32 (where the CPU has VNNI).
+  if (fs::exists(out / "int8")) {
+    EXPECT_TRUE(fs::exists(out / "int8" / "quantization.json"));
+    const nlohmann::json int8 = result_of(out / "bench-int8");
+    ASSERT_EQ(int8["points"].size(), 4u);
+    EXPECT_EQ(int8["points"][2]["precision"], "int8");
+  }
 
   // The layer's GEMM swept over nine tiles on MAERI: every case simulated with a correct output,
   // and the largest tile (8 x 32 of the 256 multipliers) takes fewer cycles than the smallest.
