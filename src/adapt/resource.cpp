@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/calibration.hpp"
 #include "backend/inference.hpp"
 #include "backend/sim/sim_backend.hpp"
 #include "core/enum_names.hpp"
@@ -65,15 +66,16 @@ double ResourceMeter::operator()(const graph::Graph& graph,
   if (kind_ == ResourceKind::Params) return static_cast<double>(graph.parameter_count());
   if (table_) return table_->estimate(graph, interpolation_);
   graph::ParameterSet copy = weights;  // compiling takes them mutable; inference changes nothing
-  backend::CompileOptions options;
-  options.precision = precision_;
-  auto exe = backend::compile_for_inference(backend::parse_backend_spec(target_), graph, copy, true,
-                                            options);
   Shape shape = graph.value(graph.inputs().at(0)).shape;
   shape[0] = 1;
   Tensor x(shape);
   Rng rng(1);
   for (float& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+  backend::CompileOptions options;
+  options.precision = precision_;
+  options.quantization = backend::latency_calibration(graph, copy, precision_, x);
+  auto exe = backend::compile_for_inference(backend::parse_backend_spec(target_), graph, copy, true,
+                                            options);
   const std::span<const Tensor> inputs(&x, 1);
   // A simulated accelerator's latency is its cycles (at 1 GHz, as telar bench's default), not
   // the time the host takes to simulate them.

@@ -127,4 +127,13 @@ QuantizationTable calibrate(const graph::Graph& graph, const graph::ParameterSet
   return table;
 }
 
+std::shared_ptr<const QuantizationTable> latency_calibration(const graph::Graph& graph,
+                                                             const graph::ParameterSet& params,
+                                                             Precision precision,
+                                                             const Tensor& input) {
+  if (precision != Precision::INT8) return nullptr;
+  return std::make_shared<QuantizationTable>(
+      calibrate(graph, params, std::span<const Tensor>(&input, 1), {}));
+}
+
 }  // namespace telar::backend

@@ -5,6 +5,7 @@
 #include <functional>
 #include <span>
 
+#include "backend/backend.hpp"
 #include "backend/quantization.hpp"
 #include "core/tensor.hpp"
 #include "graph/graph.hpp"
@@ -23,5 +24,14 @@ struct CalibrationOptions {
 // model with several inputs and for batches of another sample shape than the model's.
 QuantizationTable calibrate(const graph::Graph& graph, const graph::ParameterSet& params,
                             std::span<const Tensor> batches, const CalibrationOptions& options);
+
+// For measurements of speed only (adaptation's latency, latency tables, cross-evaluation) at
+// `precision`: int8 needs ranges, and these are `input`'s (e.g. a random batch) — the speed of
+// the int8 kernels does not depend on them, their accuracy does (telar quantize calibrates on
+// real data). nullptr for other precisions.
+std::shared_ptr<const QuantizationTable> latency_calibration(const graph::Graph& graph,
+                                                             const graph::ParameterSet& params,
+                                                             Precision precision,
+                                                             const Tensor& input);
 
 }  // namespace telar::backend

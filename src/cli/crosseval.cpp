@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 
+#include "backend/calibration.hpp"
 #include "cli/bench_target.hpp"
 #include "cli/model_options.hpp"
 #include "cli/trained_model.hpp"
@@ -88,6 +89,7 @@ int run_crosseval(const Args& args) {
       ->delimiter(',');
   app.add_option("--targets", targets,
                  "where each runs, comma-separated: cpu, cpu:threads=N, cpu:precision=bf16, "
+                 "cpu:precision=int8 (ranges from the random input: speed only), "
                  "cuda:N, sim:CFG (default cpu)")
       ->delimiter(',');
   app.add_option("--duration", measure.duration_seconds,
@@ -133,13 +135,17 @@ int run_crosseval(const Args& args) {
   std::vector<TargetText> target_texts;
   for (const std::string& t : targets) target_texts.push_back(parse_target(t));
   // Every target compiled once now, so an unusable one fails before any measurement.
-  for (const TargetText& t : target_texts)
-    compile_target(t.backend, t.precision, networks.front().graph, networks.front().weights);
+  const Tensor x =
+      random_input(networks.front().graph.value(networks.front().graph.inputs()[0]).shape, 1, 0);
+  // int8 targets: each network's ranges from the random input (speed only; docs/adapt.md).
+  const auto compiled_for = [&](const TargetText& t, Network& n) {
+    return compile_target(t.backend, t.precision, n.graph, n.weights, true,
+                          backend::latency_calibration(n.graph, n.weights, t.precision, x));
+  };
+  for (const TargetText& t : target_texts) compiled_for(t, networks.front());
   std::optional<report::RunDirectory> dir;
   if (!out.empty()) dir.emplace(out, report::reuse_for(overwrite));
 
-  const Tensor x =
-      random_input(networks.front().graph.value(networks.front().graph.inputs()[0]).shape, 1, 0);
   // latency[t][n]: the median batch-1 latency of network n on target t.
   std::vector<std::vector<double>> latency(target_texts.size());
   std::cout << fmt::format("{} networks on {} targets, batch 1, {} threads, load {:.2f}\n",
@@ -149,8 +155,7 @@ int run_crosseval(const Args& args) {
   // disturbed each other's timings of small models here (identical networks 40% apart).
   for (std::size_t t = 0; t < target_texts.size(); ++t)
     for (Network& n : networks) {
-      BenchTarget compiled =
-          compile_target(target_texts[t].backend, target_texts[t].precision, n.graph, n.weights);
+      BenchTarget compiled = compiled_for(target_texts[t], n);
       latency[t].push_back(measure_target(compiled, x, 1, measure, clock_ghz).latency.median);
     }
 

@@ -53,8 +53,8 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
   };
   auto place = [&](Slot& s, const graph::Value& v) {
     if (v.dtype == DType::F32 && shape_is_concrete(s.shape)) s.md = plain_f32(s.shape);
-    if (v.kind == ValueKind::Input) calibrated(s);
     if (v.kind == ValueKind::Input) {
+      calibrated(s);
       if (!s.dynamic()) s.data = Tensor(s.shape, s.dtype);
     } else {
       s.data = params.at(v.id);  // shares the caller's storage
