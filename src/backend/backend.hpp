@@ -48,10 +48,6 @@ struct CompileOptions {
   Precision precision = Precision::FP32;
   // int8: the activation ranges calibration measured on this graph compiled for inference.
   std::shared_ptr<const QuantizationTable> quantization;
-  // Every value keeps its content to the end of a forward (a residual sum is written into a
-  // copy of its summand, not over it), so that extra graph outputs read every value as it was
-  // computed (calibration). cpu backend.
-  bool preserve_values = false;
 };
 
 // Whether this telar was built with the backend kind ("cpu", "cuda", "sim"); a built-in

@@ -6,10 +6,50 @@
 
 #include "backend/inference.hpp"
 #include "core/error.hpp"
+#include "optimize/rewriter.hpp"
 
 namespace telar::backend {
 
 namespace {
+
+// The graph compiled for inference with each fused residual sum taken apart again: the
+// convolution writes "<its output>/primitive" (the value before the sum), an Add and the
+// activation follow and write the fused output's name. Every value of the compiled graph is
+// there with its name, and calibration also sees what a convolution computes before its sum
+// (which the ONNX export's QDQ form quantizes).
+optimize::Rewritten with_sums_apart(const graph::Graph& g, const graph::ParameterSet& params) {
+  using graph::OpKind;
+  optimize::GraphRewriter r(g, params);
+  std::vector<std::pair<graph::ValueId, std::string>> names;  // new value -> its name
+  for (const graph::Node& n : g.nodes()) {
+    if (n.kind != OpKind::Conv2d || !n.attr<graph::Conv2dAttrs>().post.sum) {
+      r.copy(n);
+      continue;
+    }
+    graph::Conv2dAttrs a = n.attr<graph::Conv2dAttrs>();
+    const graph::PostOps post = a.post;
+    a.post = {};
+    std::vector<graph::ValueId> in = r.map_inputs(n);
+    const graph::ValueId summand = in.back();
+    in.pop_back();
+    const std::string& name = g.value(n.outputs.at(0)).name;
+    const graph::ValueId conv = r.add(OpKind::Conv2d, n.name, a, std::move(in));
+    graph::ValueId out = r.add(OpKind::Add, n.name + "/sum", {}, {conv, summand});
+    if (post.activation != OpKind::Count) {
+      const bool has_parameters = post.activation == OpKind::LeakyReLU ||
+                                  post.activation == OpKind::HardSigmoid ||
+                                  post.activation == OpKind::Pow;
+      out = r.add(post.activation, n.name + "/activation",
+                  has_parameters ? graph::Attrs(post.eltwise) : graph::Attrs{}, {out});
+    }
+    r.redirect(n.outputs.at(0), out);
+    names.emplace_back(conv, name + "/primitive");
+    names.emplace_back(out, name);
+  }
+  optimize::Rewritten apart = r.finish(static_cast<int>(names.size() / 2));
+  for (const auto& [id, name] : names) apart.graph.value(id).name = name;
+  return apart;
+}
 
 // Percentile calibration's histogram of magnitudes, per value, over [0, the largest seen].
 constexpr int kBins = 2048;
@@ -84,12 +124,13 @@ QuantizationTable calibrate(const graph::Graph& graph, const graph::ParameterSet
             shape_str(Shape(b.shape().begin() + 1, b.shape().end())), graph.name(),
             shape_str(Shape(input.shape.begin() + 1, input.shape.end())));
 
-  // The graph the cpu compiles for inference, with every f32 value a node computes as an extra
-  // output, kept as computed to the end of the forward.
+  // The graph the cpu compiles for inference, its residual sums apart, with every f32 value a
+  // node computes as an extra output.
   const optimize::InferenceGraph compiled =
       optimize::optimize_for_inference(graph, params, *inference_passes(parse_backend_spec("cpu")));
-  graph::Graph observed = compiled.graph;
-  graph::ParameterSet weights = compiled.params;
+  optimize::Rewritten apart = with_sums_apart(compiled.graph, compiled.params);
+  graph::Graph observed = std::move(apart.graph);
+  graph::ParameterSet weights = std::move(apart.params);
   std::vector<Observed> values;
   std::vector<std::size_t> output_of;  // the observed output index of each entry of `values`
   values.emplace_back(input.name);
@@ -104,7 +145,6 @@ QuantizationTable calibrate(const graph::Graph& graph, const graph::ParameterSet
     }
   CompileOptions co;
   co.inference = true;
-  co.preserve_values = true;
   auto exe = compile(parse_backend_spec("cpu"), observed, weights, co);
 
   const int passes = options.method == CalibrationMethod::Percentile ? 2 : 1;

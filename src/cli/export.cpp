@@ -1,5 +1,7 @@
 // telar export: a model (a zoo model with its random weights, an ONNX file, or what telar train
 // trained) written as an ONNX file that any ONNX runtime runs.
+#include "onnx/export.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -9,8 +11,8 @@
 #include "cli/trained_model.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
-#include "onnx/export.hpp"
 #include "onnx/import.hpp"
+#include "optimize/inference.hpp"
 
 namespace telar::cli {
 
@@ -55,6 +57,7 @@ int run_export(const Args& args) {
   graph::Graph net;
   graph::ParameterSet weights;
   std::string what;
+  std::map<std::string, graph::Int8Encoding> int8;  // a quantized model's encodings
   if (from_model) {
     auto loaded = model.load(seed);
     net = std::move(loaded.graph);
@@ -62,17 +65,25 @@ int run_export(const Args& args) {
     what = model.model;
   } else {
     TrainedModel trained = load_trained_model(checkpoint, "--checkpoint");
-    if (trained.quantization)
-      std::cout << fmt::format(
-          "note: {} is a quantized model (telar quantize); the ONNX file holds its fp32 "
-          "weights: export does not write int8 (QuantizeLinear/DequantizeLinear) graphs yet\n",
-          checkpoint);
-    net = std::move(trained.net);
-    weights = std::move(trained.weights);
     what = fmt::format("{} (trained, {})", trained.config["model"].get<std::string>(),
                        trained.checkpoint.string());
+    if (trained.quantization) {
+      // A quantized model: the graph its calibration describes (compiled for inference), as
+      // int8 QDQ.
+      optimize::InferenceGraph compiled =
+          optimize::optimize_for_inference(trained.net, trained.weights);
+      net = std::move(compiled.graph);
+      weights = std::move(compiled.params);
+      for (const auto& [value, range] : trained.quantization->ranges)
+        int8[value] = graph::int8_encoding(range);
+      what += ", int8 QDQ";
+    } else {
+      net = std::move(trained.net);
+      weights = std::move(trained.weights);
+    }
   }
   onnx::ExportOptions options;
+  options.int8 = std::move(int8);
   options.opset = opset;
   options.producer_version = version();
   onnx::export_model(net, weights, out, options);

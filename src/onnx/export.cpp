@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -40,10 +42,15 @@ class Exporter {
     graph_ = model.mutable_graph();
     graph_->set_name(g_.name());
     // The nodes first: one that cannot be exported is the error a user meets.
-    for (const graph::Node& n : g_.nodes()) export_node(n);
+    for (ValueId id : g_.inputs()) quantize_value(id);
+    for (const graph::Node& n : g_.nodes()) {
+      export_node(n);
+      quantize_value(n.outputs.at(0));
+    }
     for (ValueId id : g_.inputs()) describe(graph_->add_input(), id);
     for (const graph::Value& v : g_.values())
-      if (v.kind == graph::ValueKind::Parameter || v.kind == graph::ValueKind::Buffer)
+      if ((v.kind == graph::ValueKind::Parameter || v.kind == graph::ValueKind::Buffer) &&
+          !int8_weights_.count(v.id))
         add_weight(v);
     for (ValueId id : g_.outputs()) describe(graph_->add_output(), id);
     return model;
@@ -137,10 +144,176 @@ class Exporter {
     for (auto x : v) a->add_ints(x);
   }
 
+  // A node's inputs: a quantized value as its DequantizeLinear's output.
   std::vector<std::string> inputs_of(const graph::Node& n) {
     std::vector<std::string> in;
-    for (ValueId id : n.inputs) in.push_back(name(id));
+    for (ValueId id : n.inputs) {
+      const auto dq = dequantized_.find(id);
+      in.push_back(dq != dequantized_.end() ? dq->second : name(id));
+    }
     return in;
+  }
+
+  // An initializer of `type` and `dims` holding `bytes`, named after `base`.
+  std::string tensor(const std::string& base, proto::TensorProto::DataType type,
+                     const std::vector<std::int64_t>& dims, const void* bytes, std::size_t size) {
+    auto* init = graph_->add_initializer();
+    init->set_name(unique(base));
+    init->set_data_type(type);
+    for (auto d : dims) init->add_dims(d);
+    init->set_raw_data(std::string(static_cast<const char*>(bytes), size));
+    return init->name();
+  }
+
+  // The int8 encoding of a value by its telar name (QDQ export), or nullptr.
+  const graph::Int8Encoding* encoding_named(const std::string& value) const {
+    const auto it = options_.int8.find(value);
+    return it != options_.int8.end() && it->second.scale > 0.0f ? &it->second : nullptr;
+  }
+  const graph::Int8Encoding* encoding_of(ValueId id) const {
+    return encoding_named(g_.value(id).name);
+  }
+
+  // QDQ export: an encoded value (the model's input, a node's output other than a Linear's,
+  // which stays float as in telar's int8 kernels) followed by QuantizeLinear and
+  // DequantizeLinear; its readers read the latter.
+  void quantize_value(ValueId id) {
+    const graph::Int8Encoding* e = encoding_of(id);
+    const graph::Value& v = g_.value(id);
+    if (!e || (v.producer >= 0 && g_.node(v.producer).kind == OpKind::Linear)) return;
+    dequantized_[id] = quantize_dequantize(name(id), *e);
+  }
+
+  // QuantizeLinear and DequantizeLinear of the tensor `base` with encoding `e`: the latter's
+  // output name.
+  std::string quantize_dequantize(const std::string& base, const graph::Int8Encoding& e) {
+    const std::string scale = tensor(base + "/scale", proto::TensorProto::FLOAT, {}, &e.scale, 4);
+    const std::uint8_t zero = 0;
+    const std::string zero_point =
+        tensor(base + "/zero_point",
+               e.is_unsigned ? proto::TensorProto::UINT8 : proto::TensorProto::INT8, {}, &zero, 1);
+    const std::string q = unique(base + "/quantized");
+    add("QuantizeLinear", q, {base, scale, zero_point}, q);
+    const std::string dq = unique(base + "/dequantized");
+    add("DequantizeLinear", dq, {q, scale, zero_point}, dq);
+    return dq;
+  }
+
+  // QDQ export of a Conv or Gemm whose input is quantized: its weights as int8 with one scale
+  // per output channel and its bias as int32 in accumulator units, each behind a
+  // DequantizeLinear; `in` takes their names.
+  void quantize_weights(const graph::Node& n, std::vector<std::string>& in) {
+    const graph::Int8Encoding* x = encoding_of(n.inputs.at(0));
+    if (!x) return;
+    const Tensor& w = weights_.at(n.inputs.at(1));
+    const std::int64_t channels = w.dim(0), per = w.numel() / channels;
+    std::vector<float> scales(static_cast<std::size_t>(channels));
+    graph::weight_scales(w.f32(), channels, per, scales.data());
+    std::vector<std::int8_t> q(static_cast<std::size_t>(w.numel()));
+    for (std::int64_t c = 0; c < channels; ++c)
+      for (std::int64_t i = 0; i < per; ++i)
+        q[static_cast<std::size_t>(c * per + i)] = static_cast<std::int8_t>(
+            std::clamp(std::nearbyint(w.f32()[c * per + i] / scales[static_cast<std::size_t>(c)]),
+                       -127.0f, 127.0f));
+    const std::string wname = name(n.inputs[1]);
+    std::vector<std::int64_t> dims(w.shape().begin(), w.shape().end());
+    const std::vector<std::int8_t> zeros8(scales.size(), 0);
+    in[1] = dequantize(
+        wname, tensor(wname + "/int8", proto::TensorProto::INT8, dims, q.data(), q.size()), scales,
+        tensor(wname + "/zero_point", proto::TensorProto::INT8, {channels}, zeros8.data(),
+               zeros8.size()));
+    int8_weights_.insert(n.inputs[1]);
+    if (n.inputs.size() < 3) return;
+    const Tensor& b = weights_.at(n.inputs[2]);
+    std::vector<float> bias_scales(scales.size());
+    std::vector<std::int32_t> bq(scales.size()), zeros32(scales.size(), 0);
+    for (std::size_t c = 0; c < scales.size(); ++c) {
+      bias_scales[c] = x->scale * scales[c];
+      bq[c] = static_cast<std::int32_t>(std::nearbyint(b.f32()[c] / bias_scales[c]));
+    }
+    const std::string bname = name(n.inputs[2]);
+    in[2] = dequantize(
+        bname,
+        tensor(bname + "/int32", proto::TensorProto::INT32, {channels}, bq.data(), bq.size() * 4),
+        bias_scales,
+        tensor(bname + "/zero_point", proto::TensorProto::INT32, {channels}, zeros32.data(),
+               zeros32.size() * 4));
+    int8_weights_.insert(n.inputs[2]);
+  }
+
+  // DequantizeLinear of `quantized` with per-channel `scales` along axis 0: its output's name.
+  std::string dequantize(const std::string& base, const std::string& quantized,
+                         const std::vector<float>& scales, const std::string& zero_point) {
+    const std::string scale =
+        tensor(base + "/scale", proto::TensorProto::FLOAT,
+               {static_cast<std::int64_t>(scales.size())}, scales.data(), scales.size() * 4);
+    const std::string out = unique(base + "/dequantized");
+    set(add("DequantizeLinear", out, {quantized, scale, zero_point}, out), "axis", std::int64_t{0});
+    return out;
+  }
+
+  // A Conv's or Gemm's fused post-ops as the ops they stand for: `result` is the primitive's
+  // output, the sum and the activation follow, the last writing `out`. QDQ export: a result
+  // added to a summand is quantized with what calibration saw there ("<output>/primitive"), so
+  // that runtimes run the convolution in int8 and the Add on quantized operands.
+  void post_ops(const graph::Node& n, const graph::PostOps& post, const std::string& result,
+                const std::vector<std::string>& in, const std::string& out) {
+    std::string value = result;
+    const graph::Int8Encoding* before_sum =
+        encoding_named(g_.value(n.outputs.at(0)).name + "/primitive");
+    if (post.sum && before_sum) value = quantize_dequantize(result, *before_sum);
+    if (post.sum) {
+      const std::string sum = post.activation == OpKind::Count ? out : unique(out + "/sum");
+      add("Add", n.name + "/sum", {value, in.back()}, sum);
+      value = sum;
+    }
+    if (post.activation != OpKind::Count)
+      activation(post.activation, post.eltwise, n.name + "/activation", value, out);
+  }
+  // The output a Conv or Gemm writes: `out` itself, or a name for its post-ops to read.
+  std::string primitive_output(const graph::PostOps& post, const std::string& out) {
+    return post.any() ? unique(out + "/primitive") : out;
+  }
+
+  static graph::EltwiseAttrs eltwise_of(const graph::Node& n) {
+    const auto* a = std::get_if<graph::EltwiseAttrs>(&n.attrs);
+    return a ? *a : graph::EltwiseAttrs{};
+  }
+
+  // An element-wise activation (also a fused post-op) from `in` to `out`.
+  void activation(OpKind kind, const graph::EltwiseAttrs& a, const std::string& node_name,
+                  const std::string& in, const std::string& out) {
+    switch (kind) {
+      case OpKind::ReLU:
+        add("Relu", node_name, {in}, out);
+        return;
+      case OpKind::ReLU6:
+        add("Clip", node_name,
+            {in, scalar(node_name + "/min", 0.0f), scalar(node_name + "/max", 6.0f)}, out);
+        return;
+      case OpKind::Sigmoid:
+        add("Sigmoid", node_name, {in}, out);
+        return;
+      case OpKind::Tanh:
+        add("Tanh", node_name, {in}, out);
+        return;
+      case OpKind::LeakyReLU:
+        set(add("LeakyRelu", node_name, {in}, out), "alpha", a.alpha);
+        return;
+      case OpKind::HardSwish:
+        if (options_.opset >= 14) {
+          add("HardSwish", node_name, {in}, out);
+        } else {  // x * HardSigmoid(x) with PyTorch's 1/6 and 1/2, as PyTorch exports it
+          const std::string gate = unique(node_name + "/gate");
+          auto* hs = add("HardSigmoid", gate, {in}, gate);
+          set(hs, "alpha", 1.0f / 6.0f);
+          set(hs, "beta", 0.5f);
+          add("Mul", node_name, {in, gate}, out);
+        }
+        return;
+      default:
+        fail("internal: {} is not an activation export writes", graph::op_name(kind));
+    }
   }
 
   void window(proto::NodeProto* n, std::int64_t kh, std::int64_t kw, std::int64_t sh,
@@ -150,31 +323,31 @@ class Exporter {
     set(n, "pads", std::vector<std::int64_t>{ph, pw, ph, pw});
   }
 
-  // Inference compilation's fused nodes are not a model to export; the model before it is.
-  static void refuse_post_ops(const graph::Node& n, const graph::PostOps& post) {
-    if (post.any())
-      fail("internal: node '{}' carries inference post-ops; export the model as built, not as "
-           "compiled for inference",
-           n.name);
-  }
-
   void export_node(const graph::Node& n) {
     const std::string out = name(n.outputs.at(0));
-    const std::vector<std::string> in = inputs_of(n);
+    std::vector<std::string> in = inputs_of(n);
     switch (n.kind) {
       case OpKind::Linear: {
-        refuse_post_ops(n, n.attr<graph::LinearAttrs>().post);
-        auto* gemm = add("Gemm", n.name, in, out);
+        const graph::PostOps& post = n.attr<graph::LinearAttrs>().post;
+        quantize_weights(n, in);
+        const std::string result = primitive_output(post, out);
+        auto* gemm = add("Gemm", n.name, {in[0], in[1], in.size() > 2 ? in[2] : ""}, result);
+        if (in.size() < 3) gemm->mutable_input()->RemoveLast();
         set(gemm, "transB", std::int64_t{1});
+        post_ops(n, post, result, in, out);
         return;
       }
       case OpKind::Conv2d: {
         const auto& a = n.attr<graph::Conv2dAttrs>();
-        refuse_post_ops(n, a.post);
-        auto* conv = add("Conv", n.name, in, out);
+        quantize_weights(n, in);
+        const std::string result = primitive_output(a.post, out);
+        // With a fused sum the summand is the last input, not the Conv's.
+        std::vector<std::string> operands(in.begin(), in.begin() + (a.bias ? 3 : 2));
+        auto* conv = add("Conv", n.name, operands, result);
         window(conv, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
         set(conv, "dilations", std::vector<std::int64_t>{a.dilation_h, a.dilation_w});
         set(conv, "group", a.groups);
+        post_ops(n, a.post, result, in, out);
         return;
       }
       case OpKind::ConvTranspose2d: {
@@ -193,13 +366,14 @@ class Exporter {
         set(bn, "momentum", 1.0f - a.momentum);  // ONNX weighs the running value
         return;
       }
-      case OpKind::ReLU: add("Relu", n.name, in, out); return;
+      case OpKind::ReLU:
       case OpKind::ReLU6:
-        add("Clip", n.name, {in[0], scalar(n.name + "/min", 0.0f), scalar(n.name + "/max", 6.0f)},
-            out);
+      case OpKind::Sigmoid:
+      case OpKind::Tanh:
+      case OpKind::LeakyReLU:
+      case OpKind::HardSwish:
+        activation(n.kind, eltwise_of(n), n.name, in[0], out);
         return;
-      case OpKind::Sigmoid: add("Sigmoid", n.name, in, out); return;
-      case OpKind::Tanh: add("Tanh", n.name, in, out); return;
       case OpKind::Sqrt:
         add("Sqrt", n.name, in, out);
         return;
@@ -219,26 +393,12 @@ class Exporter {
         set(r, "keepdims", std::int64_t{1});
         return;
       }
-      case OpKind::LeakyReLU:
-        set(add("LeakyRelu", n.name, in, out), "alpha", n.attr<graph::EltwiseAttrs>().alpha);
-        return;
       case OpKind::HardSigmoid: {
         auto* hs = add("HardSigmoid", n.name, in, out);
         set(hs, "alpha", n.attr<graph::EltwiseAttrs>().alpha);
         set(hs, "beta", n.attr<graph::EltwiseAttrs>().beta);
         return;
       }
-      case OpKind::HardSwish:
-        if (options_.opset >= 14) {
-          add("HardSwish", n.name, in, out);
-        } else {  // x * HardSigmoid(x) with PyTorch's 1/6 and 1/2, as PyTorch exports it
-          const std::string gate = unique(n.name + "/gate");
-          auto* hs = add("HardSigmoid", gate, in, gate);
-          set(hs, "alpha", 1.0f / 6.0f);
-          set(hs, "beta", 0.5f);
-          add("Mul", n.name, {in[0], gate}, out);
-        }
-        return;
       case OpKind::Softmax: set(add("Softmax", n.name, in, out), "axis", std::int64_t{-1}); return;
       case OpKind::MaxPool2d:
       case OpKind::AvgPool2d: {
@@ -303,6 +463,8 @@ class Exporter {
   proto::GraphProto* graph_ = nullptr;
   std::map<ValueId, std::string> names_;
   std::set<std::string> used_;
+  std::map<ValueId, std::string> dequantized_;  // QDQ: a value's DequantizeLinear output
+  std::set<ValueId> int8_weights_;              // QDQ: weights written as int8/int32 instead
 };
 
 }  // namespace

@@ -227,8 +227,10 @@ TEST(Int8, CalibrationRecordsEachValuesRange) {
 
 // Calibration reads every value of the graph compiled for inference as computed, also a
 // residual summand that the fused convolution writes its output over: its ranges equal those
-// of the same graph on the reference kernels (which write every value apart).
-TEST(Int8, CalibrationSeesResidualSummandsBeforeTheyAreOverwritten) {
+// of the same graph on the reference kernels (which write every value apart). A fused sum's
+// convolution also has the range of what it computes before the sum ("<output>/primitive",
+// which the ONNX export quantizes): not yet through the ReLU, so negative too.
+TEST(Int8, CalibrationRangesAreThoseOfTheValuesComputed) {
   zoo::ModelOptions zo;
   zo.input = Shape{3, 32, 32};
   const Graph g = zoo::build("resnet18", zo);
@@ -241,7 +243,13 @@ TEST(Int8, CalibrationSeesResidualSummandsBeforeTheyAreOverwritten) {
   ParameterSet weights = compiled.params;
   int summands = 0;
   for (const Node& n : compiled.graph.nodes())
-    if (n.kind == OpKind::Conv2d && n.attr<Conv2dAttrs>().post.sum) ++summands;
+    if (n.kind == OpKind::Conv2d && n.attr<Conv2dAttrs>().post.sum) {
+      ++summands;
+      const std::string before = compiled.graph.value(n.outputs[0]).name + "/primitive";
+      ASSERT_EQ(table.ranges.count(before), 1U) << before;
+      EXPECT_LT(table.ranges.at(before).min, 0.0f) << before;
+      EXPECT_GE(table.ranges.at(compiled.graph.value(n.outputs[0]).name).min, 0.0f);
+    }
   ASSERT_GT(summands, 0) << "resnet18 compiled for inference has no fused residual sums";
   std::vector<ValueId> values;
   for (const Node& n : observed.nodes()) {

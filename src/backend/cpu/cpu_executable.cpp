@@ -84,8 +84,7 @@ class CpuExecutable final : public CompiledExecutable {
         parameter_ids_(graph.parameters()),
         adapt_threads_(adapt_threads && options.inference),
         bf16_(options.precision == Precision::BF16),
-        int8_(options.precision == Precision::INT8 ? options.quantization : nullptr),
-        preserve_values_(options.preserve_values) {}
+        int8_(options.precision == Precision::INT8 ? options.quantization : nullptr) {}
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     if (threads_ > 0) set_compute_threads(threads_);
@@ -133,8 +132,7 @@ class CpuExecutable final : public CompiledExecutable {
   // The plan for `batch` in `cache`, its primitives made for the current compute threads.
   Plan& plan(PlanCache<Plan>& cache, std::int64_t batch) {
     return cache.at(batch, [&] {
-      PlanOptions o{use_dnnl_, seed_,       &params_version_, input_gradients_,
-                    bf16_,     int8_.get(), preserve_values_};
+      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_, bf16_, int8_.get()};
       return std::make_unique<Plan>(graph_, params_, grads_, batch, o);
     });
   }
@@ -187,8 +185,7 @@ class CpuExecutable final : public CompiledExecutable {
       graph::ParameterSet* grads = &grads_;
       if (p > 0)
         grads = &s->part_grads.emplace_back(graph::ParameterSet::zeros_like_parameters(graph_));
-      PlanOptions o{use_dnnl_, seed_,       &params_version_, input_gradients_,
-                    bf16_,     int8_.get(), preserve_values_};
+      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_, bf16_, int8_.get()};
       s->parts.push_back(std::make_unique<Plan>(graph_, params_, *grads, rows.end - rows.begin, o));
       s->rows.push_back(rows);
     }
@@ -296,7 +293,6 @@ class CpuExecutable final : public CompiledExecutable {
   std::set<const Plan*> timed_plans_;             // plans past their first call
   bool bf16_;
   std::shared_ptr<const QuantizationTable> int8_;  // Precision::INT8's calibration
-  bool preserve_values_;
   Plan* current_ = nullptr;
   SplitPlan* current_split_ = nullptr;
 };

@@ -67,9 +67,6 @@ class LayoutConverter {
   virtual ~LayoutConverter() = default;
   // `from` itself where layout and scale are the same.
   virtual Slot* convert(Slot* from, const dnnl::memory::desc& md, float int8_scale = 0.0f) = 0;
-  // A residual summand as a slot its convolution may write its output over: convert()'s, or a
-  // copy where the plan keeps every value to the end of the forward (calibration reads them).
-  virtual Slot* overwritable(Slot* from, const dnnl::memory::desc& md, float int8_scale = 0.0f) = 0;
   virtual Slot* to_plain(Slot* from) = 0;
 };
 

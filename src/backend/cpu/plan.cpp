@@ -104,11 +104,6 @@ Slot* Plan::convert(Slot* from, const dnnl::memory::desc& md, float int8_scale) 
   return converted(from, md, scale);
 }
 
-Slot* Plan::overwritable(Slot* from, const dnnl::memory::desc& md, float int8_scale) {
-  if (!options_.preserve_values) return convert(from, md, int8_scale);
-  return converted(from, md, int8_scale > 0.0f ? int8_scale : from->int8.scale);
-}
-
 Slot* Plan::converted(Slot* from, const dnnl::memory::desc& md, float scale) {
   if ((is_int8(md) || is_int8(from->md)) && scale <= 0.0f)
     fail("internal: value '{}' has no calibrated int8 encoding to convert with",

@@ -22,8 +22,6 @@ struct PlanOptions {
   bool bf16 = false;  // convolutions on bf16 primitives (Precision::BF16; inference only)
   // Precision::INT8 (inference only): the calibrated ranges of the graph's values.
   const QuantizationTable* int8 = nullptr;
-  // Every value keeps its content to the end of a forward (CompileOptions::preserve_values).
-  bool preserve_values = false;
 };
 
 // Rows [begin, end) of the caller's batch that a plan runs, when a batch is split across
@@ -50,7 +48,6 @@ class Plan : public LayoutConverter {
   const Tensor& input_gradient(std::size_t i) const;
 
   Slot* convert(Slot* from, const dnnl::memory::desc& md, float int8_scale = 0.0f) override;
-  Slot* overwritable(Slot* from, const dnnl::memory::desc& md, float int8_scale = 0.0f) override;
   Slot* to_plain(Slot* from) override;
 
  private:

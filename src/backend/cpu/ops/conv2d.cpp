@@ -64,7 +64,7 @@ class DnnlConv final : public DnnlKernel {
     if (a.post.sum) {
       // The sum post-op adds what the destination holds: the output is written over the
       // summand's storage (in its layout), which the inference passes leave no other reader.
-      Slot* summand = converter.overwritable(io_.inputs.back(), dst_md_);
+      Slot* summand = converter.convert(io_.inputs.back(), dst_md_);
       io_.inputs.back() = summand;
       out().md = dst_md_;
       out().plain = summand->plain;
@@ -247,7 +247,7 @@ class DnnlConvInt8 final : public DnnlKernel {
     const md dst_md = pd.dst_desc();
     if (a.post.sum) {
       // As in DnnlConv: the output is written over the summand, requantized to its scale.
-      Slot* summand = converter.overwritable(io_.inputs.back(), dst_md, out_.scale);
+      Slot* summand = converter.convert(io_.inputs.back(), dst_md, out_.scale);
       io_.inputs.back() = summand;
       out().md = dst_md;
       out().plain = summand->plain;
