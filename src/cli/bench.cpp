@@ -158,16 +158,22 @@ int run_bench(const Args& args) {
     batches = parse_int_list(batch_list, ',', "--batch");  // refuses sizes below 1
   }
 
-  // Every target compiled (and so checked) before the run directory is made.
+  // Every target compiled (and so checked) before the run directory is made. A quantized
+  // model is benched at int8 too by default, where the target runs int8 (the cpu).
+  const bool int8_by_default =
+      precision_texts.empty() && trained && trained->quantization != nullptr;
   if (precision_texts.empty())
-    precision_texts = trained && trained->quantization ? std::vector<std::string>{"fp32", "int8"}
-                                                       : std::vector<std::string>{"fp32"};
+    precision_texts = int8_by_default ? std::vector<std::string>{"fp32", "int8"}
+                                      : std::vector<std::string>{"fp32"};
   std::vector<backend::Precision> precisions;
   for (const std::string& text : precision_texts)
     precisions.push_back(backend::parse_precision(text, "--precision"));
   std::vector<BenchTarget> targets;
   for (const std::string& text : target_texts)
     for (const backend::Precision precision : precisions) {
+      if (int8_by_default && precision == backend::Precision::INT8 &&
+          backend::parse_backend_spec(text).kind != "cpu")
+        continue;
       targets.push_back(compile_target(text, precision, g, params, !no_optimize,
                                        trained ? trained->quantization : nullptr));
     }

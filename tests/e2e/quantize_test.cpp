@@ -82,6 +82,14 @@ TEST(Quantize, CalibratesSavesAndRunsAtInt8InEvalAndBench) {
   EXPECT_EQ(points[0]["precision"], "fp32");
   EXPECT_EQ(points[1]["precision"], "int8");
   EXPECT_NE(b.out.find("cpu int8"), std::string::npos) << b.out;
+  // A target that runs fp32 only (a simulated accelerator) gets fp32 alone by default.
+  const std::string sim = std::string("sim:") + TELAR_SOURCE_DIR + "/configs/tpu_16_16_pes.cfg";
+  auto s = run_telar({"bench", "--checkpoint", q, "--target", "cpu," + sim, "--duration", "0.01",
+                      "--warmup", "0", "--min-iterations", "2", "--json"});
+  ASSERT_EQ(s.status, 0) << s.err;
+  const auto mixed = last_json(s.out)["points"];
+  ASSERT_EQ(mixed.size(), 3u);
+  EXPECT_EQ(mixed[2]["precision"], "fp32");
 
   // The percentile method clips: its ranges are at most min/max's.
   const std::string p = dir + "/int8p";
