@@ -67,6 +67,7 @@ void add_range(Observed& o, const Tensor& t) {
   const float* x = t.f32();
   const std::int64_t n = t.numel();
   for (std::int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) continue;  // e.g. a max pool's -inf padding
     o.min = std::min(o.min, x[i]);
     o.max = std::max(o.max, x[i]);
   }
@@ -84,10 +85,11 @@ void add_histogram(Observed& o, const Tensor& t) {
   const float* x = t.f32();
   const std::int64_t n = t.numel();
   for (std::int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) continue;
+    ++o.count;
     const int bin = std::min(kBins - 1, static_cast<int>(std::fabs(x[i]) * per_bin));
     ++o.histogram[static_cast<std::size_t>(bin)];
   }
-  o.count += static_cast<std::uint64_t>(t.numel());
 }
 
 // The range calibration settles on for one value.
@@ -163,7 +165,8 @@ QuantizationTable calibrate(const graph::Graph& graph, const graph::ParameterSet
   QuantizationTable table;
   table.method = options.method;
   table.percentile = options.percentile;
-  for (const Observed& o : values) table.ranges[o.name] = range_of(o, options);
+  for (const Observed& o : values)
+    if (o.min <= o.max) table.ranges[o.name] = range_of(o, options);  // else never finite
   return table;
 }
 

@@ -21,6 +21,8 @@
 #include "../adapt/prune_test_util.hpp"
 #include "adapt/prune.hpp"
 #include "backend/backend.hpp"
+#include "backend/calibration.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 #include "backend/inference.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
@@ -249,6 +251,53 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"efficientnet_b0", 13, 64}, Case{"regnet_y_400mf", 13, 64},
                       Case{"mnasnet0_5", 13, 64}),
     case_name);
+
+// Imported classifiers at int8 (telar quantize's calibration and kernels): calibrated on the
+// fixture's input and run on it, their outputs point where fp32's do (cosine similarity over
+// the batch's logits), whatever ops surround the convolutions (concatenations, channel shuffles,
+// squeeze-and-excitation, hard-swish: fp32 between int8 convolutions). Random weights make
+// the deepest residual stack (resnet50) the least alike.
+class TorchvisionInt8 : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TorchvisionInt8, OutputsPointWhereFp32sDo) {
+  if (!torchvision_available())
+    GTEST_SKIP() << "python3-torch/python3-torchvision are not installed";
+  if (!backend::cpu::has_int8())
+    GTEST_SKIP() << "no VNNI here (oneDNN dispatches to " << backend::cpu::dispatched_isa() << ")";
+  const fs::path stem = exported(GetParam());
+  ImportedModel m = import_model(stem.string() + ".onnx");
+  const Tensor x = read_npy(stem.string() + ".x.npy");
+  auto table = std::make_shared<backend::QuantizationTable>(
+      backend::calibrate(m.graph, m.weights, std::span<const Tensor>(&x, 1), {}));
+  std::vector<Tensor> out;
+  for (const auto precision : {backend::Precision::FP32, backend::Precision::INT8}) {
+    backend::CompileOptions options;
+    options.precision = precision;
+    options.quantization = table;
+    auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), m.graph,
+                                              m.weights, true, options);
+    exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+    out.push_back(exe->output(0).clone());
+  }
+  double ab = 0, aa = 0, bb = 0;
+  for (std::int64_t i = 0; i < out[0].numel(); ++i) {
+    ab += static_cast<double>(out[0].f32()[i]) * out[1].f32()[i];
+    aa += static_cast<double>(out[0].f32()[i]) * out[0].f32()[i];
+    bb += static_cast<double>(out[1].f32()[i]) * out[1].f32()[i];
+  }
+  const double cosine = ab / std::sqrt(aa * bb);
+  std::cout << GetParam().model << ": cosine(int8, fp32) " << cosine << "\n";
+  EXPECT_GE(cosine, 0.97) << GetParam().model;  // measured 0.984 (resnet50) to 0.99999
+}
+
+INSTANTIATE_TEST_SUITE_P(Torchvision, TorchvisionInt8,
+                         ::testing::Values(Case{"resnet50", 13, 64}, Case{"mobilenet_v2", 13, 64},
+                                           Case{"densenet121", 13, 64}, Case{"googlenet", 13, 64},
+                                           Case{"shufflenet_v2_x1_0", 13, 64},
+                                           Case{"mobilenet_v3_small", 13, 64},
+                                           Case{"efficientnet_b0", 13, 64},
+                                           Case{"regnet_y_400mf", 13, 64}),
+                         case_name);
 
 // resnet18 with 10 classes exported for 3x32x32 inputs: fine-tuned on Fashion-MNIST (1x28x28,
 // fed by replicating the channel and padding), its checkpoint evaluated again, and trained from
