@@ -5,6 +5,7 @@
 // backend's int8 kernels read them (docs/quantize.md).
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,9 @@ struct QuantizationTable {
   CalibrationMethod method = CalibrationMethod::MinMax;
   double percentile = 99.99;  // Percentile: the share (%) of magnitudes inside the range
   std::map<std::string, ValueRange> ranges;  // by value name in the inference-compiled graph
+  // Nodes of that graph kept in fp32 (mixed precision: layers whose quantization costs
+  // accuracy), by name.
+  std::set<std::string> excluded;
 };
 
 }  // namespace telar::backend

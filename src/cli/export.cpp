@@ -58,6 +58,7 @@ int run_export(const Args& args) {
   graph::ParameterSet weights;
   std::string what;
   std::map<std::string, graph::Int8Encoding> int8;  // a quantized model's encodings
+  std::set<std::string> fp32_nodes;                 // and the nodes it keeps in fp32
   if (from_model) {
     auto loaded = model.load(seed);
     net = std::move(loaded.graph);
@@ -76,6 +77,7 @@ int run_export(const Args& args) {
       weights = std::move(compiled.params);
       for (const auto& [value, range] : trained.quantization->ranges)
         int8[value] = graph::int8_encoding(range);
+      fp32_nodes = trained.quantization->excluded;
       what += ", int8 QDQ";
     } else {
       net = std::move(trained.net);
@@ -84,6 +86,7 @@ int run_export(const Args& args) {
   }
   onnx::ExportOptions options;
   options.int8 = std::move(int8);
+  options.fp32_nodes = std::move(fp32_nodes);
   options.opset = opset;
   options.producer_version = version();
   onnx::export_model(net, weights, out, options);

@@ -19,6 +19,7 @@
 #include "core/progress.hpp"
 #include "core/threads.hpp"
 #include "graph/loss.hpp"
+#include "optimize/inference.hpp"
 #include "report/run_dir.hpp"
 #include "train/data/data_loader.hpp"
 #include "train/evaluate.hpp"
@@ -72,6 +73,12 @@ int run_quantize(const Args& args) {
   app.add_option("--percentile", percentile,
                  "--calibration percentile: the share (%) of magnitudes inside the range "
                  "(default 99.99)");
+  std::vector<std::string> excluded;
+  app.add_option("--exclude", excluded,
+                 "convolutions or Linear layers kept in fp32, comma-separated (names as telar "
+                 "models show --optimized prints them): mixed precision where a layer's "
+                 "quantization costs accuracy")
+      ->delimiter(',');
   app.add_option("--seed", seed, "which training samples calibration draws");
   app.add_flag("--no-accuracy", no_accuracy,
                "skip the test-set accuracy of fp32 and int8 (measured by default)");
@@ -100,6 +107,17 @@ int run_quantize(const Args& args) {
   refuse_quantized(checkpoint, "telar quantize (a model is quantized from its fp32 weights)");
   TrainedModel trained = load_trained_model(checkpoint, "--checkpoint");
   const nlohmann::json& config = trained.config;
+  if (!excluded.empty()) {
+    const graph::Graph compiled =
+        optimize::optimize_for_inference(trained.net, trained.weights).graph;
+    for (const std::string& name : excluded) {
+      const graph::Node* n = compiled.find_node(name);
+      require(n && (n->kind == graph::OpKind::Conv2d || n->kind == graph::OpKind::Linear),
+              "--exclude {}: {} has no convolution or Linear of that name as compiled for "
+              "inference; see telar models show --optimized for the names",
+              name, trained.net.name());
+    }
+  }
   const auto run_seed = config.value("seed", std::uint64_t{0});
   const Shape input = sample_input(trained.net);
   train::Dataset train_set = data.load_train(run_seed);
@@ -131,6 +149,7 @@ int run_quantize(const Args& args) {
   };
   auto table = std::make_shared<backend::QuantizationTable>(
       backend::calibrate(trained.net, trained.weights, batches, calibration));
+  table->excluded.insert(excluded.begin(), excluded.end());
   if (bar) bar->finish();
 
   nlohmann::json provenance = {{"checkpoint", fs::absolute(trained.checkpoint).string()},

@@ -1,5 +1,7 @@
 #include "cli/quantized_model.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/files.hpp"
 
@@ -22,6 +24,7 @@ nlohmann::json quantization_json(const backend::QuantizationTable& table,
   nlohmann::json ranges = nlohmann::json::object();
   for (const auto& [name, r] : table.ranges) ranges[name] = {r.min, r.max};
   j["ranges"] = ranges;
+  j["excluded"] = table.excluded;
   return j;
 }
 
@@ -47,6 +50,13 @@ std::shared_ptr<const backend::QuantizationTable> read_quantization(
             "{}: the range of '{}' is not [min, max]; quantize the model again", file.string(),
             name);
     table->ranges[name] = {range[0].get<float>(), range[1].get<float>()};
+  }
+  if (j.contains("excluded")) {
+    require(j["excluded"].is_array() &&
+                std::all_of(j["excluded"].begin(), j["excluded"].end(),
+                            [](const nlohmann::json& n) { return n.is_string(); }),
+            "{}: 'excluded' is not a list of node names; quantize the model again", file.string());
+    for (const auto& n : j["excluded"]) table->excluded.insert(n.get<std::string>());
   }
   return table;
 }

@@ -14,7 +14,8 @@ namespace telar::cli {
 inline constexpr const char* kQuantizationFileName = "quantization.json";
 
 // {"format": "telar-quantization", "version": 1, "method", "percentile", "ranges": {value:
-// [min, max]}} plus `provenance`'s fields (the checkpoint, data and batches it came from).
+// [min, max]}, "excluded": [node...]} plus `provenance`'s fields (the checkpoint, data and
+// batches it came from).
 nlohmann::json quantization_json(const backend::QuantizationTable& table,
                                  const nlohmann::json& provenance);
 

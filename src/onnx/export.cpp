@@ -144,12 +144,14 @@ class Exporter {
     for (auto x : v) a->add_ints(x);
   }
 
-  // A node's inputs: a quantized value as its DequantizeLinear's output.
+  // A node's inputs: a quantized value as its DequantizeLinear's output, except for a node
+  // kept in fp32.
   std::vector<std::string> inputs_of(const graph::Node& n) {
+    const bool fp32 = options_.fp32_nodes.count(n.name) > 0;
     std::vector<std::string> in;
     for (ValueId id : n.inputs) {
       const auto dq = dequantized_.find(id);
-      in.push_back(dq != dequantized_.end() ? dq->second : name(id));
+      in.push_back(dq != dequantized_.end() && !fp32 ? dq->second : name(id));
     }
     return in;
   }
@@ -204,7 +206,7 @@ class Exporter {
   // DequantizeLinear; `in` takes their names.
   void quantize_weights(const graph::Node& n, std::vector<std::string>& in) {
     const graph::Int8Encoding* x = encoding_of(n.inputs.at(0));
-    if (!x) return;
+    if (!x || options_.fp32_nodes.count(n.name)) return;
     const Tensor& w = weights_.at(n.inputs.at(1));
     const std::int64_t channels = w.dim(0), per = w.numel() / channels;
     std::vector<float> scales(static_cast<std::size_t>(channels));

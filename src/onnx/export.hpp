@@ -17,6 +17,7 @@
 // telar::Error naming the node; nothing is written then.
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 
 #include "graph/graph.hpp"
@@ -32,8 +33,10 @@ inline constexpr int kMinExportOpset = 13;
 struct ExportOptions {
   int opset = kDefaultExportOpset;
   std::string producer_version;  // written as producer "telar" with this version
-  // Empty: a float model. Else the int8 encodings of the graph's values by name (QDQ above).
+  // Empty: a float model. Else the int8 encodings of the graph's values by name (QDQ above),
+  // and the nodes kept in fp32 (they read float values and keep float weights).
   std::map<std::string, graph::Int8Encoding> int8;
+  std::set<std::string> fp32_nodes;
 };
 
 // Writes `graph` (without a loss) with `weights` to `file` (through a temporary file, renamed

@@ -129,6 +129,29 @@ TEST(Int8, ConvolutionEqualsTheReferenceOnQuantizedValues) {
       << "no output saturated: the test does not exercise the clamp";
 }
 
+// A convolution kept in fp32 (QuantizationTable::excluded, telar quantize --exclude) computes
+// fp32's output exactly, its input and output encodings notwithstanding.
+TEST(Int8, AnExcludedConvolutionRunsInFp32) {
+  SKIP_WITHOUT_INT8();
+  GraphBuilder b("conv");
+  const ValueId x = b.input("x", {8, 9, 9});
+  b.output(b.relu(b.conv2d(x, 16, 3, 1, 1, 1, true, "conv")));
+  const Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 3);
+  const Tensor input = random_tensor({2, 8, 9, 9}, 4, 0.0f, 1.0f);
+  const Tensor fp32 = run(g, params, input, backend::Precision::FP32);
+  auto table = table_of({{"x", {0.0f, 1.0f}}, {inference_output_name(g, params), {0.0f, 1.0f}}});
+  const Tensor quantized = run(g, params, input, backend::Precision::INT8, table);
+  table->excluded.insert("conv");
+  const Tensor excluded = run(g, params, input, backend::Precision::INT8, table);
+  double off = 0;
+  for (std::int64_t i = 0; i < fp32.numel(); ++i) {
+    EXPECT_EQ(excluded.f32()[i], fp32.f32()[i]) << "element " << i;
+    off = std::max(off, static_cast<double>(std::fabs(quantized.f32()[i] - fp32.f32()[i])));
+  }
+  EXPECT_GT(off, 0.0) << "the int8 convolution gave fp32's outputs: the test shows nothing";
+}
+
 // A depthwise convolution (groups = channels) on a signed input, without activation: s8 in and
 // out.
 TEST(Int8, DepthwiseConvolutionOnSignedValuesEqualsTheReference) {

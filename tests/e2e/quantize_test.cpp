@@ -106,6 +106,23 @@ TEST(Quantize, CalibratesSavesAndRunsAtInt8InEvalAndBench) {
   }
   EXPECT_TRUE(smaller) << "the 99th percentile clipped no range";
 
+  // Mixed precision: a convolution kept in fp32 is recorded, and the model runs.
+  const std::string mixed_dir = dir + "/mixed";
+  auto mx =
+      run_telar({"quantize", "--checkpoint", run, "--data", kData, "--calibration-batches", "2",
+                 "--batch-size", "16", "--exclude", "conv1", "--no-accuracy", "--out", mixed_dir});
+  ASSERT_EQ(mx.status, 0) << mx.err;
+  const auto mixed_table =
+      nlohmann::json::parse(std::ifstream(fs::path(mixed_dir) / "quantization.json"));
+  EXPECT_EQ(mixed_table["excluded"], nlohmann::json::array({"conv1"}));
+  auto me = run_telar({"eval", "--checkpoint", mixed_dir, "--data", kData, "--json"});
+  ASSERT_EQ(me.status, 0) << me.err;
+  EXPECT_EQ(last_json(me.out)["precision"], "int8");
+  expect_refused(run_telar({"quantize", "--checkpoint", run, "--data", kData, "--exclude", "pool1",
+                            "--out", dir + "/bad"}),
+                 "--exclude pool1");
+  EXPECT_FALSE(fs::exists(dir + "/bad"));
+
   // A quantized model runs inference only: training and adaptation refuse it.
   expect_refused(run_telar({"train", "--resume", q}), "quantized model");
   expect_refused(

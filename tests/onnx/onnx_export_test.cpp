@@ -149,7 +149,7 @@ TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
   for (int opset : {13, 14, 17, 18}) {
     SCOPED_TRACE("opset " + std::to_string(opset));
     const fs::path file = temp_file("imported_ops_" + std::to_string(opset) + ".onnx");
-    export_model(g, weights, file, {opset, "test", {}});
+    export_model(g, weights, file, {opset, "test", {}, {}});
     // Debian's python3-onnx (1.12) knows opsets up to 17: opset 18's file is checked by the
     // round trip alone.
     if (opset <= 17) expect_checker_passes(file);
@@ -176,7 +176,11 @@ TEST(OnnxExport, WhatCannotBeExportedIsOneErrorAndNoFile) {
   EXPECT_FALSE(fs::exists(file));
   const graph::Graph cnn = graph::zoo::build("mnist_cnn");
   graph::ParameterSet w = graph::ParameterSet::initialize(cnn, 1);
-  train::testing::expect_error([&] { export_model(cnn, w, file, {12, "", {}}); }, {"opsets 13 to"});
+  train::testing::expect_error(
+      [&] {
+        export_model(cnn, w, file, {12, "", {}, {}});
+      },
+      {"opsets 13 to"});
   EXPECT_FALSE(fs::exists(file));
 }
 

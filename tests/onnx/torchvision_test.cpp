@@ -193,7 +193,7 @@ TEST(OnnxConvTranspose, MatchesPyTorchAndRoundTrips) {
       ASSERT_NEAR(t.f32()[i], y.f32()[i], 1e-4f * (1.0f + std::fabs(y.f32()[i]))) << i;
     const fs::path again = fs::path(telar::testing::fresh_temp_dir("onnx_again")) /
                            ("conv_transpose-" + std::to_string(opset) + ".onnx");
-    export_model(m.graph, m.weights, again, {opset, "test", {}});
+    export_model(m.graph, m.weights, again, {opset, "test", {}, {}});
     ImportedModel back = import_model(again);
     const Tensor u = outputs_of(back.graph, back.weights);
     for (std::int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(u.f32()[i], t.f32()[i]) << i;

@@ -69,10 +69,10 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     io.seed = mix64(options.seed ^ (0x5eedULL + static_cast<std::uint64_t>(node.id)));
     io.params_version = options.params_version;
     io.bf16 = options.bf16;
-    io.int8 = options.int8 != nullptr;
+    io.int8 = options.int8 && !options.int8->excluded.count(node.name);
     calibrated(*out);
     const OpKernels& kernels = op_kernels(node.kind);
-    if (!(kernels.int8 && options.use_dnnl))
+    if (!(kernels.int8 && options.use_dnnl && io.int8))
       for (Slot*& in : io.inputs)
         if (is_int8(in->md)) in = to_plain(in);
     std::unique_ptr<Kernel> kernel;
