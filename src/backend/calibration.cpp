@@ -179,4 +179,49 @@ std::shared_ptr<const QuantizationTable> latency_calibration(const graph::Graph&
       calibrate(graph, params, std::span<const Tensor>(&input, 1), {}));
 }
 
+std::vector<LayerSensitivity> layer_sensitivity(const graph::Graph& graph,
+                                                const graph::ParameterSet& params,
+                                                const QuantizationTable& table,
+                                                const Tensor& batch) {
+  graph::ParameterSet weights = params;  // compiling takes them mutable; inference changes nothing
+  const std::span<const Tensor> inputs(&batch, 1);
+  const auto output_at = [&](Precision precision, std::shared_ptr<const QuantizationTable> t) {
+    CompileOptions options;
+    options.precision = precision;
+    options.quantization = std::move(t);
+    auto exe = compile_for_inference(parse_backend_spec("cpu"), graph, weights, true, options);
+    exe->forward(inputs, Mode::Eval);
+    return exe->output(0).clone();
+  };
+  const Tensor reference = output_at(Precision::FP32, nullptr);
+  double norm = 0.0;
+  for (std::int64_t i = 0; i < reference.numel(); ++i)
+    norm += static_cast<double>(reference.f32()[i]) * reference.f32()[i];
+  norm = std::sqrt(norm);
+
+  std::vector<std::string> layers;
+  const optimize::InferenceGraph compiled = optimize::optimize_for_inference(graph, params);
+  for (const graph::Node& n : compiled.graph.nodes())
+    if ((n.kind == graph::OpKind::Conv2d || n.kind == graph::OpKind::Linear) &&
+        !table.excluded.count(n.name))
+      layers.push_back(n.name);
+  std::vector<LayerSensitivity> out;
+  for (const std::string& layer : layers) {
+    auto alone = std::make_shared<QuantizationTable>(table);
+    for (const std::string& other : layers)
+      if (other != layer) alone->excluded.insert(other);
+    const Tensor y = output_at(Precision::INT8, alone);
+    double diff = 0.0;
+    for (std::int64_t i = 0; i < y.numel(); ++i) {
+      const double d = static_cast<double>(y.f32()[i]) - reference.f32()[i];
+      diff += d * d;
+    }
+    out.push_back({layer, norm > 0.0 ? std::sqrt(diff) / norm : std::sqrt(diff)});
+  }
+  std::stable_sort(
+      out.begin(), out.end(),
+      [](const LayerSensitivity& a, const LayerSensitivity& b) { return a.error > b.error; });
+  return out;
+}
+
 }  // namespace telar::backend

@@ -4,6 +4,8 @@
 // computes (and of its input) is recorded by name, as the int8 kernels look them up.
 #include <functional>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "backend/backend.hpp"
 #include "backend/quantization.hpp"
@@ -24,6 +26,19 @@ struct CalibrationOptions {
 // model with several inputs and for batches of another sample shape than the model's.
 QuantizationTable calibrate(const graph::Graph& graph, const graph::ParameterSet& params,
                             std::span<const Tensor> batches, const CalibrationOptions& options);
+
+// How much quantizing one layer alone costs: the relative error ||y_int8 - y_fp32|| /
+// ||y_fp32|| of the model's first output on `batch` with only that convolution or Linear in
+// int8 (the others, and the table's excluded nodes, in fp32). Sorted from the most sensitive;
+// what telar quantize --sensitivity prints, to choose --exclude.
+struct LayerSensitivity {
+  std::string node;  // as named in the graph compiled for inference
+  double error = 0.0;
+};
+std::vector<LayerSensitivity> layer_sensitivity(const graph::Graph& graph,
+                                                const graph::ParameterSet& params,
+                                                const QuantizationTable& table,
+                                                const Tensor& batch);
 
 // For measurements of speed only (adaptation's latency, latency tables, cross-evaluation) at
 // `precision`: int8 needs ranges, and these are `input`'s (e.g. a random batch) — the speed of

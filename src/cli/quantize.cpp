@@ -80,6 +80,10 @@ int run_quantize(const Args& args) {
                  "quantization costs accuracy")
       ->delimiter(',');
   app.add_option("--seed", seed, "which training samples calibration draws");
+  bool sensitivity = false;
+  app.add_flag("--sensitivity", sensitivity,
+               "also each convolution's and Linear's int8 error alone (the model's output "
+               "error with only that layer in int8), most sensitive first: which to --exclude");
   app.add_flag("--no-accuracy", no_accuracy,
                "skip the test-set accuracy of fp32 and int8 (measured by default)");
   add_overwrite_flag(app, &overwrite, "quantized model");
@@ -152,12 +156,24 @@ int run_quantize(const Args& args) {
   table->excluded.insert(excluded.begin(), excluded.end());
   if (bar) bar->finish();
 
+  nlohmann::json sensitivities = nlohmann::json::array();
+  if (sensitivity) {
+    const auto layers =
+        backend::layer_sensitivity(trained.net, trained.weights, *table, batches.front());
+    std::cout << "int8 error of each layer alone (relative output error on a calibration batch; "
+                 "--exclude the worst to keep them in fp32):\n";
+    for (const auto& l : layers) {
+      std::cout << fmt::format("  {:<32} {:8.3f} %\n", l.node, 100.0 * l.error);
+      sensitivities.push_back({{"node", l.node}, {"error", l.error}});
+    }
+  }
   nlohmann::json provenance = {{"checkpoint", fs::absolute(trained.checkpoint).string()},
                                {"model", trained.net.name()},
                                {"data", train_set.name},
                                {"calibration_batches", calibration_batches},
                                {"batch_size", batch_size},
                                {"seed", seed}};
+  if (sensitivity) provenance["sensitivity"] = sensitivities;
   nlohmann::json result = {{"out", run.path().string()}, {"values", table->ranges.size()}};
   if (test_set) {
     const double fp32 =

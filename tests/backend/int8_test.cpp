@@ -17,6 +17,7 @@
 #include "graph/builder.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "ops/kernels.hpp"
+#include "optimize/inference.hpp"
 
 using namespace telar;
 using namespace telar::graph;
@@ -129,6 +130,50 @@ TEST(Int8, ConvolutionEqualsTheReferenceOnQuantizedValues) {
       << "no output saturated: the test does not exercise the clamp";
 }
 
+// A residual sum fused into a convolution with a ReLU: the summand (another convolution's
+// output, negative too) is added in its own encoding, not clipped to the ReLU'd output's u8
+// range first; equal to the reference on quantized values within one output step.
+TEST(Int8, AResidualSumAddsTheSummandInItsOwnEncoding) {
+  SKIP_WITHOUT_INT8();
+  GraphBuilder b("residual");
+  const ValueId x = b.input("x", {8, 9, 9});
+  const ValueId s = b.conv2d(x, 16, 3, 1, 1, 1, true, "s");
+  const ValueId c = b.conv2d(x, 16, 3, 1, 1, 1, true, "c");
+  b.output(b.relu(b.add(c, s)));
+  const Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 13);
+  const Tensor input = random_tensor({2, 8, 9, 9}, 14, 0.0f, 1.0f);
+  const auto table = std::make_shared<backend::QuantizationTable>(
+      backend::calibrate(g, params, std::vector<Tensor>{input}, {}));
+  const auto compiled = optimize::optimize_for_inference(g, params);
+  int fused = 0;
+  for (const Node& n : compiled.graph.nodes())
+    if (n.kind == OpKind::Conv2d && n.attr<Conv2dAttrs>().post.sum) ++fused;
+  ASSERT_EQ(fused, 1) << "the sum was not fused: the test would not exercise it";
+  const std::string out_name = compiled.graph.value(compiled.graph.outputs()[0]).name;
+  const auto s_enc = backend::int8_encoding(table->ranges.at("s.out"));
+  ASSERT_FALSE(s_enc.is_unsigned) << "the summand has no negative values";
+  const Tensor got = run(g, params, input, backend::Precision::INT8, table);
+
+  Tensor xq = input.clone();
+  quantize_activation(xq, backend::int8_encoding(table->ranges.at("x")));
+  const auto conv_of = [&](const char* name) {
+    const Node& n = *g.find_node(name);
+    Tensor y(got.shape());
+    ops::conv2d_forward(n.attr<Conv2dAttrs>(), xq, quantize_weights(params.at(n.inputs[1])),
+                        &params.at(n.inputs[2]), y);
+    return y;
+  };
+  Tensor summand = conv_of("s");
+  quantize_activation(summand, s_enc);
+  Tensor want = conv_of("c");
+  for (std::int64_t i = 0; i < want.numel(); ++i)
+    want.f32()[i] = std::max(want.f32()[i] + summand.f32()[i], 0.0f);
+  const auto out = backend::int8_encoding(table->ranges.at(out_name));
+  quantize_activation(want, out);
+  expect_within_one_step(got, want, out.scale);
+}
+
 // A convolution kept in fp32 (QuantizationTable::excluded, telar quantize --exclude) computes
 // fp32's output exactly, its input and output encodings notwithstanding.
 TEST(Int8, AnExcludedConvolutionRunsInFp32) {
@@ -150,6 +195,43 @@ TEST(Int8, AnExcludedConvolutionRunsInFp32) {
     off = std::max(off, static_cast<double>(std::fabs(quantized.f32()[i] - fp32.f32()[i])));
   }
   EXPECT_GT(off, 0.0) << "the int8 convolution gave fp32's outputs: the test shows nothing";
+}
+
+// Each layer's sensitivity is the output error with it alone in int8: for a model of one
+// convolution that is the whole int8 model's error; for two, both are measured, most sensitive
+// first, and an excluded layer is not.
+TEST(Int8, LayerSensitivityIsTheErrorOfEachLayerAlone) {
+  SKIP_WITHOUT_INT8();
+  GraphBuilder b("two");
+  const ValueId x = b.input("x", {8, 9, 9});
+  const ValueId c1 = b.relu(b.conv2d(x, 16, 3, 1, 1, 1, true, "c1"));
+  b.output(b.conv2d(c1, 4, 3, 1, 1, 1, true, "c2"));
+  const Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 11);
+  const std::vector<Tensor> batch = {random_tensor({2, 8, 9, 9}, 12, 0.0f, 1.0f)};
+  auto table =
+      std::make_shared<backend::QuantizationTable>(backend::calibrate(g, params, batch, {}));
+  const auto layers = backend::layer_sensitivity(g, params, *table, batch[0]);
+  ASSERT_EQ(layers.size(), 2u);
+  EXPECT_GE(layers[0].error, layers[1].error);
+  EXPECT_GT(layers[1].error, 0.0);
+  // Each alone, by hand: the other excluded.
+  const Tensor fp32 = run(g, params, batch[0], backend::Precision::FP32);
+  for (const auto& l : layers) {
+    auto alone = std::make_shared<backend::QuantizationTable>(*table);
+    alone->excluded.insert(l.node == "c1" ? "c2" : "c1");
+    const Tensor y = run(g, params, batch[0], backend::Precision::INT8, alone);
+    double diff = 0, norm = 0;
+    for (std::int64_t i = 0; i < y.numel(); ++i) {
+      diff += std::pow(static_cast<double>(y.f32()[i]) - fp32.f32()[i], 2);
+      norm += std::pow(static_cast<double>(fp32.f32()[i]), 2);
+    }
+    EXPECT_NEAR(l.error, std::sqrt(diff / norm), 1e-9) << l.node;
+  }
+  table->excluded.insert("c1");
+  const auto rest = backend::layer_sensitivity(g, params, *table, batch[0]);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].node, "c2");
 }
 
 // A depthwise convolution (groups = channels) on a signed input, without activation: s8 in and

@@ -108,13 +108,23 @@ TEST(Quantize, CalibratesSavesAndRunsAtInt8InEvalAndBench) {
 
   // Mixed precision: a convolution kept in fp32 is recorded, and the model runs.
   const std::string mixed_dir = dir + "/mixed";
-  auto mx =
-      run_telar({"quantize", "--checkpoint", run, "--data", kData, "--calibration-batches", "2",
-                 "--batch-size", "16", "--exclude", "conv1", "--no-accuracy", "--out", mixed_dir});
+  auto mx = run_telar({"quantize", "--checkpoint", run, "--data", kData, "--calibration-batches",
+                       "2", "--batch-size", "16", "--exclude", "conv1", "--no-accuracy",
+                       "--sensitivity", "--out", mixed_dir});
   ASSERT_EQ(mx.status, 0) << mx.err;
   const auto mixed_table =
       nlohmann::json::parse(std::ifstream(fs::path(mixed_dir) / "quantization.json"));
   EXPECT_EQ(mixed_table["excluded"], nlohmann::json::array({"conv1"}));
+  // --sensitivity: every other convolution and Linear, most sensitive first, printed and kept.
+  const auto& layers = mixed_table["sensitivity"];
+  ASSERT_EQ(layers.size(), 3u) << mixed_table.dump();  // conv2, fc1, fc2
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    EXPECT_NE(layers[i]["node"], "conv1");
+    EXPECT_NE(mx.out.find(layers[i]["node"].get<std::string>()), std::string::npos) << mx.out;
+    if (i > 0) {
+      EXPECT_LE(layers[i]["error"].get<double>(), layers[i - 1]["error"].get<double>());
+    }
+  }
   auto me = run_telar({"eval", "--checkpoint", mixed_dir, "--data", kData, "--json"});
   ASSERT_EQ(me.status, 0) << me.err;
   EXPECT_EQ(last_json(me.out)["precision"], "int8");

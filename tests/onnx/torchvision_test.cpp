@@ -255,8 +255,8 @@ INSTANTIATE_TEST_SUITE_P(
 // Imported classifiers at int8 (telar quantize's calibration and kernels): calibrated on the
 // fixture's input and run on it, their outputs point where fp32's do (cosine similarity over
 // the batch's logits), whatever ops surround the convolutions (concatenations, channel shuffles,
-// squeeze-and-excitation, hard-swish: fp32 between int8 convolutions). Random weights make
-// the deepest residual stack (resnet50) the least alike.
+// squeeze-and-excitation, hard-swish: fp32 between int8 convolutions). (resnet50 was 0.984
+// while residual summands were requantized to the ReLU'd output's u8 range, negatives clipped.)
 class TorchvisionInt8 : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TorchvisionInt8, OutputsPointWhereFp32sDo) {
@@ -287,7 +287,7 @@ TEST_P(TorchvisionInt8, OutputsPointWhereFp32sDo) {
   }
   const double cosine = ab / std::sqrt(aa * bb);
   std::cout << GetParam().model << ": cosine(int8, fp32) " << cosine << "\n";
-  EXPECT_GE(cosine, 0.97) << GetParam().model;  // measured 0.984 (resnet50) to 0.99999
+  EXPECT_GE(cosine, 0.995) << GetParam().model;  // measured 0.9997 to 0.99999
 }
 
 INSTANTIATE_TEST_SUITE_P(Torchvision, TorchvisionInt8,

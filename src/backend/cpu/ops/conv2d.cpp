@@ -220,7 +220,7 @@ class DnnlConv final : public DnnlKernel {
 // Conv2d in int8 (Precision::INT8, inference only): u8 or s8 activations as calibration encoded
 // them, s8 weights with one scale per output channel (quantized from the f32 parameters when
 // they change), s32 accumulation. The primitive's output scales (input scale x weight scale)
-// bring the accumulator to real values; the residual sum (in the output's scale), the
+// bring the accumulator to real values; the residual sum (the summand in its own encoding), the
 // activation, and the requantization to the output's encoding (an eltwise linear by 1 / its
 // scale) follow as post-ops. The bias is added before the output scales (oneDNN 2's
 // order), so it is given divided by them. An output without an encoding stays f32.
@@ -242,12 +242,26 @@ class DnnlConvInt8 final : public DnnlKernel {
     dst_any_ = md(to_dims(y), dst_dt, any);
     if (a.bias) b_md_ = md({a.out_channels}, dt::f32, dnnl::memory::format_tag::a);
     w_scales_.assign(static_cast<std::size_t>(a.out_channels), 1.0f);
+    if (a.post.sum && out_.scale > 0.0f) {
+      const Int8Encoding& summand = io_.inputs.back()->int8;
+      sum_ = summand.scale > 0.0f ? summand : out_;
+    }
     const conv_fwd::primitive_desc pd = make_pd();
     io_.inputs[0] = converter.convert(io_.inputs[0], pd.src_desc());
     const md dst_md = pd.dst_desc();
     if (a.post.sum) {
-      // As in DnnlConv: the output is written over the summand, requantized to its scale.
-      Slot* summand = converter.convert(io_.inputs.back(), dst_md, out_.scale);
+      // As in DnnlConv: the output is written over the summand. With int8 output the summand
+      // keeps its own encoding in the output's layout (the sum post-op reads it as its type and
+      // scale): requantized to the output's, a negative summand under a ReLU'd (u8) output
+      // would be clipped to zero before the sum.
+      Slot* summand = io_.inputs.back();
+      if (sum_.scale > 0.0f) {
+        dnnl_memory_desc_t as_summand = dst_md.data;
+        as_summand.data_type = sum_.is_unsigned ? dnnl_u8 : dnnl_s8;
+        summand = converter.convert(summand, md(as_summand), sum_.scale);
+      } else {
+        summand = converter.convert(summand, dst_md);
+      }
       io_.inputs.back() = summand;
       out().md = dst_md;
       out().plain = summand->plain;
@@ -275,7 +289,13 @@ class DnnlConvInt8 final : public DnnlKernel {
     dnnl::primitive_attr attr = default_attr();
     attr.set_output_scales(1 << 1, output_scales());
     dnnl::post_ops ops;
-    if (a.post.sum) ops.append_sum(out_.scale > 0.0f ? out_.scale : 1.0f);
+    if (a.post.sum) {
+      if (sum_.scale > 0.0f)
+        ops.append_sum(sum_.scale, sum_.is_unsigned ? dnnl::memory::data_type::u8
+                                                    : dnnl::memory::data_type::s8);
+      else
+        ops.append_sum(1.0f);  // an f32 output and summand
+    }
     if (a.post.activation != graph::OpKind::Count) {
       const auto e = dnnl_eltwise(a.post.activation, a.post.eltwise);
       if (!e)
@@ -319,6 +339,7 @@ class DnnlConvInt8 final : public DnnlKernel {
   ConvGeometry geo_;
   md src_any_, w_any_, dst_any_, b_md_;
   Int8Encoding in_, out_;
+  Int8Encoding sum_;  // the summand's storage in the output's buffer (scale 0: f32)
   std::vector<float> w_scales_;
   dnnl::memory weights_;
   Tensor bias_;
