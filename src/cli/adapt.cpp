@@ -225,7 +225,9 @@ int adapt_command(const Args& args,
       "adapting {} to {} {} of the original {} on {} ({} prunable groups, {} held-out "
       "samples)\n",
       net.name(), o.budget, adapt::resource_name(kind), adapt::resource_name(kind),
-      kind == adapt::ResourceKind::Latency ? target : "any target",
+      kind != adapt::ResourceKind::Latency ? "any target"
+      : precision == "fp32"                ? target
+                                           : target + " at " + precision,
       adapt::ChannelGroups(net).prunable().size(), d.held_out.size());
   std::optional<ProgressBar> bar;
   std::string bar_stage;
