@@ -35,13 +35,8 @@ optimize::Rewritten with_sums_apart(const graph::Graph& g, const graph::Paramete
     const std::string& name = g.value(n.outputs.at(0)).name;
     const graph::ValueId conv = r.add(OpKind::Conv2d, n.name, a, std::move(in));
     graph::ValueId out = r.add(OpKind::Add, n.name + "/sum", {}, {conv, summand});
-    if (post.activation != OpKind::Count) {
-      const bool has_parameters = post.activation == OpKind::LeakyReLU ||
-                                  post.activation == OpKind::HardSigmoid ||
-                                  post.activation == OpKind::Pow;
-      out = r.add(post.activation, n.name + "/activation",
-                  has_parameters ? graph::Attrs(post.eltwise) : graph::Attrs{}, {out});
-    }
+    if (post.activation != OpKind::Count)
+      out = r.add(post.activation, n.name + "/activation", post.eltwise, {out});
     r.redirect(n.outputs.at(0), out);
     names.emplace_back(conv, name + "/primitive");
     names.emplace_back(out, name);

@@ -22,10 +22,7 @@
 #include "core/parse.hpp"
 #include "core/system_load.hpp"
 #include "core/threads.hpp"
-#include "graph/loss.hpp"
 #include "report/run_dir.hpp"
-#include "train/data/data_loader.hpp"
-#include "train/evaluate.hpp"
 
 namespace telar::cli {
 
@@ -184,21 +181,11 @@ int run_bench(const Args& args) {
                                  sample_input(trained->net), trained->config));
   std::optional<report::RunDirectory> run;
   if (!out.empty()) run.emplace(out, report::reuse_for(overwrite));
-  if (accuracy) {
-    const graph::Graph with_loss = graph::with_loss(trained->net, trained->loss);
-    std::vector<std::int64_t> all(static_cast<std::size_t>(test_set->size()));
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
-    for (BenchTarget& t : targets) {
-      if (t.spec.kind == "sim") continue;  // its values are the cpu's
-      backend::CompileOptions options;
-      options.precision = t.precision;
-      options.quantization = trained->quantization;
-      auto exe = backend::compile_for_inference(t.spec, with_loss, trained->weights, !no_optimize,
-                                                options);
-      train::DataLoader loader(*test_set, all, {256, false, false, 0});
-      t.accuracy = train::evaluate_classifier(*exe, loader).accuracy;
-    }
-  }
+  if (accuracy)
+    for (BenchTarget& t : targets)
+      if (t.spec.kind != "sim")  // its values are the cpu's
+        t.accuracy = test_accuracy(*trained, *test_set, t.spec, t.precision, trained->quantization,
+                                   !no_optimize);
 
   nlohmann::json environment = report::machine_info();
   environment["isa"] = backend::cpu::dispatched_isa();

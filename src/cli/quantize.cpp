@@ -18,33 +18,13 @@
 #include "core/files.hpp"
 #include "core/progress.hpp"
 #include "core/threads.hpp"
-#include "graph/loss.hpp"
 #include "optimize/inference.hpp"
 #include "report/run_dir.hpp"
 #include "train/data/data_loader.hpp"
-#include "train/evaluate.hpp"
 
 namespace telar::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// Test-set accuracy of `trained` at a precision.
-double accuracy_at(const TrainedModel& trained, graph::ParameterSet& weights,
-                   const train::Dataset& test, backend::Precision precision,
-                   std::shared_ptr<const backend::QuantizationTable> table) {
-  const graph::Graph g = graph::with_loss(trained.net, trained.loss);
-  backend::CompileOptions options;
-  options.precision = precision;
-  options.quantization = std::move(table);
-  auto exe =
-      backend::compile_for_inference(backend::parse_backend_spec("cpu"), g, weights, true, options);
-  train::DataLoader loader(test, {256, false, false, 0});
-  return train::evaluate_classifier(*exe, loader).accuracy;
-}
-
-}  // namespace
 
 int run_quantize(const Args& args) {
   CLI::App app{
@@ -176,10 +156,9 @@ int run_quantize(const Args& args) {
   if (sensitivity) provenance["sensitivity"] = sensitivities;
   nlohmann::json result = {{"out", run.path().string()}, {"values", table->ranges.size()}};
   if (test_set) {
-    const double fp32 =
-        accuracy_at(trained, trained.weights, *test_set, backend::Precision::FP32, nullptr);
-    const double int8 =
-        accuracy_at(trained, trained.weights, *test_set, backend::Precision::INT8, table);
+    const backend::BackendSpec cpu = backend::parse_backend_spec("cpu");
+    const double fp32 = test_accuracy(trained, *test_set, cpu, backend::Precision::FP32, nullptr);
+    const double int8 = test_accuracy(trained, *test_set, cpu, backend::Precision::INT8, table);
     std::cout << fmt::format(
         "test accuracy on {} ({} samples): fp32 {:.4f}, int8 {:.4f} ({:+.2f} pp)\n", test_set->name,
         test_set->size(), fp32, int8, 100.0 * (int8 - fp32));

@@ -1,11 +1,14 @@
 #include "cli/trained_model.hpp"
 
 #include "adapt/prune.hpp"
+#include "backend/inference.hpp"
 #include "cli/quantized_model.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "onnx/import.hpp"
+#include "train/data/data_loader.hpp"
+#include "train/evaluate.hpp"
 
 namespace telar::cli {
 
@@ -30,6 +33,19 @@ TrainedModel load_trained_model(const std::string& checkpoint, const std::string
   restore_trained_weights(ckpt, m.checkpoint, m.net, m.loss, m.weights);
   m.quantization = read_quantization(m.checkpoint);
   return m;
+}
+
+double test_accuracy(TrainedModel& trained, const train::Dataset& test,
+                     const backend::BackendSpec& spec, backend::Precision precision,
+                     std::shared_ptr<const backend::QuantizationTable> quantization,
+                     bool optimize) {
+  const graph::Graph with_loss = graph::with_loss(trained.net, trained.loss);
+  backend::CompileOptions options;
+  options.precision = precision;
+  options.quantization = std::move(quantization);
+  auto exe = backend::compile_for_inference(spec, with_loss, trained.weights, optimize, options);
+  train::DataLoader loader(test, {256, false, false, 0});
+  return train::evaluate_classifier(*exe, loader).accuracy;
 }
 
 graph::Graph original_model(const nlohmann::json& config) {

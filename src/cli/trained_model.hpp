@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backend/backend.hpp"
 #include "backend/quantization.hpp"
 #include "graph/graph.hpp"
 #include "graph/loss.hpp"
 #include "graph/parameters.hpp"
 #include "train/checkpoint.hpp"
+#include "train/data/dataset.hpp"
 
 namespace telar::cli {
 
@@ -23,6 +25,14 @@ struct TrainedModel {
   // A quantized model's calibration (telar quantize; cli/quantized_model.hpp), else nullptr.
   std::shared_ptr<const backend::QuantizationTable> quantization;
 };
+
+// `trained`'s accuracy on `test` (every sample, in order), compiled for inference on `spec` at
+// `precision` (int8: with `quantization`) or, with `optimize` false, as built (bench --accuracy,
+// quantize).
+double test_accuracy(TrainedModel& trained, const train::Dataset& test,
+                     const backend::BackendSpec& spec, backend::Precision precision,
+                     std::shared_ptr<const backend::QuantizationTable> quantization,
+                     bool optimize = true);
 
 // `checkpoint`: a run directory or its checkpoint file; `flag` names it in errors. Throws
 // telar::Error for a missing, corrupted or foreign checkpoint.

@@ -92,21 +92,24 @@ class Exporter {
                                    static_cast<std::size_t>(t.numel()) * sizeof(float)));
   }
 
-  // A constant input of one node: an initializer named after the node.
-  std::string ints(const std::string& name, const std::vector<std::int64_t>& values) {
+  // An initializer of `type` and `dims` holding `bytes`, named after `base`.
+  std::string tensor(const std::string& base, proto::TensorProto::DataType type,
+                     const std::vector<std::int64_t>& dims, const void* bytes, std::size_t size) {
     auto* init = graph_->add_initializer();
-    init->set_name(unique(name));
-    init->set_data_type(proto::TensorProto::INT64);
-    init->add_dims(static_cast<std::int64_t>(values.size()));
-    for (auto v : values) init->add_int64_data(v);
+    init->set_name(unique(base));
+    init->set_data_type(type);
+    for (auto d : dims) init->add_dims(d);
+    init->set_raw_data(std::string(static_cast<const char*>(bytes), size));
     return init->name();
   }
+
+  // A constant input of one node: an initializer named after the node.
+  std::string ints(const std::string& name, const std::vector<std::int64_t>& values) {
+    return tensor(name, proto::TensorProto::INT64, {static_cast<std::int64_t>(values.size())},
+                  values.data(), values.size() * sizeof(std::int64_t));
+  }
   std::string scalar(const std::string& name, float value) {
-    auto* init = graph_->add_initializer();
-    init->set_name(unique(name));
-    init->set_data_type(proto::TensorProto::FLOAT);
-    init->add_float_data(value);
-    return init->name();
+    return tensor(name, proto::TensorProto::FLOAT, {}, &value, sizeof value);
   }
   // `base`, made unique among the file's tensor names, and claimed.
   std::string unique(const std::string& base) {
@@ -154,17 +157,6 @@ class Exporter {
       in.push_back(dq != dequantized_.end() && !fp32 ? dq->second : name(id));
     }
     return in;
-  }
-
-  // An initializer of `type` and `dims` holding `bytes`, named after `base`.
-  std::string tensor(const std::string& base, proto::TensorProto::DataType type,
-                     const std::vector<std::int64_t>& dims, const void* bytes, std::size_t size) {
-    auto* init = graph_->add_initializer();
-    init->set_name(unique(base));
-    init->set_data_type(type);
-    for (auto d : dims) init->add_dims(d);
-    init->set_raw_data(std::string(static_cast<const char*>(bytes), size));
-    return init->name();
   }
 
   // The int8 encoding of a value by its telar name (QDQ export), or nullptr.

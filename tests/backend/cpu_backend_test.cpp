@@ -1,19 +1,20 @@
 // The oneDNN CPU backend against the reference kernels (cpu:ref): forward outputs and every
 // parameter gradient, on the zoo models and on graphs that exercise layouts, accumulation of
 // gradients and batch-size changes.
-#include <gtest/gtest.h>
+#include "backend/cpu/cpu_backend.hpp"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "backend/backend.hpp"
-#include "backend/cpu/cpu_backend.hpp"
 #include "backend/inference.hpp"
 #include "core/rng.hpp"
 #include "graph/builder.hpp"
-#include "graph/zoo/zoo.hpp"
 #include "graph/loss.hpp"
+#include "graph/zoo/zoo.hpp"
+#include "reduced_precision_cases.hpp"
 
 using namespace telar;
 using namespace telar::graph;
@@ -298,25 +299,14 @@ TEST(CpuBackend, Bf16InferenceStaysWithinBf16RoundingOfFp32) {
   if (!backend::cpu::has_bf16())
     GTEST_SKIP() << "this CPU has no avx512_bf16 or AMX (oneDNN dispatches to "
                  << backend::cpu::dispatched_isa() << "); bf16 is refused here";
-  const std::pair<const char*, Shape> cases[] = {{"mobilenet_v1:0.5", {3, 64, 64}},
-                                                  {"resnet18", {3, 64, 64}},
-                                                  {"mnist_cnn", {1, 28, 28}},
-                                                  {"mlp:784-256-10", {784}}};  // Linear only
-  for (const auto& [model, input] : cases) {
+  for (const auto& [model, input] : telar::testing::kReducedPrecisionCases) {
     zoo::ModelOptions zo;
     zo.input = input;
     const Graph g = zoo::build(model, zo);
-    ParameterSet params = ParameterSet::initialize(g, 5);
-    Rng rng(6);
-    // Positive BatchNorm shifts keep a deep ReLU network's activations alive at random weights
-    // (else MobileNet's features die out and its output is the classifier's bias alone).
-    for (const Node& n : g.nodes())
-      if (n.kind == OpKind::BatchNorm2d)
-        for (float& v : params.at(n.inputs[2]).span<float>()) v = rng.uniform(0.1f, 0.5f);
+    ParameterSet params = telar::testing::live_weights(g);
     Shape shape = g.value(g.inputs()[0]).shape;
     shape[0] = 2;
-    Tensor x(shape);
-    for (float& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+    const Tensor x = random_tensor(shape, 6, 0.0f, 1.0f);
     std::vector<Tensor> out;
     for (const auto precision : {backend::Precision::FP32, backend::Precision::BF16}) {
       backend::CompileOptions options;
@@ -326,11 +316,7 @@ TEST(CpuBackend, Bf16InferenceStaysWithinBf16RoundingOfFp32) {
       exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
       out.push_back(exe->output(0).clone());
     }
-    double diff = 0, scale = 0;
-    for (std::int64_t i = 0; i < out[0].numel(); ++i) {
-      diff = std::max(diff, static_cast<double>(std::fabs(out[0].f32()[i] - out[1].f32()[i])));
-      scale = std::max(scale, static_cast<double>(std::fabs(out[0].f32()[i])));
-    }
+    const auto [diff, scale] = telar::testing::max_difference(out[1], out[0]);
     EXPECT_GT(diff, 1e-7 * scale) << model << ": bf16 gave fp32's outputs exactly";
     EXPECT_LE(diff, 3e-2 * scale) << model;
   }

@@ -18,6 +18,7 @@
 #include "graph/zoo/zoo.hpp"
 #include "ops/kernels.hpp"
 #include "optimize/inference.hpp"
+#include "reduced_precision_cases.hpp"
 
 using namespace telar;
 using namespace telar::graph;
@@ -390,20 +391,11 @@ TEST(Int8, CalibrationRangesAreThoseOfTheValuesComputed) {
 // of the output's magnitude: 8-bit steps compounded over the depth), but not equal to it.
 TEST(Int8, ZooModelsStayCloseToFp32) {
   SKIP_WITHOUT_INT8();
-  const std::pair<const char*, Shape> cases[] = {{"mobilenet_v1:0.5", {3, 64, 64}},
-                                                 {"resnet18", {3, 64, 64}},
-                                                 {"mnist_cnn", {1, 28, 28}},
-                                                 {"mlp:784-256-10", {784}}};
-  for (const auto& [model, input] : cases) {
+  for (const auto& [model, input] : telar::testing::kReducedPrecisionCases) {
     zoo::ModelOptions zo;
     zo.input = input;
     const Graph g = zoo::build(model, zo);
-    ParameterSet params = ParameterSet::initialize(g, 5);
-    Rng rng(6);
-    // As in the bf16 test: positive BatchNorm shifts keep deep ReLU activations alive.
-    for (const Node& n : g.nodes())
-      if (n.kind == OpKind::BatchNorm2d)
-        for (float& v : params.at(n.inputs[2]).span<float>()) v = rng.uniform(0.1f, 0.5f);
+    ParameterSet params = telar::testing::live_weights(g);
     Shape shape = g.value(g.inputs()[0]).shape;
     shape[0] = 4;
     std::vector<Tensor> calibration;
@@ -414,11 +406,7 @@ TEST(Int8, ZooModelsStayCloseToFp32) {
     const Tensor x = random_tensor(shape, 30, 0.0f, 1.0f);
     const Tensor fp32 = run(g, params, x, backend::Precision::FP32);
     const Tensor int8 = run(g, params, x, backend::Precision::INT8, table);
-    double diff = 0, scale = 0;
-    for (std::int64_t i = 0; i < fp32.numel(); ++i) {
-      diff = std::max(diff, static_cast<double>(std::fabs(fp32.f32()[i] - int8.f32()[i])));
-      scale = std::max(scale, static_cast<double>(std::fabs(fp32.f32()[i])));
-    }
+    const auto [diff, scale] = telar::testing::max_difference(int8, fp32);
     EXPECT_GT(diff, 1e-6 * scale) << model << ": int8 gave fp32's outputs exactly";
     EXPECT_LE(diff, 0.1 * scale) << model;
     std::cout << model << ": int8 max |diff| " << diff << " of output magnitude " << scale << "\n";

@@ -29,16 +29,19 @@ std::optional<EltwiseAlgorithm> dnnl_eltwise(graph::OpKind kind, const graph::El
   }
 }
 
+void append_activation(dnnl::post_ops& ops, const graph::PostOps& post) {
+  if (post.activation == graph::OpKind::Count) return;
+  const auto e = dnnl_eltwise(post.activation, post.eltwise);
+  if (!e) fail("internal: oneDNN has no eltwise post-op for {}", graph::op_name(post.activation));
+  ops.append_eltwise(1.0f, e->algorithm, e->alpha, e->beta);
+}
+
 dnnl::primitive_attr attr_with_post_ops(const graph::PostOps& post) {
   dnnl::primitive_attr attr = default_attr();
   if (!post.any()) return attr;
   dnnl::post_ops ops;
   if (post.sum) ops.append_sum(1.0f);
-  if (post.activation != graph::OpKind::Count) {
-    const auto e = dnnl_eltwise(post.activation, post.eltwise);
-    if (!e) fail("internal: oneDNN has no eltwise post-op for {}", graph::op_name(post.activation));
-    ops.append_eltwise(1.0f, e->algorithm, e->alpha, e->beta);
-  }
+  append_activation(ops, post);
   attr.set_post_ops(ops);
   return attr;
 }

@@ -18,6 +18,9 @@ struct EltwiseAlgorithm {
 // Erf: they run on the reference kernel).
 std::optional<EltwiseAlgorithm> dnnl_eltwise(graph::OpKind kind, const graph::EltwiseAttrs& attrs);
 
+// The post-ops' activation, where they have one, appended to `ops`.
+void append_activation(dnnl::post_ops& ops, const graph::PostOps& post);
+
 // default_attr() with the post-ops appended: sum (scale 1), then the activation.
 dnnl::primitive_attr attr_with_post_ops(const graph::PostOps& post);
 

@@ -42,15 +42,10 @@ class DnnlConv final : public DnnlKernel {
     const auto& a = node().attr<graph::Conv2dAttrs>();
     const auto& x = in(0).shape;
     const auto& y = out().shape;
-    const ConvGeometry geo(a, x, y);
-    strides_ = geo.strides;
-    dilates_ = geo.dilates;
-    pad_l_ = geo.pad_l;
-    pad_r_ = geo.pad_r;
+    geo_ = ConvGeometry(a, x, y);
     const auto f32 = dnnl::memory::data_type::f32;
     const auto any = dnnl::memory::format_tag::any;
-    const dnnl::memory::dims wdims = geo.weights.dims();
-    w_plain_md_ = geo.weights;
+    const dnnl::memory::dims wdims = geo_.weights.dims();
     b_md_ = a.bias ? in(2).md : md();
     // Let oneDNN choose layouts for inference; training uses the same activation layouts.
     // bf16: activations and weights in bf16 (reordered from f32 where they arrive so), the
@@ -101,12 +96,12 @@ class DnnlConv final : public DnnlKernel {
     const auto f32 = dnnl::memory::data_type::f32;
     const auto any = dnnl::memory::format_tag::any;
     const md src_any(src_md_.dims(), f32, any), dst_any(dst_md_.dims(), f32, any),
-        w_any(w_plain_md_.dims(), f32, any);
+        w_any(geo_.weights.dims(), f32, any);
     const dnnl::memory diff_dst = out().grad_memory();
     if (grad_of(0).tensor) {
       conv_bwd_data::primitive_desc pd(
-          conv_bwd_data::desc(algorithm::convolution_direct, src_any, w_any, dst_any, strides_,
-                              dilates_, pad_l_, pad_r_),
+          conv_bwd_data::desc(algorithm::convolution_direct, src_any, w_any, dst_any, geo_.strides,
+                              geo_.dilates, geo_.pad_l, geo_.pad_r),
           default_attr(), cpu_engine(), hint);
       dnnl::memory dd = stage_in(diff_dst, pd.diff_dst_desc(), before_data_);
       dnnl::memory target = memory_over(src_md_, *grad_of(0).tensor);
@@ -125,13 +120,13 @@ class DnnlConv final : public DnnlKernel {
     if (grad_of(1).tensor) {
       conv_bwd_weights::primitive_desc pd(
           conv_bwd_weights::desc(algorithm::convolution_direct, src_any, w_any, b_md_, dst_any,
-                                 strides_, dilates_, pad_l_, pad_r_),
+                                 geo_.strides, geo_.dilates, geo_.pad_l, geo_.pad_r),
           default_attr(), cpu_engine(), hint);
       dnnl::memory src = stage_in(in(0).data_memory(), pd.src_desc(), before_weights_);
       dnnl::memory dd = stage_in(diff_dst, pd.diff_dst_desc(), before_weights_dd_);
-      dnnl::memory dw_plain = memory_over(w_plain_md_, *grad_of(1).tensor);
+      dnnl::memory dw_plain = memory_over(geo_.weights, *grad_of(1).tensor);
       dnnl::memory dw = dw_plain;
-      if (pd.diff_weights_desc() != w_plain_md_) {
+      if (pd.diff_weights_desc() != geo_.weights) {
         dw = owned(pd.diff_weights_desc());
         dw_to_plain_ = {dnnl::reorder(dw, dw_plain), {{DNNL_ARG_FROM, dw}, {DNNL_ARG_TO, dw_plain}}};
       }
@@ -164,10 +159,11 @@ class DnnlConv final : public DnnlKernel {
 
   conv_fwd::primitive_desc make_fwd(prop_kind kind, const md& src, const md& w, const md& dst,
                                     const dnnl::primitive_attr& attr = default_attr()) {
-    conv_fwd::desc d = b_md_ ? conv_fwd::desc(kind, algorithm::convolution_direct, src, w, b_md_,
-                                              dst, strides_, dilates_, pad_l_, pad_r_)
-                             : conv_fwd::desc(kind, algorithm::convolution_direct, src, w, dst,
-                                              strides_, dilates_, pad_l_, pad_r_);
+    conv_fwd::desc d = b_md_
+                           ? conv_fwd::desc(kind, algorithm::convolution_direct, src, w, b_md_, dst,
+                                            geo_.strides, geo_.dilates, geo_.pad_l, geo_.pad_r)
+                           : conv_fwd::desc(kind, algorithm::convolution_direct, src, w, dst,
+                                            geo_.strides, geo_.dilates, geo_.pad_l, geo_.pad_r);
     return conv_fwd::primitive_desc(d, attr, cpu_engine());
   }
 
@@ -175,7 +171,7 @@ class DnnlConv final : public DnnlKernel {
     if (!train_pd_ready_) {
       const auto any = dnnl::memory::format_tag::any;
       train_pd_ = make_fwd(prop_kind::forward_training, src_md_,
-                           md(w_plain_md_.dims(), dnnl::memory::data_type::f32, any), dst_md_);
+                           md(geo_.weights.dims(), dnnl::memory::data_type::f32, any), dst_md_);
       train_pd_ready_ = true;
     }
     return train_pd_;
@@ -183,8 +179,8 @@ class DnnlConv final : public DnnlKernel {
 
   dnnl::memory& weights_for(const md& wanted, Weights& w) {
     if (!w.memory) {
-      dnnl::memory plain = memory_over(w_plain_md_, in(1).data);
-      if (wanted == w_plain_md_) {
+      dnnl::memory plain = memory_over(geo_.weights, in(1).data);
+      if (wanted == geo_.weights) {
         w.memory = plain;
       } else {
         w.memory = owned(wanted);
@@ -206,8 +202,8 @@ class DnnlConv final : public DnnlKernel {
     if (w.reorder.ready() && parameters_changed(io_, seen)) w.reorder.run();
   }
 
-  dnnl::memory::dims strides_, dilates_, pad_l_, pad_r_;
-  md src_md_, dst_md_, w_plain_md_, b_md_;
+  ConvGeometry geo_;
+  md src_md_, dst_md_, b_md_;
   conv_fwd::primitive_desc infer_pd_, train_pd_;
   bool train_pd_ready_ = false;
   bool inference_only_ = false;  // post-ops or bf16
@@ -296,12 +292,7 @@ class DnnlConvInt8 final : public DnnlKernel {
       else
         ops.append_sum(1.0f);  // an f32 output and summand
     }
-    if (a.post.activation != graph::OpKind::Count) {
-      const auto e = dnnl_eltwise(a.post.activation, a.post.eltwise);
-      if (!e)
-        fail("internal: oneDNN has no eltwise post-op for {}", graph::op_name(a.post.activation));
-      ops.append_eltwise(1.0f, e->algorithm, e->alpha, e->beta);
-    }
+    append_activation(ops, a.post);
     if (out_.scale > 0.0f)
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f / out_.scale, 0.0f);
     attr.set_post_ops(ops);
