@@ -292,6 +292,37 @@ TEST(CpuBackend, EvaluationOutputsDoNotDependOnTheThreadChoice) {
   EXPECT_THROW(backend::compile(backend::parse_backend_spec("cpu:adapt=maybe"), g, params), Error);
 }
 
+// Inference executables run large dense 3x3 convolutions as Winograd ones (cpu:winograd=on, the
+// default): a residual block of two 64-channel convolutions at 16x16, batch 2 (19 M
+// multiply-adds each), ending in a global average pool (which takes the Winograd kernel's
+// blocked layout). Its outputs move off the direct convolution's (the Winograd kernel ran)
+// and stay within 1e-4 of the reference kernels' (F(4x4,3x3)'s transforms round more than a
+// direct sum of 576 products, whose own error is ~1e-6).
+TEST(CpuBackend, WinogradConvolutionsMatchTheReference) {
+  GraphBuilder b("residual");
+  const ValueId x = b.input("x", {64, 16, 16});
+  const ValueId h = b.relu(b.conv2d(x, 64, 3, 1, 1, 1, true, "conv_a"));
+  const ValueId y = b.relu(b.add(b.conv2d(h, 64, 3, 1, 1, 1, true, "conv_b"), x));
+  b.output(y);
+  b.output(b.global_avgpool(y));
+  const Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 9);
+  const Tensor input = random_tensor({2, 64, 16, 16}, 10);
+  std::vector<std::vector<Tensor>> out;
+  for (const char* spec : {"cpu:ref", "cpu", "cpu:winograd=off"}) {
+    auto exe = backend::compile_for_inference(backend::parse_backend_spec(spec), g, params);
+    exe->forward(std::span<const Tensor>(&input, 1), backend::Mode::Eval);
+    out.push_back({exe->output(0).clone(), exe->output(1).clone()});
+  }
+  for (std::size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(fmt::format("output {}", i));
+    EXPECT_LT(relative_difference(out[1][i], out[0][i]), 1e-4) << "winograd vs reference";
+    EXPECT_LT(relative_difference(out[2][i], out[0][i]), 1e-5) << "direct vs reference";
+  }
+  EXPECT_GT(relative_difference(out[1][0], out[2][0]), 0.0) << "cpu gave the direct outputs";
+  EXPECT_THROW(backend::compile(backend::parse_backend_spec("cpu:winograd=yes"), g, params), Error);
+}
+
 // bf16 inference (CompileOptions::precision): the convolutions really run in bf16 (the outputs
 // move off fp32's) and stay within bf16's rounding of them: 8 bits of mantissa, a relative
 // 2^-9 per rounding, compounded over the network's depth.

@@ -76,7 +76,8 @@ struct SplitPlan {
 class CpuExecutable final : public CompiledExecutable {
  public:
   CpuExecutable(const graph::Graph& graph, graph::ParameterSet& params, bool use_dnnl, int threads,
-                bool split, bool adapt_threads, const CompileOptions& options, std::string name)
+                bool split, bool adapt_threads, bool winograd, const CompileOptions& options,
+                std::string name)
       : CompiledExecutable(graph, params, options, std::move(name)),
         use_dnnl_(use_dnnl),
         threads_(threads),
@@ -84,7 +85,8 @@ class CpuExecutable final : public CompiledExecutable {
         parameter_ids_(graph.parameters()),
         adapt_threads_(adapt_threads && options.inference),
         bf16_(options.precision == Precision::BF16),
-        int8_(options.precision == Precision::INT8 ? options.quantization : nullptr) {}
+        int8_(options.precision == Precision::INT8 ? options.quantization : nullptr),
+        winograd_(winograd && options.inference) {}
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     if (threads_ > 0) set_compute_threads(threads_);
@@ -132,7 +134,8 @@ class CpuExecutable final : public CompiledExecutable {
   // The plan for `batch` in `cache`, its primitives made for the current compute threads.
   Plan& plan(PlanCache<Plan>& cache, std::int64_t batch) {
     return cache.at(batch, [&] {
-      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_, bf16_, int8_.get()};
+      PlanOptions o{use_dnnl_, seed_,       &params_version_, input_gradients_,
+                    bf16_,     int8_.get(), winograd_};
       return std::make_unique<Plan>(graph_, params_, grads_, batch, o);
     });
   }
@@ -185,7 +188,8 @@ class CpuExecutable final : public CompiledExecutable {
       graph::ParameterSet* grads = &grads_;
       if (p > 0)
         grads = &s->part_grads.emplace_back(graph::ParameterSet::zeros_like_parameters(graph_));
-      PlanOptions o{use_dnnl_, seed_, &params_version_, input_gradients_, bf16_, int8_.get()};
+      PlanOptions o{use_dnnl_, seed_,       &params_version_, input_gradients_,
+                    bf16_,     int8_.get(), winograd_};
       s->parts.push_back(std::make_unique<Plan>(graph_, params_, *grads, rows.end - rows.begin, o));
       s->rows.push_back(rows);
     }
@@ -293,6 +297,7 @@ class CpuExecutable final : public CompiledExecutable {
   std::set<const Plan*> timed_plans_;             // plans past their first call
   bool bf16_;
   std::shared_ptr<const QuantizationTable> int8_;  // Precision::INT8's calibration
+  bool winograd_;  // cpu:winograd=on (the default) in an inference executable
   Plan* current_ = nullptr;
   SplitPlan* current_split_ = nullptr;
 };
@@ -317,6 +322,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   bool use_dnnl = true;
   bool split = true;
   bool adapt = true;
+  bool winograd = true;
   if (spec.target == "ref")
     use_dnnl = false;
   else if (!spec.target.empty())
@@ -337,10 +343,14 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
       split = on_off(spec, key, value,
                      "give cpu:threads=N:split=off to run every primitive across the threads "
                      "instead of a batch part per thread");
+    } else if (key == "winograd") {
+      winograd = on_off(spec, key, value,
+                        "give cpu:winograd=off to run every convolution as a direct one");
     } else {
-      fail("backend '{}': unknown option '{}'; cpu takes threads=N, split=on|off and "
-           "adapt=on|off",
-           spec.text, key);
+      fail(
+          "backend '{}': unknown option '{}'; cpu takes threads=N, split=on|off, "
+          "adapt=on|off and winograd=on|off",
+          spec.text, key);
     }
   }
   for (graph::ValueId id : graph.parameters())
@@ -369,10 +379,11 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   if (threads > 0) name += fmt::format(":threads={}", threads);
   if (!split) name += ":split=off";
   if (!adapt) name += ":adapt=off";
+  if (!winograd) name += ":winograd=off";
   if (options.precision != Precision::FP32)
     name += fmt::format(" ({})", precision_name(options.precision));
-  return std::make_unique<CpuExecutable>(graph, params, use_dnnl, threads, split, adapt, options,
-                                         name);
+  return std::make_unique<CpuExecutable>(graph, params, use_dnnl, threads, split, adapt, winograd,
+                                         options, name);
 }
 
 }  // namespace telar::backend::cpu

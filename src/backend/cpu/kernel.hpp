@@ -27,6 +27,7 @@ struct KernelIO {
   bool bf16 = false;  // Precision::BF16: kernels that have bf16 primitives use them
   bool int8 = false;  // Precision::INT8: kernels that have int8 primitives use them where
                       // their input slot has a calibrated encoding
+  bool winograd = false;  // inference only: Conv2d may choose oneDNN's Winograd algorithm
 };
 
 class Kernel {

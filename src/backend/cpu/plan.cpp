@@ -69,6 +69,7 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     io.seed = mix64(options.seed ^ (0x5eedULL + static_cast<std::uint64_t>(node.id)));
     io.params_version = options.params_version;
     io.bf16 = options.bf16;
+    io.winograd = options.winograd;
     io.int8 = options.int8 && !options.int8->excluded.count(node.name);
     calibrated(*out);
     const OpKernels& kernels = op_kernels(node.kind);

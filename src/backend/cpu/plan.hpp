@@ -22,6 +22,8 @@ struct PlanOptions {
   bool bf16 = false;  // convolutions on bf16 primitives (Precision::BF16; inference only)
   // Precision::INT8 (inference only): the calibrated ranges of the graph's values.
   const QuantizationTable* int8 = nullptr;
+  // Inference only: fp32 3x3 convolutions large enough to gain may run as Winograd ones.
+  bool winograd = false;
 };
 
 // Rows [begin, end) of the caller's batch that a plan runs, when a batch is split across

@@ -26,8 +26,16 @@ class DnnlPool final : public DnnlKernel {
       kernel_ = {x[2], x[3]};
       strides_ = {1, 1};
       pad_l_ = pad_r_ = {0, 0};
-      // [B,C,1,1] in plain layout has the memory layout of the [B,C] output.
+      // The [B,C,1,1] destination takes the input's layout where that is the memory layout of
+      // the plain [B,C] output (channels-last, or channel blocks that divide C): oneDNN's jit
+      // pooling wants the two alike, and runs its reference kernel (30x slower) otherwise.
       dst_md_ = md({x[0], x[1], 1, 1}, f32, dnnl::memory::format_tag::nchw);
+      using tag = dnnl::memory::format_tag;
+      for (tag t : {tag::nhwc, tag::nChw16c, tag::nChw8c}) {
+        const md same({x[0], x[1], 1, 1}, f32, t);
+        if (src_md_ == md(to_dims(x), f32, t) && same.get_size() == dst_md_.get_size())
+          dst_md_ = same;
+      }
       define_plain_output();
     } else {
       const auto& a = node().attr<graph::Pool2dAttrs>();
