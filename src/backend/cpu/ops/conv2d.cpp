@@ -38,21 +38,19 @@ struct ConvGeometry {
 
 // Whether an fp32 inference convolution gains from oneDNN's Winograd kernels (F(2x2,3x3) and
 // F(4x4,3x3) transforms: 2.25-4x fewer multiplications, but 16/9-4x larger weights): dense
-// 3x3, stride 1, undilated, at least 32 channels in and out, 8 M multiply-adds, an output of
-// at least 4x4 (its tiles are 2x2 or 4x4) and 196 output pixels (batch x height x width) per
-// call to spread the larger weights over. Measured on this AVX-512 machine at 2 threads, in
-// whole networks: 1.2-2.2x faster than the direct kernel on ResNet-18's 3x3 convolutions at
-// batch 1 (down to 14x14) and 32; no faster or slower below those sizes (16 channels at 28x28,
-// 512 at 7x7 at batch 1), or far slower (64 channels at 7x7 at batch 1: 2x; 512 at 2x2 at
-// batch 32, 38 MB of transformed weights read per call: 2.5x).
+// 3x3, stride 1, undilated, at least 32 channels in and out, 8 M multiply-adds per call and an
+// output of at least 7x7 (its tiles are 2x2 or 4x4 outputs). Measured on this AVX-512 machine
+// at 2 threads, layer by layer inside whole networks: 1.2-2.2x faster than the direct kernel on
+// ResNet-18's 3x3 convolutions at batch 1 (512 channels at 7x7: 0.53 against 0.64 ms) and
+// 32; no faster or slower below those sizes (16 channels at 28x28, 64 at 7x7 at batch 1: 2x;
+// 256 at 4x4 at batch 1: 1.45x; 512 at 2x2 at batch 32, 38 MB of transformed weights: 2.5x).
 // Its transforms round differently from a direct convolution (~1e-6 relative).
 bool winograd_pays(const graph::Conv2dAttrs& a, const Shape& y) {
   if (a.groups != 1 || a.kernel_h != 3 || a.kernel_w != 3 || a.stride_h != 1 || a.stride_w != 1 ||
-      a.dilation_h != 1 || a.dilation_w != 1 || a.in_channels < 32 || a.out_channels < 32)
+      a.dilation_h != 1 || a.dilation_w != 1 || a.in_channels < 32 || a.out_channels < 32 ||
+      y[2] < 7 || y[3] < 7)
     return false;
-  const std::int64_t pixels = y[0] * y[2] * y[3];
-  return y[2] >= 4 && y[3] >= 4 && pixels >= 196 &&
-         pixels * a.out_channels * a.in_channels * 9 >= (std::int64_t{8} << 20);
+  return y[0] * y[2] * y[3] * a.out_channels * a.in_channels * 9 >= (std::int64_t{8} << 20);
 }
 
 class DnnlConv final : public DnnlKernel {
