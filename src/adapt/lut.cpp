@@ -11,6 +11,7 @@
 
 #include "adapt/channel_groups.hpp"
 #include "adapt/dense_lu.hpp"
+#include "adapt/prune.hpp"
 #include "adapt/resource.hpp"
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
@@ -70,8 +71,9 @@ bool can_change(const ChannelGroups& groups, const std::vector<int>& prunable,
   return false;
 }
 
-// The format's version: 2 measures each layer with cold caches (version 1 measured them warm).
-constexpr int kFormatVersion = 2;
+// The format's version: 2 measures each layer with cold caches (version 1 measured them warm);
+// 3 adds the last line's `scale` (versions 1 and 2: 1).
+constexpr int kFormatVersion = 3;
 
 // A table file's first line.
 struct FileHeader {
@@ -79,12 +81,13 @@ struct FileHeader {
   std::map<std::string, std::string> keys;  // layer name -> key
 };
 
-// One entry line (`rest` unset) or the last line (`rest` set).
+// One entry line (`rest` unset) or the last line (`rest` set, with `scale`).
 struct FileLine {
   std::string key;
   std::int64_t in = 0, out = 0;
   double ms = 0.0;
   std::optional<double> rest;
+  double scale = 1.0;
 };
 
 // Every refusal names the file and line and says what to do.
@@ -146,10 +149,16 @@ FileLine parse_line(const std::string& text, const std::filesystem::path& file, 
   if (!e.is_object()) bad_line(file, line, "not a JSON object (a damaged line)");
   FileLine f;
   if (e.contains("rest_ms")) {
-    only_keys(e, {"rest_ms"}, file, line);
+    only_keys(e, {"rest_ms", "scale", "calibration"}, file, line);
     if (!e["rest_ms"].is_number() || !std::isfinite(e["rest_ms"].get<double>()))
       bad_line(file, line, "'rest_ms' must be a finite number");
     f.rest = e["rest_ms"].get<double>();
+    if (e.contains("scale")) {
+      if (!e["scale"].is_number() || !std::isfinite(e["scale"].get<double>()) ||
+          e["scale"].get<double>() <= 0.0)
+        bad_line(file, line, "'scale' must be a positive number");
+      f.scale = e["scale"].get<double>();
+    }
     return f;
   }
   only_keys(e, {"key", "in", "out", "ms"}, file, line);
@@ -320,15 +329,57 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
     out.flush();
     if (progress) progress(++done, static_cast<std::int64_t>(todo.size()));
   }
-  // What the layers do not cover, from the whole model.
+  // The whole model against its layers' sum, at its own width and with every prunable group
+  // at 3/4, 1/2 and 1/4 of its channels: layers timed alone do not add up to the model (a
+  // one-layer model's fixed costs; a small model's weights stay in the caches that each entry
+  // found cold; pooling, activations and reorders are in no entry).
   backend::MeasureOptions whole = measure;
   whole.duration_seconds = std::max(measure.duration_seconds, 0.5);
-  double layers = 0.0;
-  for (const LutLayer& layer : lut_layers(graph))
-    layers += t.layer_ms(layer.key, layer.in, layer.out, LutInterpolation::Exact);
-  t.rest_ms_ = median_ms(graph, target, precision, whole) - layers;
-  out << nlohmann::json{{"rest_ms", t.rest_ms_}}.dump() << "\n";
+  std::vector<std::pair<double, double>> calibration;  // (layers' sum, whole model) in ms
+  for (const double keep : {1.0, 0.75, 0.5, 0.25}) {
+    std::map<std::string, std::int64_t> counts;
+    for (const int g : prunable) {
+      const ChannelGroup& group = groups.groups()[static_cast<std::size_t>(g)];
+      const std::int64_t kept =
+          kConvStep * static_cast<std::int64_t>(static_cast<double>(group.channels) * keep /
+                                                static_cast<double>(kConvStep));
+      if (kept >= kConvStep && kept < group.channels)
+        counts[graph.node(group.sources.front()).name] = kept;
+    }
+    if (keep < 1.0 && counts.empty()) continue;
+    const graph::Graph variant = with_channel_counts(graph, counts);
+    calibration.emplace_back(t.layers_ms(variant, LutInterpolation::Bilinear),
+                             median_ms(variant, target, precision, whole));
+  }
+  const WholeModelFit fit = fit_whole_model(calibration);
+  t.scale_ = fit.scale;
+  t.rest_ms_ = fit.rest_ms;
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& [layers, ms] : calibration) points.push_back({layers, ms});
+  out << nlohmann::json{{"rest_ms", t.rest_ms_}, {"scale", t.scale_}, {"calibration", points}}
+             .dump()
+      << "\n";
   return t;
+}
+
+WholeModelFit fit_whole_model(const std::vector<std::pair<double, double>>& points) {
+  require(!points.empty(), "internal: no whole-model measurement to fit the table to");
+  const double n = static_cast<double>(points.size());
+  double mx = 0.0, my = 0.0;
+  for (const auto& [x, y] : points) {
+    mx += x / n;
+    my += y / n;
+  }
+  double sxy = 0.0, sxx = 0.0;
+  for (const auto& [x, y] : points) {
+    sxy += (x - mx) * (y - my);
+    sxx += (x - mx) * (x - mx);
+  }
+  // One width, or sums that do not vary, or a line that falls as the layers grow (noise): the
+  // layers as they are and the rest as the mean difference.
+  if (!(sxx > 1e-12 * mx * mx) || !(sxy > 0.0)) return {1.0, my - mx};
+  const double scale = sxy / sxx;
+  return {scale, my - scale * mx};
 }
 
 LatencyTable LatencyTable::read(const std::filesystem::path& file) {
@@ -352,6 +403,7 @@ LatencyTable LatencyTable::read(const std::filesystem::path& file) {
     const FileLine e = parse_line(line, file, number);
     if (e.rest) {
       t.rest_ms_ = *e.rest;
+      t.scale_ = e.scale;
       complete = true;
       continue;
     }
@@ -437,7 +489,11 @@ LatencyTable::Rbf LatencyTable::fit_rbf(const std::string& key) const {
 }
 
 double LatencyTable::estimate(const graph::Graph& graph, LutInterpolation interpolation) const {
-  double ms = rest_ms_;
+  return scale_ * layers_ms(graph, interpolation) + rest_ms_;
+}
+
+double LatencyTable::layers_ms(const graph::Graph& graph, LutInterpolation interpolation) const {
+  double ms = 0.0;
   for (const LutLayer& layer : lut_layers(graph)) {
     const auto key = keys_.find(layer.node);
     require(key != keys_.end(),

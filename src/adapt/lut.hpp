@@ -55,6 +55,13 @@ std::vector<std::int64_t> lut_grid(std::int64_t top, std::int64_t step, bool cha
 graph::Graph layer_model(const graph::Graph& graph, const LutLayer& layer, std::int64_t in,
                          std::int64_t out);
 
+// The least-squares line whole = scale x layers + rest through (layers' sum, whole model)
+// points in ms; scale 1 and the mean difference where the sums do not vary or the line falls.
+struct WholeModelFit {
+  double scale = 1.0, rest_ms = 0.0;
+};
+WholeModelFit fit_whole_model(const std::vector<std::pair<double, double>>& points);
+
 class LatencyTable {
  public:
   struct Header {
@@ -72,11 +79,15 @@ class LatencyTable {
 
   const Header& header() const { return header_; }
   std::size_t entries() const { return ms_.size(); }
-  // The latency of everything but the layers (the whole model less its layers' entries).
+  // A model's latency is estimated as scale x its layers' entries + rest: the line through the
+  // whole model's measured latency at four widths against its layers' sum (fit_whole_model).
+  double scale() const { return scale_; }
   double rest_ms() const { return rest_ms_; }
   // The estimated latency of `graph` (a model of the table's, maybe pruned): milliseconds.
   // Throws telar::Error naming a layer the table has no entries for.
   double estimate(const graph::Graph& graph, LutInterpolation interpolation) const;
+  // The sum of `graph`'s layers' entries alone.
+  double layers_ms(const graph::Graph& graph, LutInterpolation interpolation) const;
   // One layer's entry at `in` and `out` channels.
   double layer_ms(const std::string& key, std::int64_t in, std::int64_t out,
                   LutInterpolation interpolation) const;
@@ -93,7 +104,7 @@ class LatencyTable {
   };
   Rbf fit_rbf(const std::string& key) const;
   mutable std::map<std::string, Rbf> rbf_fits_;  // rbf-prefit's, by key
-  double rest_ms_ = 0.0;
+  double scale_ = 1.0, rest_ms_ = 0.0;
   void add(const std::string& key, std::int64_t in, std::int64_t out, double ms);
 };
 

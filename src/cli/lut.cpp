@@ -73,8 +73,10 @@ int run_lut(const Args& args) {
         });
     if (bar) bar->finish();
     std::cout << fmt::format(
-        "{}: {} entries for {} layers on {} ({}); the rest of the model {:.4f} ms; wrote {}\n",
-        g.name(), t.entries(), adapt::lut_layers(g).size(), target, precision, t.rest_ms(), out);
+        "{}: {} entries for {} layers on {} ({}); whole model = {:.3f} x layers {:+.4f} ms; "
+        "wrote {}\n",
+        g.name(), t.entries(), adapt::lut_layers(g).size(), target, precision, t.scale(),
+        t.rest_ms(), out);
     return 0;
   }
 

@@ -84,6 +84,57 @@ TEST(LatencyTable, CubicRadialBasisFunctionsAsScipysRbf) {
   fs::remove(file);
 }
 
+// The whole model against its layers' sum: the least-squares line by hand. Points on
+// y = 0.2 x + 0.3 give it back; (1, 0.5), (3, 1.1), (2, 0.6), (4, 1.2): means 2.5 and 0.85,
+// Sxy = (-1.5)(-0.35) + (0.5)(0.25) + (-0.5)(-0.25) + (1.5)(0.35) = 1.3, Sxx = 5, so the slope
+// is 0.26 and the intercept 0.85 - 0.26 x 2.5 = 0.2. One point, or a falling line: scale 1 and
+// the mean difference.
+TEST(LatencyTable, WholeModelLineByHand) {
+  WholeModelFit f = fit_whole_model({{1, 0.5}, {2, 0.7}, {3, 0.9}});
+  EXPECT_NEAR(f.scale, 0.2, 1e-12);
+  EXPECT_NEAR(f.rest_ms, 0.3, 1e-12);
+  f = fit_whole_model({{1, 0.5}, {3, 1.1}, {2, 0.6}, {4, 1.2}});
+  EXPECT_NEAR(f.scale, 0.26, 1e-12);
+  EXPECT_NEAR(f.rest_ms, 0.2, 1e-12);
+  f = fit_whole_model({{2, 1.5}});
+  EXPECT_DOUBLE_EQ(f.scale, 1.0);
+  EXPECT_DOUBLE_EQ(f.rest_ms, -0.5);
+  f = fit_whole_model({{1, 1.0}, {2, 0.9}});
+  EXPECT_DOUBLE_EQ(f.scale, 1.0);
+  EXPECT_NEAR(f.rest_ms, -0.55, 1e-12);
+  EXPECT_THROW(fit_whole_model({}), Error);
+}
+
+// A table's estimate of a model: scale x the sum of its layers' entries + rest. The model: a
+// 1x1 convolution "a" from 8 to 16 channels; its entry at (8, 16) is 2 ms; scale 0.25 and rest
+// 0.5 give 0.25 x 2 + 0.5 = 1 ms (version 1's tables, without scale: 2 + 0.5).
+TEST(LatencyTable, EstimatesScaleTheLayersAndAddTheRest) {
+  graph::GraphBuilder b("m");
+  b.output(b.conv2d(b.input("x", {8, 4, 4}), 16, 1, 1, 0, 1, true, "a"));
+  const graph::Graph g = b.finish();
+  const std::string key = lut_layers(g).at(0).key;
+  const std::string header =
+      R"({"format":"telar-lut","version":3,"target":"cpu","precision":"fp32","model":"m","layers":{"a":")" +
+      key + "\"}}\n";
+  const std::string entry = R"({"key":")" + key +
+                            R"(","in":8,"out":16,"ms":2})"
+                            "\n";
+  const fs::path scaled =
+      write_table("scaled", header + entry +
+                                R"({"rest_ms":0.5,"scale":0.25,"calibration":[]})"
+                                "\n");
+  EXPECT_DOUBLE_EQ(LatencyTable::read(scaled).estimate(g, LutInterpolation::Exact), 1.0);
+  const fs::path unscaled = write_table("unscaled", header + entry +
+                                                        R"({"rest_ms":0.5})"
+                                                        "\n");
+  EXPECT_DOUBLE_EQ(LatencyTable::read(unscaled).estimate(g, LutInterpolation::Exact), 2.5);
+  const fs::path negative = write_table("negative", header + entry +
+                                                        R"({"rest_ms":0.5,"scale":-1})"
+                                                        "\n");
+  EXPECT_THROW(LatencyTable::read(negative), Error);
+  for (const auto& f : {scaled, unscaled, negative}) fs::remove(f);
+}
+
 TEST(LatencyTable, UnfinishedForeignAndDamagedFilesAreRefused) {
   const fs::path unfinished =
       write_table("unfinished", kHeader + R"({"key":"A","in":8,"out":8,"ms":1})"

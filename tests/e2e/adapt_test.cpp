@@ -265,7 +265,11 @@ TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   ASSERT_EQ(b.status, 0) << b.err;
   const std::vector<std::string> whole = lines_of(lut);
   ASSERT_GT(whole.size(), 20u);
-  EXPECT_NE(whole.back().find("rest_ms"), std::string::npos);
+  // The last line: the line through the whole model at four widths against its layers' sum.
+  const auto last = nlohmann::json::parse(whole.back());
+  EXPECT_TRUE(last.contains("rest_ms"));
+  EXPECT_GT(last["scale"].get<double>(), 0.0);
+  EXPECT_EQ(last["calibration"].size(), 4u);
   // Killed after 5 entries (and half a line): the next build measures only the rest.
   {
     std::ofstream cut(lut, std::ios::trunc);

@@ -131,12 +131,14 @@ class CpuExecutable final : public CompiledExecutable {
   }
 
  private:
+  PlanOptions plan_options() const {
+    return {use_dnnl_, seed_, &params_version_, input_gradients_, bf16_, int8_.get(), winograd_};
+  }
+
   // The plan for `batch` in `cache`, its primitives made for the current compute threads.
   Plan& plan(PlanCache<Plan>& cache, std::int64_t batch) {
     return cache.at(batch, [&] {
-      PlanOptions o{use_dnnl_, seed_,       &params_version_, input_gradients_,
-                    bf16_,     int8_.get(), winograd_};
-      return std::make_unique<Plan>(graph_, params_, grads_, batch, o);
+      return std::make_unique<Plan>(graph_, params_, grads_, batch, plan_options());
     });
   }
 
@@ -188,9 +190,8 @@ class CpuExecutable final : public CompiledExecutable {
       graph::ParameterSet* grads = &grads_;
       if (p > 0)
         grads = &s->part_grads.emplace_back(graph::ParameterSet::zeros_like_parameters(graph_));
-      PlanOptions o{use_dnnl_, seed_,       &params_version_, input_gradients_,
-                    bf16_,     int8_.get(), winograd_};
-      s->parts.push_back(std::make_unique<Plan>(graph_, params_, *grads, rows.end - rows.begin, o));
+      s->parts.push_back(
+          std::make_unique<Plan>(graph_, params_, *grads, rows.end - rows.begin, plan_options()));
       s->rows.push_back(rows);
     }
     set_compute_threads(threads);

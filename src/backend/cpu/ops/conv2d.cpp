@@ -42,8 +42,9 @@ struct ConvGeometry {
 // output of at least 7x7 (its tiles are 2x2 or 4x4 outputs). Measured on this AVX-512 machine
 // at 2 threads, layer by layer inside whole networks: 1.2-2.2x faster than the direct kernel on
 // ResNet-18's 3x3 convolutions at batch 1 (512 channels at 7x7: 0.53 against 0.64 ms) and
-// 32; no faster or slower below those sizes (16 channels at 28x28, 64 at 7x7 at batch 1: 2x;
-// 256 at 4x4 at batch 1: 1.45x; 512 at 2x2 at batch 32, 38 MB of transformed weights: 2.5x).
+// 32; below those sizes no faster (16 channels at 28x28) or slower (64 channels at 7x7 at batch
+// 1: 2x; 256 at 4x4 at batch 1: 1.45x; 512 at 2x2 at batch 32, 38 MB of transformed weights
+// read per call: 2.5x).
 // Its transforms round differently from a direct convolution (~1e-6 relative).
 bool winograd_pays(const graph::Conv2dAttrs& a, const Shape& y) {
   if (a.groups != 1 || a.kernel_h != 3 || a.kernel_w != 3 || a.stride_h != 1 || a.stride_w != 1 ||
