@@ -2,12 +2,13 @@
 // NetAdapt's latency look-up table (seed 003, Algorithms 2 and 3): each Conv2d and Linear of a
 // model measured alone on the target over a grid of its input and output channel counts (conv
 // step 8, FC step 64, depthwise with out = in), identical layers measured once; a model's
-// latency is then the sum of its layers' entries, interpolated between grid points, plus what
-// the layers do not cover (pooling, activations, reorders: measured once on the whole model).
+// latency is then the sum of its layers' entries, interpolated between grid points, scaled and
+// offset by the line through the whole model's latency at four widths against that sum (what
+// layers alone miss or add: pooling, activations, reorders, a one-layer model's fixed costs).
 //
 // The file is text, one JSON object per line: a header (target, precision, model), then one
 // line per measured entry, appended as it is measured, so that a build that is killed resumes
-// where it stopped; the last line holds the whole model's latency.
+// where it stopped; the last line holds the scale, the rest and the four whole-model points.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
