@@ -260,6 +260,12 @@ TEST(SimBackend, HybridFilesAndTheirErrors) {
   EXPECT_NE(error("[tiles]\n\"fc\" = \"none.txt\"\n[dense]\nconfig = \"maeri_256mses_64_bw.cfg\"\n")
                 .find("none.txt' does not exist"),
             std::string::npos);
+  // Names longer than the file system allows (found by fuzz_toml): refused, not thrown past.
+  const std::string too_long(300, 'a');
+  EXPECT_NE(error("[dense]\nconfig = \"" + too_long + ".cfg\"\n").find("does not exist"),
+            std::string::npos);
+  EXPECT_NE(error("[tiles]\n\"fc\" = \"" + too_long + ".txt\"\n").find("does not exist"),
+            std::string::npos);
   // A configuration with an unknown controller.
   write_file_atomic(dir / "bad.cfg", "[SDMemory]\ncontroller_type=\"SPARSE_MAGIC\"\n");
   EXPECT_THROW(bs::load_target(dir / "bad.cfg"), Error);

@@ -12,6 +12,17 @@ namespace telar::backend::sim {
 namespace fs = std::filesystem;
 using telar::sim::Controller;
 
+namespace {
+
+// Whether `p` names a regular file; false (not an exception) for a name the file system
+// refuses, e.g. longer than it allows.
+bool is_file(const fs::path& p) {
+  std::error_code error;
+  return fs::is_regular_file(p, error);
+}
+
+}  // namespace
+
 SimTarget target_from_config(const telar::sim::HardwareConfig& hw, std::string name) {
   SimTarget t;
   t.name = std::move(name);
@@ -74,7 +85,7 @@ SimTarget load_target(const fs::path& path) {
         const auto* s = file.as_string();
         require(s, "{}: [tiles] \"{}\" must name a tile file", origin, layer.str());
         const fs::path p = base / fs::path(s->get());
-        require(fs::is_regular_file(p), "{}: [tiles] \"{}\": tile file '{}' does not exist", origin,
+        require(is_file(p), "{}: [tiles] \"{}\": tile file '{}' does not exist", origin,
                 layer.str(), p.string());
         t.tile_files[std::string(layer.str())] = p;
       }
@@ -113,8 +124,7 @@ SimTarget load_target(const fs::path& path) {
     }
     require(config.has_value(), "{}: [{}] needs config = \"FILE.cfg\"", origin, section);
     const fs::path cfg = base / fs::path(*config);
-    require(fs::is_regular_file(cfg), "{}: [{}] config '{}' does not exist", origin, section,
-            cfg.string());
+    require(is_file(cfg), "{}: [{}] config '{}' does not exist", origin, section, cfg.string());
     c.hw = telar::sim::load_config(cfg);
     telar::sim::validate(c.hw);
     const std::string where = fmt::format("{}: [{}] {}", origin, section, cfg.filename().string());
