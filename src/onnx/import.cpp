@@ -99,7 +99,8 @@ Constant read_tensor(const proto::TensorProto& t, const fs::path& dir) {
     for (const auto& e : t.external_data())
       if (e.key() == "location") location = e.value();
     const fs::path file = dir / location;
-    require(!location.empty() && fs::is_regular_file(file),
+    std::error_code error;  // a name the file system refuses is missing too
+    require(!location.empty() && fs::is_regular_file(file, error),
             "tensor '{}' keeps its data in an external file '{}', which is missing; put it beside "
             "the .onnx file (or export with the weights inside the file)",
             t.name(), file.string());

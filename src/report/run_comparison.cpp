@@ -19,7 +19,9 @@ TimeBasis parse_time_basis(const std::string& text) {
 }
 
 RunFigures read_run_figures(const fs::path& run, TimeBasis basis) {
-  const fs::path file = fs::is_directory(run) ? run / "run.json" : run;
+  std::error_code error;  // a name the file system refuses is no directory: unreadable below
+  const bool directory = fs::is_directory(run, error);
+  const fs::path file = directory ? run / "run.json" : run;
   std::ifstream in(file);
   if (!in) fail("{}: no run.json there; give run directories written by telar", run.string());
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
@@ -30,7 +32,7 @@ RunFigures read_run_figures(const fs::path& run, TimeBasis basis) {
          j.value("status", std::string("unknown")));
   const nlohmann::json& r = j["result"];
   RunFigures f;
-  f.name = (fs::is_directory(run) ? run : run.parent_path()).filename().string();
+  f.name = (directory ? run : run.parent_path()).filename().string();
   f.command = j["command"].get<std::string>();
   if (f.command == "train") {
     const nlohmann::json& c = j.value("config", nlohmann::json::object());
