@@ -115,6 +115,11 @@ int remove_stale_temporaries(const fs::path& dir) {
   return removed;
 }
 
+bool is_file(const fs::path& path) {
+  std::error_code error;
+  return fs::is_regular_file(path, error);
+}
+
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot read '{}': {}", path.string(), std::strerror(errno));

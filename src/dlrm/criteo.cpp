@@ -234,8 +234,7 @@ std::shared_ptr<CriteoCache> CriteoCache::open(const DlrmConfig& config,
                                                   : options.processed;
   std::unique_ptr<Source> source;
   if (!options.raw.empty()) {
-    std::error_code error;
-    if (!fs::is_regular_file(options.raw, error))
+    if (!is_file(options.raw))
       fail("--raw-data-file '{}' does not exist or is not a file", options.raw.string());
     source = std::make_unique<Source>(source_of(options.raw));
   }

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "onnx/unique_name.hpp"
 
 namespace telar::onnx {
@@ -99,8 +100,7 @@ Constant read_tensor(const proto::TensorProto& t, const fs::path& dir) {
     for (const auto& e : t.external_data())
       if (e.key() == "location") location = e.value();
     const fs::path file = dir / location;
-    std::error_code error;  // a name the file system refuses is missing too
-    require(!location.empty() && fs::is_regular_file(file, error),
+    require(!location.empty() && is_file(file),
             "tensor '{}' keeps its data in an external file '{}', which is missing; put it beside "
             "the .onnx file (or export with the weights inside the file)",
             t.name(), file.string());

@@ -37,6 +37,10 @@ bool is_int8(const dnnl::memory::desc& md) {
          md.data_type() == dnnl::memory::data_type::u8;
 }
 
+dnnl::memory::data_type int8_type(bool is_unsigned) {
+  return is_unsigned ? dnnl::memory::data_type::u8 : dnnl::memory::data_type::s8;
+}
+
 dnnl::primitive_attr default_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

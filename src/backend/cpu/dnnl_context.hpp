@@ -17,6 +17,8 @@ dnnl::memory::desc plain_f32(const Shape& shape);
 bool is_plain(const dnnl::memory::desc& md, const Shape& shape);
 // Whether a descriptor holds 8-bit integers (s8 or u8).
 bool is_int8(const dnnl::memory::desc& md);
+// The 8-bit type of an int8 encoding: u8 for unsigned values (e.g. after a ReLU), else s8.
+dnnl::memory::data_type int8_type(bool is_unsigned);
 
 // Primitive attributes every telar primitive uses: user-managed scratchpad (one buffer per
 // plan, so the steady-state step allocates nothing).

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "graph/cost.hpp"
 #include "sim/mapper.hpp"
 
@@ -105,8 +106,7 @@ fs::path NodeSimulator::tile_file(const std::string& node_name) const {
     return it->second;
   if (!options_.tile_dir.empty()) {
     const fs::path p = options_.tile_dir / (node_name + ".txt");
-    std::error_code error;  // a node name too long for a file name has no tile file
-    if (fs::is_regular_file(p, error)) return p;
+    if (is_file(p)) return p;  // false too for a node name too long for a file name
   }
   return {};
 }

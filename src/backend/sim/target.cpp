@@ -12,17 +12,6 @@ namespace telar::backend::sim {
 namespace fs = std::filesystem;
 using telar::sim::Controller;
 
-namespace {
-
-// Whether `p` names a regular file; false (not an exception) for a name the file system
-// refuses, e.g. longer than it allows.
-bool is_file(const fs::path& p) {
-  std::error_code error;
-  return fs::is_regular_file(p, error);
-}
-
-}  // namespace
-
 SimTarget target_from_config(const telar::sim::HardwareConfig& hw, std::string name) {
   SimTarget t;
   t.name = std::move(name);

@@ -259,8 +259,8 @@ class DnnlConvInt8 final : public DnnlKernel {
     geo_ = ConvGeometry(a, x, y);
     in_ = in(0).int8;
     out_ = out().int8;
-    const dt src_dt = in_.is_unsigned ? dt::u8 : dt::s8;
-    const dt dst_dt = out_.scale > 0.0f ? (out_.is_unsigned ? dt::u8 : dt::s8) : dt::f32;
+    const dt src_dt = int8_type(in_.is_unsigned);
+    const dt dst_dt = out_.scale > 0.0f ? int8_type(out_.is_unsigned) : dt::f32;
     src_any_ = md(to_dims(x), src_dt, any);
     w_any_ = md(geo_.weights.dims(), dt::s8, any);
     dst_any_ = md(to_dims(y), dst_dt, any);
@@ -281,7 +281,7 @@ class DnnlConvInt8 final : public DnnlKernel {
       Slot* summand = io_.inputs.back();
       if (sum_.scale > 0.0f) {
         dnnl_memory_desc_t as_summand = dst_md.data;
-        as_summand.data_type = sum_.is_unsigned ? dnnl_u8 : dnnl_s8;
+        as_summand.data_type = dnnl::memory::convert_to_c(int8_type(sum_.is_unsigned));
         summand = converter.convert(summand, md(as_summand), sum_.scale);
       } else {
         summand = converter.convert(summand, dst_md);
@@ -315,8 +315,7 @@ class DnnlConvInt8 final : public DnnlKernel {
     dnnl::post_ops ops;
     if (a.post.sum) {
       if (sum_.scale > 0.0f)
-        ops.append_sum(sum_.scale, sum_.is_unsigned ? dnnl::memory::data_type::u8
-                                                    : dnnl::memory::data_type::s8);
+        ops.append_sum(sum_.scale, int8_type(sum_.is_unsigned));
       else
         ops.append_sum(1.0f);  // an f32 output and summand
     }

@@ -164,7 +164,7 @@ class DnnlLinearInt8 final : public DnnlKernel {
     in_ = in(0).int8;
     const auto& x = in(0).shape;
     io_.inputs[0] = converter.convert(
-        io_.inputs[0], dnnl::memory::desc(to_dims(x), in_.is_unsigned ? dt::u8 : dt::s8, tag::ab));
+        io_.inputs[0], dnnl::memory::desc(to_dims(x), int8_type(in_.is_unsigned), tag::ab));
     define_plain_output();
     const auto dims = in(1).md.dims();  // {out, in}
     w_plain_ = in(1).md;
