@@ -15,6 +15,15 @@ Rewritten remove_dropout(const graph::Graph& graph, const graph::ParameterSet& p
 // The convolution's weights must be its own (read by no other node).
 Rewritten fold_batchnorm(const graph::Graph& graph, const graph::ParameterSet& params);
 
+// An Add of two Conv2d outputs, each read by it alone, where the later Conv2d's inputs all
+// exist before the earlier one's last input is made (a projection shortcut: ResNet's
+// downsampling 1x1 convolution of the block's input) has the later one scheduled just before
+// the earlier one (the main path's last convolution). Only the order changes: fuse_residual_add
+// then gives the sum to the main path's convolution, so the block's output takes the layout of the
+// main path's kernels, which the next block's convolutions read (on the CPU: Winograd's blocked
+// layout, without the reorders a shortcut's channels-last output would need there).
+Rewritten schedule_shortcuts_first(const graph::Graph& graph, const graph::ParameterSet& params);
+
 // An Add of two same-shape values, one the output of a Conv2d without post-ops and read by
 // nothing else, becomes that Conv2d's sum post-op (the residual connection of ResNet and
 // MobileNetV2): the other operand is the summand, which the convolution's output overwrites,

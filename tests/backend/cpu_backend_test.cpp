@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/plan.hpp"
 #include "backend/inference.hpp"
 #include "core/rng.hpp"
 #include "graph/builder.hpp"
@@ -321,6 +322,26 @@ TEST(CpuBackend, WinogradConvolutionsMatchTheReference) {
   }
   EXPECT_GT(relative_difference(out[1][0], out[2][0]), 0.0) << "cpu gave the direct outputs";
   EXPECT_THROW(backend::compile(backend::parse_backend_spec("cpu:winograd=yes"), g, params), Error);
+}
+
+// A value two kernels read in the same other layout is converted once: a convolution's output
+// (channels-last) read by two Flattens (which view a plain tensor), in evaluation and in
+// training (the shared conversion's gradient is both readers' sum: the gradients match the
+// reference kernels').
+TEST(CpuBackend, ReadersOfOneLayoutShareOneConversion) {
+  GraphBuilder b("two_readers");
+  const ValueId x = b.input("x", {8, 6, 6});
+  const ValueId r = b.relu(b.conv2d(x, 16, 3, 1, 1, 1, true, "conv"), "r");
+  b.output(b.add(b.linear(b.flatten(r, "flat_a"), 5, "fc_a"),
+                 b.linear(b.flatten(r, "flat_b"), 5, "fc_b"), "sum"));
+  const Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 3), grads = ParameterSet::initialize(g, 4);
+  backend::cpu::Plan plan(g, params, grads, 2, backend::cpu::PlanOptions{});
+  const std::vector<ValueId> converted = plan.converted_values();
+  EXPECT_EQ(std::count(converted.begin(), converted.end(), r), 1)
+      << "r is converted once for both Flattens (none: oneDNN's convolution no longer writes "
+         "channels-last here, and this test shows nothing)";
+  expect_backends_agree(g, {8, 6, 6}, 2, 5, 1e-4);
 }
 
 // bf16 inference (CompileOptions::precision): the convolutions really run in bf16 (the outputs

@@ -158,20 +158,62 @@ TEST(FuseResidualAdd, LeavesAGraphInputAndBroadcasting) {
   EXPECT_EQ(optimize::fuse_residual_add(g, params).rewrites, 0);
 }
 
-TEST(FuseResidualAdd, DownsampleBranchesBothConvolutions) {
+// An Add of a main path and "down", a strided 1x1 convolution of the same value r. The main
+// path is "main", one strided 3x3 convolution of r, or, as ResNet's downsampling block when
+// PyTorch exports it, "conv1", a ReLU and "conv2" (then down comes after conv2).
+Graph shortcut_block(bool resnet_main_path) {
   GraphBuilder b("m");
   ValueId x = b.input("x", {4, 8, 8});
   ValueId r = b.relu(b.conv2d(x, 4, 3, 1, 1, 1, true, "stem"), "r");
-  ValueId main = b.conv2d(r, 6, 3, 2, 1, 1, true, "main");
+  ValueId main = resnet_main_path ? b.conv2d(b.relu(b.conv2d(r, 6, 3, 2, 1, 1, true, "conv1")), 6,
+                                             3, 1, 1, 1, true, "conv2")
+                                  : b.conv2d(r, 6, 3, 2, 1, 1, true, "main");
   ValueId down = b.conv2d(r, 6, 1, 2, 0, 1, true, "down");
   b.output(b.relu(b.add(main, down, "sum")));
-  const Graph g = b.finish();
+  return b.finish();
+}
+
+TEST(FuseResidualAdd, DownsampleBranchesBothConvolutions) {
+  const Graph g = shortcut_block(false);
   ParameterSet params = weights_for(g, 7);
   const optimize::Rewritten r2 = optimize::fuse_residual_add(g, params);
   EXPECT_EQ(r2.rewrites, 1);
   EXPECT_TRUE(node_named(r2.graph, "down").attr<Conv2dAttrs>().post.sum);
   EXPECT_FALSE(node_named(r2.graph, "main").attr<Conv2dAttrs>().post.any());
   expect_same_outputs(g, params, r2, {2, 4, 8, 8}, 1e-6);
+}
+
+TEST(ScheduleShortcutsFirst, TheProjectionRunsBeforeTheMainPathsLastConvolution) {
+  const Graph g = shortcut_block(true);
+  ParameterSet params = weights_for(g, 12);
+  const optimize::Rewritten r = optimize::schedule_shortcuts_first(g, params);
+  EXPECT_EQ(r.rewrites, 1);
+  ASSERT_EQ(r.graph.nodes().size(), g.nodes().size());
+  EXPECT_LT(node_named(r.graph, "down").id, node_named(r.graph, "conv2").id);
+  EXPECT_GT(node_named(r.graph, "down").id, node_named(r.graph, "conv1").id);
+  expect_same_outputs(g, params, r, {2, 4, 8, 8}, 0.0);
+  // Then the main path's convolution takes the sum.
+  const optimize::InferenceGraph opt = optimize::optimize_for_inference(g, params);
+  EXPECT_TRUE(node_named(opt.graph, "conv2").attr<Conv2dAttrs>().post.sum);
+  EXPECT_FALSE(node_named(opt.graph, "down").attr<Conv2dAttrs>().post.sum);
+}
+
+TEST(ScheduleShortcutsFirst, LeavesTwoConvolutionsOfTheSameValueInTheirOrder) {
+  const Graph g = shortcut_block(false);
+  ParameterSet params = weights_for(g, 14);
+  EXPECT_EQ(optimize::schedule_shortcuts_first(g, params).rewrites, 0);
+}
+
+TEST(ScheduleShortcutsFirst, LeavesAConvolutionThatReadsTheMainPath) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {4, 8, 8});
+  ValueId a = b.relu(b.conv2d(x, 4, 3, 1, 1, 1, true, "a"), "ra");
+  ValueId c = b.conv2d(a, 4, 3, 1, 1, 1, true, "c");                // the earlier operand
+  ValueId d = b.conv2d(b.relu(c, "rc"), 4, 1, 1, 0, 1, true, "d");  // reads c: cannot move
+  b.output(b.add(c, d, "sum"));
+  const Graph g = b.finish();
+  ParameterSet params = weights_for(g, 13);
+  EXPECT_EQ(optimize::schedule_shortcuts_first(g, params).rewrites, 0);
 }
 
 TEST(FuseActivation, ConvolutionsAndLinearsTakeTheirActivation) {
@@ -218,10 +260,12 @@ TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
   EXPECT_TRUE(post.sum);
   EXPECT_EQ(post.activation, OpKind::ReLU);
   EXPECT_EQ(count_nodes(opt.graph, OpKind::ReLU), 0);
-  ASSERT_EQ(opt.passes.size(), 4u);
-  EXPECT_EQ(opt.passes[2].pass, "fuse_residual_add");
-  EXPECT_EQ(opt.passes[2].rewrites, 1);
-  EXPECT_EQ(opt.passes[3].rewrites, 3);
+  ASSERT_EQ(opt.passes.size(), 5u);
+  EXPECT_EQ(opt.passes[2].pass, "schedule_shortcuts_first");
+  EXPECT_EQ(opt.passes[2].rewrites, 0);
+  EXPECT_EQ(opt.passes[3].pass, "fuse_residual_add");
+  EXPECT_EQ(opt.passes[3].rewrites, 1);
+  EXPECT_EQ(opt.passes[4].rewrites, 3);
 }
 
 // The executable of a model compiled for inference re-derives its folded weights when the

@@ -66,8 +66,13 @@ class Kernel {
 class LayoutConverter {
  public:
   virtual ~LayoutConverter() = default;
-  // `from` itself where layout and scale are the same.
+  // `from` itself where layout and scale are the same; a conversion already made for another
+  // reader is shared.
   virtual Slot* convert(Slot* from, const dnnl::memory::desc& md, float int8_scale = 0.0f) = 0;
+  // As convert(), but a conversion is made for this reader alone: it may write over it (a sum
+  // post-op's summand). `from` itself is still returned where no conversion is needed.
+  virtual Slot* convert_to_overwrite(Slot* from, const dnnl::memory::desc& md,
+                                     float int8_scale = 0.0f) = 0;
   virtual Slot* to_plain(Slot* from) = 0;
 };
 

@@ -99,7 +99,29 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
   accumulations_.resize(steps_.size());
 }
 
+std::vector<graph::ValueId> Plan::converted_values() const {
+  std::vector<graph::ValueId> out;
+  for (const Step& s : steps_)
+    if (s.is_conversion) out.push_back(s.kernel->io().inputs.at(0)->id);
+  return out;
+}
+
 Slot* Plan::convert(Slot* from, const dnnl::memory::desc& md, float int8_scale) {
+  const float scale = int8_scale > 0.0f ? int8_scale : from->int8.scale;
+  if (from->md == md && (!is_int8(md) || scale == from->int8.scale)) return from;
+  // Values are written once (a sum post-op writes over its summand only after the summand's
+  // other readers, and over a conversion of its own), so a conversion serves every later
+  // reader: ResNet's block input, read by a strided convolution and its projection shortcut,
+  // is reordered once.
+  for (const Conversion& c : shared_conversions_)
+    if (c.from == from && c.to->md == md && (!is_int8(md) || c.to->int8.scale == scale))
+      return c.to;
+  Slot* to = converted(from, md, scale);
+  shared_conversions_.push_back({from, to});
+  return to;
+}
+
+Slot* Plan::convert_to_overwrite(Slot* from, const dnnl::memory::desc& md, float int8_scale) {
   const float scale = int8_scale > 0.0f ? int8_scale : from->int8.scale;
   if (from->md == md && (!is_int8(md) || scale == from->int8.scale)) return from;
   return converted(from, md, scale);

@@ -49,7 +49,12 @@ class Plan : public LayoutConverter {
   const Tensor& output(std::size_t i) const;
   const Tensor& input_gradient(std::size_t i) const;
 
+  // The value each layout conversion step reads, in execution order.
+  std::vector<graph::ValueId> converted_values() const;
+
   Slot* convert(Slot* from, const dnnl::memory::desc& md, float int8_scale = 0.0f) override;
+  Slot* convert_to_overwrite(Slot* from, const dnnl::memory::desc& md,
+                             float int8_scale = 0.0f) override;
   Slot* to_plain(Slot* from) override;
 
  private:
@@ -61,6 +66,11 @@ class Plan : public LayoutConverter {
   struct Accumulation {       // after step `step`'s backward: slot->grad += scratch
     Slot* slot;
     Tensor scratch;
+  };
+  // A conversion readers may share: `to` holds `from` in another layout (or int8 scale).
+  struct Conversion {
+    Slot* from;
+    Slot* to;
   };
   Slot* new_slot();
   // A reorder step from `from` into a new slot of layout `md` (int8: of scale `scale`).
@@ -74,6 +84,7 @@ class Plan : public LayoutConverter {
   std::deque<Slot> slots_;                 // stable addresses
   std::vector<Slot*> value_slots_;         // by ValueId
   std::vector<Step> steps_;
+  std::vector<Conversion> shared_conversions_;
   std::vector<Slot*> output_slots_;        // plain views of the graph outputs
   std::vector<std::vector<Accumulation>> accumulations_;  // by step
   const graph::Node* building_node_ = nullptr;

@@ -87,7 +87,7 @@ class DnnlConv final : public DnnlKernel {
     if (a.post.sum) {
       // The sum post-op adds what the destination holds: the output is written over the
       // summand's storage (in its layout), which the inference passes leave no other reader.
-      Slot* summand = converter.convert(io_.inputs.back(), dst_md_);
+      Slot* summand = converter.convert_to_overwrite(io_.inputs.back(), dst_md_);
       io_.inputs.back() = summand;
       out().md = dst_md_;
       out().plain = summand->plain;
@@ -282,9 +282,9 @@ class DnnlConvInt8 final : public DnnlKernel {
       if (sum_.scale > 0.0f) {
         dnnl_memory_desc_t as_summand = dst_md.data;
         as_summand.data_type = dnnl::memory::convert_to_c(int8_type(sum_.is_unsigned));
-        summand = converter.convert(summand, md(as_summand), sum_.scale);
+        summand = converter.convert_to_overwrite(summand, md(as_summand), sum_.scale);
       } else {
-        summand = converter.convert(summand, dst_md);
+        summand = converter.convert_to_overwrite(summand, dst_md);
       }
       io_.inputs.back() = summand;
       out().md = dst_md;
