@@ -2,18 +2,20 @@
 # Seed 003's acceleration of NetAdapt, end to end (issue 22's goal: >= 37x with the final accuracy
 # within 1 pp): `telar adapt --reference` (NetAdapt's algorithm in full: linear channel search,
 # the look-up table's cubic RBF refitted at every miss, every candidate fine-tuned) against
-# `--hybrid 30 --score naswot --search bisection --lut-interpolation rbf-prefit`, side by side in
-# one run, on the same trained network, look-up table, data and options. Trains the network
-# first (unless --checkpoint) and builds its table on the target (unless --lut); neither is
-# counted on either side. Prints each run's wall time, iterations, resource reached and test
-# accuracy, then the speed-up and the accuracy difference.
+# `--hybrid 30 --score naswot --search bisection --lut-interpolation rbf-prefit` (`--score`: the
+# hybrid's training-free score, e.g. grad-norm), side by side in one run, on the same trained
+# network, look-up table, data and options. Trains the network first (unless --checkpoint) and
+# builds its table on the target (unless --lut); neither is counted on either side. Prints each
+# run's wall time, iterations, resource reached and test accuracy, then the speed-up and the
+# accuracy difference.
 #   bench/adapt/netadapt_speedup.sh [--checkpoint RUN] [--lut FILE] [--model alexnet]
 #       [--input 1x64x64] [--delta 0.05] [--budget 0.5] [--short-term-iterations 20]
-#       [--long-term-epochs 1] [--max-iterations N] [--only fast|reference] [--out DIR]
+#       [--long-term-epochs 1] [--max-iterations N] [--score naswot] [--only fast|reference]
+#       [--out DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 checkpoint="" lut="" model=alexnet input=1x64x64 delta=0.05 budget=0.5 short=20 long=1
-max_iterations=100 only="" out=""
+max_iterations=100 score=naswot only="" out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --checkpoint) checkpoint=$2; shift 2 ;;
@@ -25,9 +27,10 @@ while [ $# -gt 0 ]; do
     --short-term-iterations) short=$2; shift 2 ;;
     --long-term-epochs) long=$2; shift 2 ;;
     --max-iterations) max_iterations=$2; shift 2 ;;
+    --score) score=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
     *) echo "netadapt_speedup.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -64,7 +67,7 @@ run() {  # name, options...
     { tail -5 "$out/$name.log"; exit 1; }
   echo "  (load average after: $(cut -d' ' -f1-3 /proc/loadavg))"
 }
-[ "$only" = reference ] || run fast --hybrid 30 --score naswot --search bisection --lut-interpolation rbf-prefit
+[ "$only" = reference ] || run fast --hybrid 30 --score "$score" --search bisection --lut-interpolation rbf-prefit
 [ "$only" = fast ] || run reference --reference
 python3 - "$out" "$only" <<'PY'
 import json, os, sys
