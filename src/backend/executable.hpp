@@ -61,6 +61,11 @@ class Executable {
   // transformed copies of weights refresh them. Cheap when there are none.
   virtual void parameters_updated() {}
 
+  // Frees what was planned for the batch sizes run so far (activations, kernels, weights in
+  // the kernels' layouts); the next forward plans its batch size again. output() is invalid
+  // until then. A batch sweep calls it between sizes, so that one size's plan is held at a time.
+  virtual void release_plans() = 0;
+
   // Random choices of the next forward (dropout masks) derive from this stream number and the
   // compile seed; trainers set it to the global step so a resumed run repeats them exactly.
   virtual void set_random_stream(std::uint64_t stream) = 0;

@@ -125,6 +125,7 @@ class PlanCache {
     if (it == plans_.end()) it = plans_.emplace(batch, make()).first;
     return *it->second;
   }
+  void clear() { plans_.clear(); }
 
  private:
   std::map<std::int64_t, std::unique_ptr<Plan>> plans_;

@@ -208,6 +208,8 @@ int run_bench(const Args& args) {
     for (std::int64_t b : batches) {
       const Tensor x = random_input(declared, b, seed);
       BenchPoint p = measure_target(t, x, b, measure_options, clock_ghz);
+      // One batch size's plan at a time: a sweep's memory bound is the largest plan's.
+      t.exe->release_plans();
       const SampleSummary& s = p.latency;
       std::cout << fmt::format(
           "{:<{}} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6.1f}% {:>12.1f}{}\n",

@@ -212,6 +212,42 @@ TEST(CpuBackend, BatchSizeChangesReuseNothingStale) {
   EXPECT_LT(relative_difference(five.slice_rows(0, 3).clone(), first), 1e-5);
 }
 
+// release_plans() frees the plans (a batch sweep holds one at a time); the next forward plans
+// again and computes the same outputs, for inference (with its thread choice) and training.
+TEST(CpuBackend, ReleasedPlansAreMadeAgain) {
+  const Graph model = zoo::build("mnist_cnn");
+  ParameterSet params = ParameterSet::initialize(model, 3);
+  const Tensor x = random_tensor({3, 1, 28, 28}, 1);
+  auto infer =
+      backend::compile_for_inference(backend::parse_backend_spec("cpu:threads=2"), model, params);
+  infer->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  const Tensor first = infer->output(0).clone();
+  infer->release_plans();
+  EXPECT_THROW(infer->output(0), Error);
+  for (int k = 0; k < 3; ++k) {
+    infer->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+    EXPECT_EQ(relative_difference(infer->output(0), first), 0.0) << k;
+  }
+
+  Graph g = with_loss(model, LossKind::CrossEntropy);
+  ParameterSet p = ParameterSet::initialize(g, 3);
+  auto train = backend::compile(backend::parse_backend_spec("cpu"), g, p);
+  const std::vector<Tensor> in = {x, labels(3, 10, 2)};
+  Tensor one(Shape{});
+  one.f32()[0] = 1.0f;
+  std::vector<Tensor> seed(g.outputs().size());
+  seed.back() = one;  // the loss is the last output
+  std::vector<Tensor> grads;
+  for (int k = 0; k < 2; ++k) {
+    train->set_random_stream(0);  // the same dropout masks
+    train->forward(in, backend::Mode::Train);
+    train->backward(seed);
+    grads.push_back(train->gradients().at(g.parameters().front()).clone());
+    train->release_plans();
+  }
+  EXPECT_EQ(relative_difference(grads[1], grads[0]), 0.0);
+}
+
 TEST(CpuBackend, BadBackendStringsAreErrors) {
   EXPECT_THROW(backend::parse_backend_spec("gpu"), Error);
   Graph g = zoo::build("mnist_cnn");

@@ -130,6 +130,16 @@ class CpuExecutable final : public CompiledExecutable {
     return current_->input_gradient(i);
   }
 
+  void release_plans() override {
+    current_ = nullptr;
+    current_split_ = nullptr;
+    thread_choices_.clear();
+    timed_plans_.clear();
+    plans_.clear();
+    split_plans_.clear();
+    one_thread_plans_.clear();
+  }
+
  private:
   PlanOptions plan_options() const {
     return {use_dnnl_, seed_, &params_version_, input_gradients_, bf16_, int8_.get(), winograd_};

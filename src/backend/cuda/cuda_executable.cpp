@@ -69,6 +69,11 @@ class CudaExecutable final : public CompiledExecutable {
     return current_->input_gradient(i);
   }
 
+  void release_plans() override {
+    current_ = nullptr;
+    plans_.clear();
+  }
+
  private:
   void upload_parameters() {
     ctx_.activate();

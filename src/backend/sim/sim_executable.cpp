@@ -128,6 +128,7 @@ class SimExecutable final : public Executable, public Simulated {
     inner_->parameters_updated();
   }
 
+  void release_plans() override { inner_->release_plans(); }
   void set_random_stream(std::uint64_t stream) override { inner_->set_random_stream(stream); }
   const graph::Graph& graph() const override { return graph_; }
   std::string name() const override { return name_; }
