@@ -120,6 +120,11 @@ bool is_file(const fs::path& path) {
   return fs::is_regular_file(path, error);
 }
 
+bool is_dir(const fs::path& path) {
+  std::error_code error;
+  return fs::is_directory(path, error);
+}
+
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot read '{}': {}", path.string(), std::strerror(errno));

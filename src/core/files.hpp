@@ -41,6 +41,8 @@ std::string read_file(const std::filesystem::path& path);
 // Whether `path` names a regular file; false, not an exception, for a name the file system
 // refuses (e.g. longer than it allows).
 bool is_file(const std::filesystem::path& path);
+// Whether `path` names a directory; false, not an exception, for a name the file system refuses.
+bool is_dir(const std::filesystem::path& path);
 
 // A file written through a temporary name: commit() renames it into place; if the object is
 // destroyed without commit() (an exception unwound past it) the temporary file is removed.

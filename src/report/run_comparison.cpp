@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/parse.hpp"
 
 namespace telar::report {
@@ -19,8 +20,7 @@ TimeBasis parse_time_basis(const std::string& text) {
 }
 
 RunFigures read_run_figures(const fs::path& run, TimeBasis basis) {
-  std::error_code error;  // a name the file system refuses is no directory: unreadable below
-  const bool directory = fs::is_directory(run, error);
+  const bool directory = is_dir(run);  // a name the file system refuses: unreadable below
   const fs::path file = directory ? run / "run.json" : run;
   std::ifstream in(file);
   if (!in) fail("{}: no run.json there; give run directories written by telar", run.string());

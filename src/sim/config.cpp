@@ -117,8 +117,7 @@ HardwareConfig parse_config(std::string_view text, std::string_view origin) {
 }
 
 HardwareConfig load_config(const std::filesystem::path& path) {
-  std::error_code error;  // a name the file system refuses is no directory: read_file says why
-  require(!std::filesystem::is_directory(path, error),
+  require(!is_dir(path),  // a name the file system refuses: read_file says why
           "'{}' is a directory; give a hardware .cfg file (e.g. configs/maeri_128mses_128_bw.cfg)",
           path.string());
   HardwareConfig c = parse_config(read_file(path), path.string());

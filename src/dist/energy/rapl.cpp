@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 
 namespace telar::energy {
 
@@ -86,11 +87,11 @@ class RaplMeter final : public EnergyMeter {
 }  // namespace
 
 std::unique_ptr<EnergyMeter> open_rapl(const fs::path& root, std::string& why) {
-  std::error_code ec;
-  if (!fs::is_directory(root, ec)) {
+  if (!is_dir(root)) {
     why = fmt::format("no powercap tree at {}", root.string());
     return nullptr;
   }
+  std::error_code ec;  // a zone that vanishes while listed is left out
   std::vector<fs::path> dirs;
   for (const auto& entry : fs::directory_iterator(root, ec))
     if (zone_package(entry.path().filename().string())) dirs.push_back(entry.path());
