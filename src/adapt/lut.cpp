@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -72,8 +73,54 @@ bool can_change(const ChannelGroups& groups, const std::vector<int>& prunable,
 }
 
 // The format's version: 2 measures each layer with cold caches (version 1 measured them warm);
-// 3 adds the last line's `scale` (versions 1 and 2: 1).
-constexpr int kFormatVersion = 3;
+// 3 adds the last line's `scale` (versions 1 and 2: 1); 4 its `memory_ms_per_mb` and `cache_mb`
+// (before: 0, no memory term).
+constexpr int kFormatVersion = 4;
+
+// Random variants a build fits its table on besides the four widths: drawn from a stream of
+// their own, so that `telar lut check`'s variants (Rng(--seed)) are not among them.
+constexpr int kRandomCalibrationVariants = 12;
+constexpr std::uint64_t kCalibrationStream = 0x6c75742d666974;  // "lut-fit"
+
+// The bytes of one weight as a model compiled at `precision` holds it.
+double bytes_per_weight(backend::Precision precision) {
+  switch (precision) {
+    case backend::Precision::BF16:
+      return 2.0;
+    case backend::Precision::INT8:
+      return 1.0;
+    case backend::Precision::FP32:
+      break;
+  }
+  return 4.0;
+}
+
+// The last-level cache of this machine's CPU as the kernel describes it for CPU 0 (its data or
+// unified cache of the highest level, e.g. "32768K"), in bytes; 0 where it does not say. (glibc's
+// sysconf(_SC_LEVEL3_CACHE_SIZE) counts every L3 of an AMD package: 384 MB on a 2-vCPU slice.)
+double cpu_cache_bytes() {
+  const std::filesystem::path dir = "/sys/devices/system/cpu/cpu0/cache";
+  int best_level = 0;
+  double bytes = 0.0;
+  for (int i = 0; i < 16; ++i) {
+    const std::filesystem::path index = dir / ("index" + std::to_string(i));
+    std::ifstream level_file(index / "level"), type_file(index / "type"), size_file(index / "size");
+    int level = 0;
+    std::string type, size;
+    if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) continue;
+    if (type == "Instruction" || level <= best_level || size.empty()) continue;
+    char* end = nullptr;
+    const double n = std::strtod(size.c_str(), &end);
+    const double unit = *end == 'K'   ? 1024.0
+                        : *end == 'M' ? 1024.0 * 1024.0
+                        : *end == 'G' ? 1024.0 * 1024.0 * 1024.0
+                                      : 1.0;
+    if (!(n > 0.0)) continue;
+    best_level = level;
+    bytes = n * unit;
+  }
+  return bytes;
+}
 
 // A table file's first line.
 struct FileHeader {
@@ -81,13 +128,13 @@ struct FileHeader {
   std::map<std::string, std::string> keys;  // layer name -> key
 };
 
-// One entry line (`rest` unset) or the last line (`rest` set, with `scale`).
+// One entry line (`rest` unset) or the last line (`rest` set, with the rest of the fit).
 struct FileLine {
   std::string key;
   std::int64_t in = 0, out = 0;
   double ms = 0.0;
   std::optional<double> rest;
-  double scale = 1.0;
+  double scale = 1.0, memory_ms_per_mb = 0.0, cache_mb = 0.0;
 };
 
 // Every refusal names the file and line and says what to do.
@@ -149,7 +196,7 @@ FileLine parse_line(const std::string& text, const std::filesystem::path& file, 
   if (!e.is_object()) bad_line(file, line, "not a JSON object (a damaged line)");
   FileLine f;
   if (e.contains("rest_ms")) {
-    only_keys(e, {"rest_ms", "scale", "calibration"}, file, line);
+    only_keys(e, {"rest_ms", "scale", "memory_ms_per_mb", "cache_mb", "calibration"}, file, line);
     if (!e["rest_ms"].is_number() || !std::isfinite(e["rest_ms"].get<double>()))
       bad_line(file, line, "'rest_ms' must be a finite number");
     f.rest = e["rest_ms"].get<double>();
@@ -158,6 +205,14 @@ FileLine parse_line(const std::string& text, const std::filesystem::path& file, 
           e["scale"].get<double>() <= 0.0)
         bad_line(file, line, "'scale' must be a positive number");
       f.scale = e["scale"].get<double>();
+    }
+    for (const auto& [name, field] :
+         {std::pair{"memory_ms_per_mb", &f.memory_ms_per_mb}, std::pair{"cache_mb", &f.cache_mb}}) {
+      if (!e.contains(name)) continue;
+      if (!e[name].is_number() || !std::isfinite(e[name].get<double>()) ||
+          e[name].get<double>() < 0.0)
+        bad_line(file, line, "'{}' must be a finite number >= 0", name);
+      *field = e[name].get<double>();
     }
     return f;
   }
@@ -199,7 +254,8 @@ std::vector<LutLayer> lut_layers(const graph::Graph& graph) {
       out.push_back(
           {n.name,
            fmt::format("linear {}->{}{}", a.in_features, a.out_features, a.bias ? " bias" : ""),
-           false, true, a.in_features, a.out_features});
+           false, true, a.in_features, a.out_features,
+           shape_numel(graph.value(n.inputs.at(1)).shape)});
     } else if (n.kind == graph::OpKind::Conv2d) {
       const auto& a = n.attr<graph::Conv2dAttrs>();
       const bool depthwise =
@@ -212,10 +268,24 @@ std::vector<LutLayer> lut_layers(const graph::Graph& graph) {
                                  a.in_channels, a.out_channels, a.kernel_h, a.kernel_w, a.stride_h,
                                  a.stride_w, a.pad_h, a.pad_w, a.dilation_h, a.dilation_w,
                                  a.bias ? " bias" : "", x.at(2), x.at(3)),
-                     depthwise, false, a.in_channels, a.out_channels});
+                     depthwise, false, a.in_channels, a.out_channels,
+                     shape_numel(graph.value(n.inputs.at(1)).shape)});
     }
   }
   return out;
+}
+
+std::map<std::string, std::int64_t> random_channel_counts(const graph::Graph& graph,
+                                                          const ChannelGroups& groups, Rng& rng) {
+  std::map<std::string, std::int64_t> counts;
+  for (const int g : groups.prunable()) {
+    const ChannelGroup& group = groups.groups()[static_cast<std::size_t>(g)];
+    const std::int64_t steps = group.channels / kConvStep;
+    if (steps < 1) continue;
+    counts[graph.node(group.sources.front()).name] =
+        kConvStep * (1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(steps))));
+  }
+  return counts;
 }
 
 graph::Graph layer_model(const graph::Graph& graph, const LutLayer& layer, std::int64_t in,
@@ -316,26 +386,12 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
         if (!t.ms_.count({layer.key, i, o}) && planned.insert({layer.key, i, o}).second)
           todo.emplace_back(layer, i, o);
   }
-  std::ofstream out(file, std::ios::app);
-  std::int64_t done = 0;
-  // Each layer alone with cold caches: inside the model its weights are not where its own
-  // previous run left them.
-  backend::MeasureOptions alone = measure;
-  alone.cold_caches = true;
-  for (const auto& [layer, i, o] : todo) {
-    const double ms = median_ms(layer_model(graph, layer, i, o), target, precision, alone);
-    t.add(layer.key, i, o, ms);
-    out << nlohmann::json{{"key", layer.key}, {"in", i}, {"out", o}, {"ms", ms}}.dump() << "\n";
-    out.flush();
-    if (progress) progress(++done, static_cast<std::int64_t>(todo.size()));
-  }
-  // The whole model against its layers' sum, at its own width and with every prunable group
-  // at 3/4, 1/2 and 1/4 of its channels: layers timed alone do not add up to the model (a
-  // one-layer model's fixed costs; a small model's weights stay in the caches that each entry
-  // found cold; pooling, activations and reorders are in no entry).
-  backend::MeasureOptions whole = measure;
-  whole.duration_seconds = std::max(measure.duration_seconds, 0.5);
-  std::vector<std::pair<double, double>> calibration;  // (layers' sum, whole model) in ms
+  // The whole model against its layers' sum, at its own width, with every prunable group at
+  // 3/4, 1/2 and 1/4 of its channels, and at random channel counts: layers timed alone do not
+  // add up to the model (a one-layer model's fixed costs; pooling, activations and reorders are
+  // in no entry; a small model's weights stay in the caches that each entry found cold, a large
+  // one's in none, where a layer alone kept its own).
+  std::vector<std::map<std::string, std::int64_t>> variants;
   for (const double keep : {1.0, 0.75, 0.5, 0.25}) {
     std::map<std::string, std::int64_t> counts;
     for (const int g : prunable) {
@@ -346,40 +402,120 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
       if (kept >= kConvStep && kept < group.channels)
         counts[graph.node(group.sources.front()).name] = kept;
     }
-    if (keep < 1.0 && counts.empty()) continue;
-    const graph::Graph variant = with_channel_counts(graph, counts);
-    calibration.emplace_back(t.layers_ms(variant, LutInterpolation::Bilinear),
-                             median_ms(variant, target, precision, whole));
+    if (keep == 1.0 || !counts.empty()) variants.push_back(std::move(counts));
   }
-  const WholeModelFit fit = fit_whole_model(calibration);
-  t.scale_ = fit.scale;
-  t.rest_ms_ = fit.rest_ms;
+  Rng rng = Rng::derive(0, kCalibrationStream);
+  if (variants.size() > 1)  // something can be pruned
+    for (int v = 0; v < kRandomCalibrationVariants; ++v)
+      variants.push_back(random_channel_counts(graph, groups, rng));
+  std::ofstream out(file, std::ios::app);
+  std::int64_t done = 0;
+  const auto total = static_cast<std::int64_t>(todo.size() + variants.size());
+  // Each layer alone with cold caches: inside the model its weights are not where its own
+  // previous run left them.
+  backend::MeasureOptions alone = measure;
+  alone.cold_caches = true;
+  for (const auto& [layer, i, o] : todo) {
+    const double ms = median_ms(layer_model(graph, layer, i, o), target, precision, alone);
+    t.add(layer.key, i, o, ms);
+    out << nlohmann::json{{"key", layer.key}, {"in", i}, {"out", o}, {"ms", ms}}.dump() << "\n";
+    out.flush();
+    if (progress) progress(++done, total);
+  }
+  backend::MeasureOptions whole = measure;
+  whole.duration_seconds = std::max(5 * measure.duration_seconds, 0.2);
+  t.bytes_per_weight_ = bytes_per_weight(precision);
+  t.cache_bytes_ = backend::parse_backend_spec(target).kind == "cpu" ? cpu_cache_bytes() : 0.0;
+  std::vector<CalibrationPoint> calibration;
+  for (const auto& counts : variants) {
+    const graph::Graph variant = with_channel_counts(graph, counts);
+    calibration.push_back(
+        {t.layers_ms(variant, LutInterpolation::Bilinear),
+         weights_past_cache_mb(lut_layers(variant), t.bytes_per_weight_, t.cache_bytes_),
+         median_ms(variant, target, precision, whole)});
+    if (progress) progress(++done, total);
+  }
+  t.fit_ = fit_whole_model(calibration);
   nlohmann::json points = nlohmann::json::array();
-  for (const auto& [layers, ms] : calibration) points.push_back({layers, ms});
-  out << nlohmann::json{{"rest_ms", t.rest_ms_}, {"scale", t.scale_}, {"calibration", points}}
+  for (const CalibrationPoint& p : calibration)
+    points.push_back({p.layers_ms, p.past_cache_mb, p.whole_ms});
+  out << nlohmann::json{{"rest_ms", t.fit_.rest_ms},
+                        {"scale", t.fit_.scale},
+                        {"memory_ms_per_mb", t.fit_.memory_ms_per_mb},
+                        {"cache_mb", t.cache_bytes_ / static_cast<double>(1 << 20)},
+                        {"calibration", points}}
              .dump()
       << "\n";
   return t;
 }
 
-WholeModelFit fit_whole_model(const std::vector<std::pair<double, double>>& points) {
+namespace {
+
+// Least squares of the relative error: c minimising Σ ((x·c − y) / y)² over rows x and targets
+// y > 0, by the normal equations; nothing where they are singular or the result not finite.
+std::optional<std::vector<double>> relative_least_squares(
+    const std::vector<std::vector<double>>& rows, const std::vector<double>& y) {
+  const std::size_t n = rows.front().size();
+  std::vector<double> normal(n * n, 0.0), rhs(n, 0.0);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const double w = 1.0 / (y[r] * y[r]);
+    for (std::size_t i = 0; i < n; ++i) {
+      rhs[i] += w * rows[r][i] * y[r];
+      for (std::size_t j = 0; j < n; ++j) normal[i * n + j] += w * rows[r][i] * rows[r][j];
+    }
+  }
+  std::vector<double> c;
+  try {
+    c = solve_dense(std::move(normal), std::move(rhs));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  for (double v : c)
+    if (!std::isfinite(v)) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+double weights_past_cache_mb(const std::vector<LutLayer>& layers, double bytes_per_weight,
+                             double cache_bytes) {
+  if (cache_bytes <= 0.0) return 0.0;
+  double all = 0.0, alone = 0.0;
+  for (const LutLayer& l : layers) {
+    const double bytes = static_cast<double>(l.weights) * bytes_per_weight;
+    all += bytes;
+    alone += std::max(0.0, bytes - cache_bytes);
+  }
+  return (std::max(0.0, all - cache_bytes) - alone) / static_cast<double>(1 << 20);
+}
+
+WholeModelFit fit_whole_model(const std::vector<CalibrationPoint>& points) {
   require(!points.empty(), "internal: no whole-model measurement to fit the table to");
-  const double n = static_cast<double>(points.size());
-  double mx = 0.0, my = 0.0;
-  for (const auto& [x, y] : points) {
-    mx += x / n;
-    my += y / n;
+  std::vector<double> y;
+  double lo = points.front().layers_ms, hi = lo, mean_difference = 0.0;
+  bool streams = false;
+  for (const CalibrationPoint& p : points) {
+    require(p.whole_ms > 0.0, "internal: a whole model measured at {} ms", p.whole_ms);
+    y.push_back(p.whole_ms);
+    lo = std::min(lo, p.layers_ms);
+    hi = std::max(hi, p.layers_ms);
+    mean_difference += (p.whole_ms - p.layers_ms) / static_cast<double>(points.size());
+    streams = streams || p.past_cache_mb > 0.0;
   }
-  double sxy = 0.0, sxx = 0.0;
-  for (const auto& [x, y] : points) {
-    sxy += (x - mx) * (y - my);
-    sxx += (x - mx) * (x - mx);
+  // One width, or sums that do not vary: the layers as they are and the rest as the mean
+  // difference.
+  if (points.size() < 2 || !(hi - lo > 1e-6 * hi)) return {1.0, 0.0, mean_difference};
+  if (streams && points.size() >= 3) {
+    std::vector<std::vector<double>> rows;
+    for (const CalibrationPoint& p : points) rows.push_back({p.layers_ms, p.past_cache_mb, 1.0});
+    if (const auto c = relative_least_squares(rows, y); c && (*c)[0] > 0.0 && (*c)[1] >= 0.0)
+      return {(*c)[0], (*c)[1], (*c)[2]};
   }
-  // One width, or sums that do not vary, or a line that falls as the layers grow (noise): the
-  // layers as they are and the rest as the mean difference.
-  if (!(sxx > 1e-12 * mx * mx) || !(sxy > 0.0)) return {1.0, my - mx};
-  const double scale = sxy / sxx;
-  return {scale, my - scale * mx};
+  std::vector<std::vector<double>> rows;
+  for (const CalibrationPoint& p : points) rows.push_back({p.layers_ms, 1.0});
+  if (const auto c = relative_least_squares(rows, y); c && (*c)[0] > 0.0)
+    return {(*c)[0], 0.0, (*c)[1]};
+  return {1.0, 0.0, mean_difference};  // a line that falls as the layers grow: noise
 }
 
 LatencyTable LatencyTable::read(const std::filesystem::path& file) {
@@ -402,8 +538,10 @@ LatencyTable LatencyTable::read(const std::filesystem::path& file) {
     }
     const FileLine e = parse_line(line, file, number);
     if (e.rest) {
-      t.rest_ms_ = *e.rest;
-      t.scale_ = e.scale;
+      t.fit_ = {e.scale, e.memory_ms_per_mb, *e.rest};
+      t.bytes_per_weight_ =
+          bytes_per_weight(backend::parse_precision(t.header_.precision, "the table's precision"));
+      t.cache_bytes_ = e.cache_mb * static_cast<double>(1 << 20);
       complete = true;
       continue;
     }
@@ -489,7 +627,10 @@ LatencyTable::Rbf LatencyTable::fit_rbf(const std::string& key) const {
 }
 
 double LatencyTable::estimate(const graph::Graph& graph, LutInterpolation interpolation) const {
-  return scale_ * layers_ms(graph, interpolation) + rest_ms_;
+  return fit_.scale * layers_ms(graph, interpolation) +
+         fit_.memory_ms_per_mb *
+             weights_past_cache_mb(lut_layers(graph), bytes_per_weight_, cache_bytes_) +
+         fit_.rest_ms;
 }
 
 double LatencyTable::layers_ms(const graph::Graph& graph, LutInterpolation interpolation) const {

@@ -2,13 +2,14 @@
 // NetAdapt's latency look-up table (seed 003, Algorithms 2 and 3): each Conv2d and Linear of a
 // model measured alone on the target over a grid of its input and output channel counts (conv
 // step 8, FC step 64, depthwise with out = in), identical layers measured once; a model's
-// latency is then the sum of its layers' entries, interpolated between grid points, scaled and
-// offset by the line through the whole model's latency at four widths against that sum (what
-// layers alone miss or add: pooling, activations, reorders, a one-layer model's fixed costs).
+// latency is then the sum of its layers' entries, interpolated between grid points, corrected
+// by a fit to the whole model measured at several widths (what layers alone miss or add:
+// pooling, activations, reorders, a one-layer model's fixed costs, weights that a layer alone
+// kept in the cache and the model streams from memory).
 //
 // The file is text, one JSON object per line: a header (target, precision, model), then one
 // line per measured entry, appended as it is measured, so that a build that is killed resumes
-// where it stopped; the last line holds the scale, the rest and the four whole-model points.
+// where it stopped; the last line holds the fit and the whole-model points it was made on.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -19,8 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include "adapt/channel_groups.hpp"
 #include "backend/backend.hpp"
 #include "backend/measure.hpp"
+#include "core/rng.hpp"
 #include "graph/graph.hpp"
 
 namespace telar::adapt {
@@ -45,6 +48,7 @@ struct LutLayer {
   bool depthwise = false;
   bool linear = false;
   std::int64_t in = 0, out = 0;
+  std::int64_t weights = 0;  // elements of its weight tensor
 };
 std::vector<LutLayer> lut_layers(const graph::Graph& graph);
 
@@ -56,12 +60,35 @@ std::vector<std::int64_t> lut_grid(std::int64_t top, std::int64_t step, bool cha
 graph::Graph layer_model(const graph::Graph& graph, const LutLayer& layer, std::int64_t in,
                          std::int64_t out);
 
-// The least-squares line whole = scale x layers + rest through (layers' sum, whole model)
-// points in ms; scale 1 and the mean difference where the sums do not vary or the line falls.
-struct WholeModelFit {
-  double scale = 1.0, rest_ms = 0.0;
+// Random channel counts of `graph`'s prunable groups, each a multiple of 8 from 8 to the
+// group's own count (a group of fewer than 8 channels is kept), by the name of the group's
+// first layer as with_channel_counts takes them: the pruned variants a table is fitted and
+// checked on.
+std::map<std::string, std::int64_t> random_channel_counts(const graph::Graph& graph,
+                                                          const ChannelGroups& groups, Rng& rng);
+
+// The megabytes (2^20 bytes) of weights that `layers` stream from memory on every run of the
+// model and that their entries did not: on a CPU whose last-level cache holds `cache_bytes`, a
+// model whose weights exceed it finds none of them cached by its next run (each run evicts them
+// in the order it reads them), where a layer timed alone kept its own weights cached if they
+// fit. max(0, W - C) - Σ max(0, w - C) over the layers' weight bytes w (W their sum, C the
+// cache); 0 where `cache_bytes` is 0 (targets without such a cache: simulators, GPUs).
+double weights_past_cache_mb(const std::vector<LutLayer>& layers, double bytes_per_weight,
+                             double cache_bytes);
+
+// A whole model measured against its table: its layers' sum and weights past the cache, and
+// its own latency.
+struct CalibrationPoint {
+  double layers_ms = 0.0, past_cache_mb = 0.0, whole_ms = 0.0;
 };
-WholeModelFit fit_whole_model(const std::vector<std::pair<double, double>>& points);
+// whole = scale x layers + memory x past-cache MB + rest, fitted by least squares on the
+// relative error (a narrow model's error counts as much as a wide one's). Without the memory
+// term where no point streams weights or its factor comes out negative; scale 1 and the mean
+// difference where the layers' sums do not vary or the line falls.
+struct WholeModelFit {
+  double scale = 1.0, memory_ms_per_mb = 0.0, rest_ms = 0.0;
+};
+WholeModelFit fit_whole_model(const std::vector<CalibrationPoint>& points);
 
 class LatencyTable {
  public:
@@ -80,10 +107,12 @@ class LatencyTable {
 
   const Header& header() const { return header_; }
   std::size_t entries() const { return ms_.size(); }
-  // A model's latency is estimated as scale x its layers' entries + rest: the line through the
-  // whole model's measured latency at four widths against its layers' sum (fit_whole_model).
-  double scale() const { return scale_; }
-  double rest_ms() const { return rest_ms_; }
+  // A model's latency is estimated as scale x its layers' entries + memory x its weights past
+  // the cache + rest (fit_whole_model), fitted to the whole model measured at its own width,
+  // at 3/4, 1/2 and 1/4 of it, and at random channel counts.
+  const WholeModelFit& fit() const { return fit_; }
+  // The last-level cache of the machine the table was built on (0: no memory term).
+  double cache_bytes() const { return cache_bytes_; }
   // The estimated latency of `graph` (a model of the table's, maybe pruned): milliseconds.
   // Throws telar::Error naming a layer the table has no entries for.
   double estimate(const graph::Graph& graph, LutInterpolation interpolation) const;
@@ -105,7 +134,8 @@ class LatencyTable {
   };
   Rbf fit_rbf(const std::string& key) const;
   mutable std::map<std::string, Rbf> rbf_fits_;  // rbf-prefit's, by key
-  double scale_ = 1.0, rest_ms_ = 0.0;
+  WholeModelFit fit_;
+  double cache_bytes_ = 0.0, bytes_per_weight_ = 4.0;
   void add(const std::string& key, std::int64_t in, std::int64_t out, double ms);
 };
 

@@ -72,11 +72,16 @@ int run_lut(const Args& args) {
           bar->update(done);
         });
     if (bar) bar->finish();
+    const adapt::WholeModelFit& fit = t.fit();
     std::cout << fmt::format(
-        "{}: {} entries for {} layers on {} ({}); whole model = {:.3f} x layers {:+.4f} ms; "
+        "{}: {} entries for {} layers on {} ({}); whole model = {:.3f} x layers{} {:+.4f} ms; "
         "wrote {}\n",
-        g.name(), t.entries(), adapt::lut_layers(g).size(), target, precision, t.scale(),
-        t.rest_ms(), out);
+        g.name(), t.entries(), adapt::lut_layers(g).size(), target, precision, fit.scale,
+        fit.memory_ms_per_mb > 0.0
+            ? fmt::format(" + {:.4f} ms x MB of weights past the {:.0f} MB cache",
+                          fit.memory_ms_per_mb, t.cache_bytes() / (1 << 20))
+            : "",
+        fit.rest_ms, out);
     return 0;
   }
 
@@ -94,17 +99,8 @@ int run_lut(const Args& args) {
   std::cout << fmt::format("{:>8} {:>12} {:>12} {:>8}\n", "variant", "predicted ms", "measured ms",
                            "error");
   for (int v = 0; v < variants; ++v) {
-    std::map<std::string, std::int64_t> counts;
-    for (int gi : groups.prunable()) {
-      const adapt::ChannelGroup& group = groups.groups()[static_cast<std::size_t>(gi)];
-      const std::int64_t steps = group.channels / 8;
-      if (steps < 1) continue;
-      counts[g.node(group.sources.front()).name] =
-          v == 0
-              ? group.channels
-              : 8 * (1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(steps))));
-    }
-    const graph::Graph variant = adapt::with_channel_counts(g, counts);
+    const graph::Graph variant =
+        v == 0 ? g : adapt::with_channel_counts(g, adapt::random_channel_counts(g, groups, rng));
     const double predicted = table->estimate(variant, mode);
     const double ms = measured(variant, graph::ParameterSet::initialize(variant, 0));
     const double error = (predicted - ms) / ms;

@@ -46,7 +46,7 @@ TEST(LatencyTable, ExactBilinearClampedAndDiagonalQueries) {
                                                       "\n");
   const LatencyTable t = LatencyTable::read(file);
   EXPECT_EQ(t.entries(), 6u);
-  EXPECT_DOUBLE_EQ(t.rest_ms(), 0.5);
+  EXPECT_DOUBLE_EQ(t.fit().rest_ms, 0.5);
   EXPECT_DOUBLE_EQ(t.layer_ms("A", 16, 8, LutInterpolation::Exact), 3.0);
   // (12, 12): the middle of the cell, the mean of its corners; (12, 8) halfway along one edge.
   EXPECT_DOUBLE_EQ(t.layer_ms("A", 12, 12, LutInterpolation::Bilinear), 2.5);
@@ -84,25 +84,57 @@ TEST(LatencyTable, CubicRadialBasisFunctionsAsScipysRbf) {
   fs::remove(file);
 }
 
-// The whole model against its layers' sum: the least-squares line by hand. Points on
-// y = 0.2 x + 0.3 give it back; (1, 0.5), (3, 1.1), (2, 0.6), (4, 1.2): means 2.5 and 0.85,
-// Sxy = (-1.5)(-0.35) + (0.5)(0.25) + (-0.5)(-0.25) + (1.5)(0.35) = 1.3, Sxx = 5, so the slope
-// is 0.26 and the intercept 0.85 - 0.26 x 2.5 = 0.2. One point, or a falling line: scale 1 and
-// the mean difference.
-TEST(LatencyTable, WholeModelLineByHand) {
-  WholeModelFit f = fit_whole_model({{1, 0.5}, {2, 0.7}, {3, 0.9}});
+// The whole model against its layers' sum, by hand. Points on y = 0.2 x + 0.3 give the line
+// back. (1, 1), (2, 2), (3, 2), least squares of the relative error (weights 1/y²: 1, 1/4,
+// 1/4): the normal equations 4.25 a + 2.25 b = 3.5 and 2.25 a + 1.5 b = 2 give a = 4/7 and
+// b = 10/21 (absolute least squares: 1/2 and 2/3). Points on y = 0.5 x + 0.1 m + 0.2, m the
+// weights past the cache, give the plane back; a negative memory factor is dropped (the line
+// through the same points instead). One point, sums that do not vary or a falling line: scale 1
+// and the mean difference.
+TEST(LatencyTable, WholeModelFitByHand) {
+  WholeModelFit f = fit_whole_model({{1, 0, 0.5}, {2, 0, 0.7}, {3, 0, 0.9}});
   EXPECT_NEAR(f.scale, 0.2, 1e-12);
   EXPECT_NEAR(f.rest_ms, 0.3, 1e-12);
-  f = fit_whole_model({{1, 0.5}, {3, 1.1}, {2, 0.6}, {4, 1.2}});
-  EXPECT_NEAR(f.scale, 0.26, 1e-12);
+  EXPECT_EQ(f.memory_ms_per_mb, 0.0);
+  f = fit_whole_model({{1, 0, 1}, {2, 0, 2}, {3, 0, 2}});
+  EXPECT_NEAR(f.scale, 4.0 / 7.0, 1e-12);
+  EXPECT_NEAR(f.rest_ms, 10.0 / 21.0, 1e-12);
+  f = fit_whole_model({{1, 0, 0.7}, {2, 0, 1.2}, {2, 4, 1.6}, {3, 2, 1.9}});
+  EXPECT_NEAR(f.scale, 0.5, 1e-12);
+  EXPECT_NEAR(f.memory_ms_per_mb, 0.1, 1e-12);
   EXPECT_NEAR(f.rest_ms, 0.2, 1e-12);
-  f = fit_whole_model({{2, 1.5}});
+  // More weights past the cache, less time: noise, not memory.
+  f = fit_whole_model({{1, 0, 1}, {2, 0, 2}, {3, 0, 3}, {3, 4, 2.9}});
+  const WholeModelFit line = fit_whole_model({{1, 0, 1}, {2, 0, 2}, {3, 0, 3}, {3, 0, 2.9}});
+  EXPECT_EQ(f.memory_ms_per_mb, 0.0);
+  EXPECT_DOUBLE_EQ(f.scale, line.scale);
+  EXPECT_DOUBLE_EQ(f.rest_ms, line.rest_ms);
+  EXPECT_GT(f.scale, 0.9);
+  f = fit_whole_model({{2, 0, 1.5}});
   EXPECT_DOUBLE_EQ(f.scale, 1.0);
   EXPECT_DOUBLE_EQ(f.rest_ms, -0.5);
-  f = fit_whole_model({{1, 1.0}, {2, 0.9}});
+  f = fit_whole_model({{2, 0, 1.5}, {2, 0, 1.7}});
+  EXPECT_DOUBLE_EQ(f.scale, 1.0);
+  EXPECT_NEAR(f.rest_ms, -0.4, 1e-12);
+  f = fit_whole_model({{1, 0, 1.0}, {2, 0, 0.9}});
   EXPECT_DOUBLE_EQ(f.scale, 1.0);
   EXPECT_NEAR(f.rest_ms, -0.55, 1e-12);
   EXPECT_THROW(fit_whole_model({}), Error);
+}
+
+// Weights past the cache, by hand: layers of 1 Mi and 3 Mi fp32 weights (4 and 12 MB) with an
+// 8 MB cache: the model streams 16 - 8 = 8 MB, of which the second layer alone streamed 12 - 8
+// = 4: 4 MB more. With a 32 MB cache, or none, nothing.
+TEST(LatencyTable, WeightsPastTheCacheByHand) {
+  std::vector<LutLayer> layers(2);
+  layers[0].weights = 1 << 20;
+  layers[1].weights = 3 << 20;
+  const double mb = 1 << 20;
+  EXPECT_DOUBLE_EQ(weights_past_cache_mb(layers, 4.0, 8 * mb), 4.0);
+  EXPECT_DOUBLE_EQ(weights_past_cache_mb(layers, 4.0, 32 * mb), 0.0);
+  EXPECT_DOUBLE_EQ(weights_past_cache_mb(layers, 4.0, 0.0), 0.0);
+  // int8, 1 and 3 MB, a 2 MB cache: the model streams 2 MB, the second layer alone 1.
+  EXPECT_DOUBLE_EQ(weights_past_cache_mb(layers, 1.0, 2 * mb), 1.0);
 }
 
 // A table's estimate of a model: scale x the sum of its layers' entries + rest. The model: a
@@ -133,6 +165,35 @@ TEST(LatencyTable, EstimatesScaleTheLayersAndAddTheRest) {
                                                         "\n");
   EXPECT_THROW(LatencyTable::read(negative), Error);
   for (const auto& f : {scaled, unscaled, negative}) fs::remove(f);
+}
+
+// The memory term: "a" (8 -> 16, 128 fp32 weights: 512 bytes) and "b" (16 -> 32, 2,048 bytes)
+// with a 1 KiB cache stream 2,560 - 1,024 = 1,536 bytes, of which b alone streamed 1,024: 512
+// bytes past the cache, 1/2048 MB; at 512 ms per MB that is 0.25 ms, added to 0.5 x (2 + 3) +
+// 0.1.
+TEST(LatencyTable, EstimatesAddTheWeightsPastTheCache) {
+  graph::GraphBuilder b("m");
+  const graph::ValueId a = b.conv2d(b.input("x", {8, 4, 4}), 16, 1, 1, 0, 1, true, "a");
+  b.output(b.conv2d(a, 32, 1, 1, 0, 1, true, "b"));
+  const graph::Graph g = b.finish();
+  const std::vector<LutLayer> layers = lut_layers(g);
+  ASSERT_EQ(layers.size(), 2u);
+  EXPECT_EQ(layers[0].weights, 128);
+  EXPECT_EQ(layers[1].weights, 512);
+  const std::string header =
+      R"({"format":"telar-lut","version":4,"target":"cpu","precision":"fp32","model":"m","layers":{"a":")" +
+      layers[0].key + R"(","b":")" + layers[1].key + "\"}}\n";
+  const std::string entries = R"({"key":")" + layers[0].key + R"(","in":8,"out":16,"ms":2})" +
+                              "\n" + R"({"key":")" + layers[1].key +
+                              R"(","in":16,"out":32,"ms":3})" + "\n";
+  const fs::path file = write_table(
+      "memory", header + entries +
+                    R"({"rest_ms":0.1,"scale":0.5,"memory_ms_per_mb":512,"cache_mb":0.0009765625})"
+                    "\n");
+  const LatencyTable t = LatencyTable::read(file);
+  EXPECT_DOUBLE_EQ(t.cache_bytes(), 1024.0);
+  EXPECT_NEAR(t.estimate(g, LutInterpolation::Exact), 0.5 * 5 + 0.25 + 0.1, 1e-12);
+  fs::remove(file);
 }
 
 TEST(LatencyTable, UnfinishedForeignAndDamagedFilesAreRefused) {
@@ -189,6 +250,10 @@ TEST(LatencyTable, EveryMalformedLineIsRefusedWithItsLineNumber) {
            R"({"rest_ms":"x"})"
            "\n",
        ":3:"},
+      {kHeader + entry +
+           R"({"rest_ms":0.5,"memory_ms_per_mb":-1})"
+           "\n",
+       ":3:"},
       {kHeader + entry + rest + entry, ":4:"},  // after the end
       {R"({"format":"telar-lut","version":9,"target":"cpu","precision":"fp32","model":"m","layers":{}})"
        "\n" +
@@ -216,7 +281,7 @@ TEST(LatencyTable, EveryMalformedLineIsRefusedWithItsLineNumber) {
   }
   // The same table without the fault is read.
   const fs::path good = write_table("good", kHeader + entry + rest);
-  EXPECT_DOUBLE_EQ(LatencyTable::read(good).rest_ms(), 0.5);
+  EXPECT_DOUBLE_EQ(LatencyTable::read(good).fit().rest_ms, 0.5);
   fs::remove(good);
 }
 

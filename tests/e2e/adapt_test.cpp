@@ -265,11 +265,18 @@ TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   ASSERT_EQ(b.status, 0) << b.err;
   const std::vector<std::string> whole = lines_of(lut);
   ASSERT_GT(whole.size(), 20u);
-  // The last line: the line through the whole model at four widths against its layers' sum.
+  // The last line: the fit to the whole model at four widths and 12 random channel counts,
+  // each point its layers' sum, weights past the cache and measured latency.
   const auto last = nlohmann::json::parse(whole.back());
   EXPECT_TRUE(last.contains("rest_ms"));
   EXPECT_GT(last["scale"].get<double>(), 0.0);
-  EXPECT_EQ(last["calibration"].size(), 4u);
+  EXPECT_GE(last["memory_ms_per_mb"].get<double>(), 0.0);
+  EXPECT_GE(last["cache_mb"].get<double>(), 0.0);
+  ASSERT_EQ(last["calibration"].size(), 16u);
+  for (const auto& point : last["calibration"]) {
+    ASSERT_EQ(point.size(), 3u);
+    EXPECT_GT(point[2].get<double>(), 0.0);
+  }
   // Killed after 5 entries (and half a line): the next build measures only the rest.
   {
     std::ofstream cut(lut, std::ios::trunc);
