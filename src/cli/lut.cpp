@@ -15,12 +15,78 @@
 #include "cli/model_options.hpp"
 #include "cli/trained_model.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/progress.hpp"
 #include "core/rng.hpp"
 #include "core/statistics.hpp"
 #include "core/threads.hpp"
+#include "report/html_report.hpp"
+#include "report/run_dir.hpp"
+#include "report/svg_chart.hpp"
 
 namespace telar::cli {
+
+namespace {
+
+// "whole = 0.825 x layers + 0.0257 ms x MB of weights past the 32 MB cache -0.0822 ms"
+std::string fit_text(const adapt::LatencyTable& table) {
+  const adapt::WholeModelFit& fit = table.fit();
+  return fmt::format("whole = {:.3f} x layers{} {:+.4f} ms", fit.scale,
+                     fit.memory_ms_per_mb > 0.0
+                         ? fmt::format(" + {:.4f} ms x MB of weights past the {:.0f} MB cache",
+                                       fit.memory_ms_per_mb, table.cache_bytes() / (1 << 20))
+                         : "",
+                     fit.rest_ms);
+}
+
+// check.csv and report.html of `telar lut check --out`: each variant's predicted and measured
+// latency, and the two against each other on a chart with the ±10 % band.
+void write_check_report(const report::RunDirectory& dir, const std::string& model,
+                        const std::string& lut, const adapt::LatencyTable& table,
+                        const std::vector<double>& predicted, const std::vector<double>& measured,
+                        double median, double within) {
+  std::string csv = "variant,predicted_ms,measured_ms,error\n";
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t v = 0; v < predicted.size(); ++v) {
+    const double error = (predicted[v] - measured[v]) / measured[v];
+    const std::string name = v == 0 ? "original" : std::to_string(v);
+    csv += fmt::format("{},{:.6g},{:.6g},{:.6g}\n", name, predicted[v], measured[v], error);
+    rows.push_back({name, fmt::format("{:.4f}", predicted[v]), fmt::format("{:.4f}", measured[v]),
+                    fmt::format("{:+.1f}%", 100.0 * error)});
+  }
+  write_file_atomic(dir.file("check.csv"), csv);
+  report::HtmlReport html("telar lut check: " + model);
+  html.key_values({{"table", lut},
+                   {"target", table.header().target + " (" + table.header().precision + ")"},
+                   {"fit", fit_text(table)},
+                   {"variants", std::to_string(predicted.size())},
+                   {"median |error|", fmt::format("{:.1f}%", 100.0 * median)},
+                   {"within ±10%", fmt::format("{:.0f}%", 100.0 * within)}});
+  const double top = std::max(*std::max_element(measured.begin(), measured.end()),
+                              *std::max_element(predicted.begin(), predicted.end()));
+  report::LineChart chart{"Predicted against measured latency", "measured ms", "predicted ms", {}};
+  chart.series.push_back({"variants", measured, predicted, true});
+  chart.series.push_back({"predicted = measured", {0.0, top}, {0.0, top}});
+  chart.series.push_back({"+10%", {0.0, top}, {0.0, 1.1 * top}});
+  chart.series.push_back({"-10%", {0.0, top}, {0.0, 0.9 * top}});
+  html.svg(chart.render(720, 480));
+  // The same as relative errors, which the small variants' corner of the first chart hides.
+  std::vector<double> errors;
+  for (std::size_t v = 0; v < predicted.size(); ++v)
+    errors.push_back(100.0 * (predicted[v] - measured[v]) / measured[v]);
+  const double right = *std::max_element(measured.begin(), measured.end());
+  report::LineChart error_chart{
+      "Error of the prediction against the variant's latency", "measured ms", "error %", {}};
+  error_chart.series.push_back({"variants", measured, errors, true});
+  error_chart.series.push_back({"predicted = measured", {0.0, right}, {0.0, 0.0}});
+  error_chart.series.push_back({"+10%", {0.0, right}, {10.0, 10.0}});
+  error_chart.series.push_back({"-10%", {0.0, right}, {-10.0, -10.0}});
+  html.svg(error_chart.render());
+  html.table({"variant", "predicted ms", "measured ms", "error"}, rows);
+  html.write(dir.file("report.html"));
+}
+
+}  // namespace
 
 int run_lut(const Args& args) {
   CLI::App app{
@@ -28,11 +94,12 @@ int run_lut(const Args& args) {
       "alone on a target over a grid of channel counts (docs/adapt.md).",
       "lut"};
   ModelOptions model;
-  std::string checkpoint, target = "cpu", precision = "fp32", out, lut, interpolation = "bilinear";
+  std::string checkpoint, target = "cpu", precision = "fp32", out, lut, interpolation = "bilinear",
+                          report_out;
   double seconds = 0.05, check_seconds = 0.3;
   int variants = 10, threads = 0;
   std::uint64_t seed = 0;
-  bool json = false;
+  bool json = false, overwrite = false;
   auto* build = app.add_subcommand("build", "measure the table of a model on a target into --out");
   auto* check = app.add_subcommand(
       "check", "predicted against measured latency of pruned variants of the model");
@@ -54,6 +121,10 @@ int run_lut(const Args& args) {
   check->add_option("--lut-interpolation", interpolation, "exact or bilinear (default)");
   check->add_option("--seed", seed, "seed of the variants' channel counts");
   check->add_flag("--json", json, "print the result as one JSON object on the last line");
+  check->add_option("--out", report_out,
+                    "a run directory for check.csv, run.json and report.html (predicted against "
+                    "measured, charted)");
+  add_overwrite_flag(*check, &overwrite);
   app.require_subcommand(1);
   int code = 0;
   if (!parse(app, args, "lut", &code)) return code;
@@ -72,16 +143,9 @@ int run_lut(const Args& args) {
           bar->update(done);
         });
     if (bar) bar->finish();
-    const adapt::WholeModelFit& fit = t.fit();
-    std::cout << fmt::format(
-        "{}: {} entries for {} layers on {} ({}); whole model = {:.3f} x layers{} {:+.4f} ms; "
-        "wrote {}\n",
-        g.name(), t.entries(), adapt::lut_layers(g).size(), target, precision, fit.scale,
-        fit.memory_ms_per_mb > 0.0
-            ? fmt::format(" + {:.4f} ms x MB of weights past the {:.0f} MB cache",
-                          fit.memory_ms_per_mb, t.cache_bytes() / (1 << 20))
-            : "",
-        fit.rest_ms, out);
+    std::cout << fmt::format("{}: {} entries for {} layers on {} ({}); {}; wrote {}\n", g.name(),
+                             t.entries(), adapt::lut_layers(g).size(), target, precision,
+                             fit_text(t), out);
     return 0;
   }
 
@@ -93,8 +157,10 @@ int run_lut(const Args& args) {
       backend::parse_precision(table->header().precision, "the table's precision"),
       {0.05, check_seconds, 10});
   const adapt::ChannelGroups groups(g);
+  std::optional<report::RunDirectory> dir;
+  if (!report_out.empty()) dir.emplace(report_out, report::reuse_for(overwrite));
   Rng rng(seed);
-  std::vector<double> errors;
+  std::vector<double> errors, predictions, measurements;
   nlohmann::json rows = nlohmann::json::array();
   std::cout << fmt::format("{:>8} {:>12} {:>12} {:>8}\n", "variant", "predicted ms", "measured ms",
                            "error");
@@ -105,6 +171,8 @@ int run_lut(const Args& args) {
     const double ms = measured(variant, graph::ParameterSet::initialize(variant, 0));
     const double error = (predicted - ms) / ms;
     errors.push_back(std::fabs(error));
+    predictions.push_back(predicted);
+    measurements.push_back(ms);
     std::cout << fmt::format("{:>8} {:>12.4f} {:>12.4f} {:>7.1f}%\n",
                              v == 0 ? "original" : std::to_string(v), predicted, ms, 100.0 * error);
     rows.push_back({{"predicted_ms", predicted}, {"measured_ms", ms}, {"error", error}});
@@ -115,8 +183,20 @@ int run_lut(const Args& args) {
                         static_cast<double>(errors.size());
   std::cout << fmt::format("median |error| {:.1f}%, {:.0f}% of the variants within ±10%\n",
                            100.0 * median, 100.0 * within);
-  if (json)
-    print_json({{"median_abs_error", median}, {"within_10_percent", within}, {"variants", rows}});
+  const nlohmann::json result = {
+      {"median_abs_error", median}, {"within_10_percent", within}, {"variants", rows}};
+  if (dir) {
+    write_check_report(*dir, g.name(), lut, *table, predictions, measurements, median, within);
+    dir->write_run_json("lut check",
+                        {{"lut", lut},
+                         {"variants", variants},
+                         {"seed", seed},
+                         {"measure_seconds", check_seconds},
+                         {"lut_interpolation", interpolation}},
+                        {{"result", result}});
+    std::cout << "wrote " << dir->path().string() << "/{run.json, check.csv, report.html}\n";
+  }
+  if (json) print_json(result);
   return 0;
 }
 

@@ -286,12 +286,29 @@ TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   b = run_telar(build);
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_EQ(lines_of(lut).size(), whole.size());
-  auto c = run_telar(
-      {"lut", "check", "--checkpoint", trained_run(), "--lut", lut, "--variants", "3", "--json"});
+  auto c = run_telar({"lut", "check", "--checkpoint", trained_run(), "--lut", lut, "--variants",
+                      "3", "--json", "--out", root + "/check"});
   ASSERT_EQ(c.status, 0) << c.err;
   const auto check = last_json(c.out);
-  EXPECT_EQ(check["variants"].size(), 3u);
+  ASSERT_EQ(check["variants"].size(), 3u);
   EXPECT_GE(check["median_abs_error"].get<double>(), 0.0);
+  // --out: the variants as CSV (as printed), the report with its two charts, run.json.
+  const std::vector<std::string> csv = lines_of(root + "/check/check.csv");
+  ASSERT_EQ(csv.size(), 4u);
+  EXPECT_EQ(csv[0], "variant,predicted_ms,measured_ms,error");
+  EXPECT_EQ(csv[1].rfind("original,", 0), 0u);
+  std::string html;
+  for (const std::string& line : lines_of(root + "/check/report.html")) html += line + "\n";
+  std::size_t charts = 0;
+  for (auto at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++charts;
+  EXPECT_EQ(charts, 2u);
+  EXPECT_NE(html.find("within ±10%"), std::string::npos);
+  EXPECT_TRUE(fs::exists(root + "/check/run.json"));
+  // A second check into the same directory is refused (one line, exit 2) without --overwrite.
+  expect_refused(run_telar({"lut", "check", "--checkpoint", trained_run(), "--lut", lut,
+                            "--variants", "1", "--out", root + "/check"}),
+                 "--overwrite");
   auto a = run_telar({"adapt",
                       "--checkpoint",
                       trained_run(),
