@@ -14,14 +14,18 @@ namespace telar::adapt {
 
 namespace {
 
-inline constexpr EnumNames<CandidateScore, CandidateScore::Params> kScoreNames{
-    {"finetune", "naswot", "grad-norm", "synflow", "params"}};
+inline constexpr EnumNames<CandidateScore, CandidateScore::NaswotLayers> kScoreNames{
+    {"finetune", "naswot", "grad-norm", "synflow", "params", "naswot-layers"}};
 
 bool is_rectifier(graph::OpKind kind) {
   return kind == graph::OpKind::ReLU || kind == graph::OpKind::ReLU6;
 }
 
-double naswot(const graph::Graph& model, const graph::ParameterSet& weights, const Tensor& images) {
+// Per rectifier of `model`, the kernel K[i][j] of `images` (batch x batch, row-major): the
+// units of its output where samples i and j are both on or both off.
+std::vector<std::vector<double>> agreement_kernels(const graph::Graph& model,
+                                                   const graph::ParameterSet& weights,
+                                                   const Tensor& images, std::string_view score) {
   // The model with every rectifier's output as an output too.
   graph::Graph g = model;
   std::size_t codes = 0;
@@ -30,29 +34,49 @@ double naswot(const graph::Graph& model, const graph::ParameterSet& weights, con
       g.add_output(n.outputs.at(0));
       ++codes;
     }
-  require(codes > 0, "--score naswot needs a network with ReLUs; {} has none", model.name());
+  require(codes > 0, "--score {} needs a network with ReLUs; {} has none", score, model.name());
   graph::ParameterSet w = weights;
   auto exe = backend::compile(backend::parse_backend_spec("cpu"), g, w);
   exe->forward(std::span<const Tensor>(&images, 1), backend::Mode::Eval);
   const std::size_t batch = static_cast<std::size_t>(images.dim(0));
-  std::vector<double> k(batch * batch, 0.0);
+  std::vector<std::vector<double>> kernels;
   std::vector<std::uint8_t> on;
   for (std::size_t o = model.outputs().size(); o < g.outputs().size(); ++o) {
     const Tensor& a = exe->output(o);
     const std::size_t units = static_cast<std::size_t>(a.numel()) / batch;
     on.resize(a.numel());
     for (std::int64_t i = 0; i < a.numel(); ++i) on[static_cast<std::size_t>(i)] = a.f32()[i] > 0;
+    std::vector<double> k(batch * batch, 0.0);
     for (std::size_t i = 0; i < batch; ++i)
       for (std::size_t j = i; j < batch; ++j) {
         std::size_t agree = 0;
         const std::uint8_t* x = on.data() + i * units;
         const std::uint8_t* y = on.data() + j * units;
         for (std::size_t u = 0; u < units; ++u) agree += x[u] == y[u];
-        k[i * batch + j] += static_cast<double>(agree);
-        if (i != j) k[j * batch + i] += static_cast<double>(agree);
+        k[i * batch + j] = k[j * batch + i] = static_cast<double>(agree);
       }
+    kernels.push_back(std::move(k));
   }
+  return kernels;
+}
+
+double naswot(const graph::Graph& model, const graph::ParameterSet& weights, const Tensor& images) {
+  const std::size_t batch = static_cast<std::size_t>(images.dim(0));
+  std::vector<double> k(batch * batch, 0.0);
+  for (const std::vector<double>& layer : agreement_kernels(model, weights, images, "naswot"))
+    for (std::size_t i = 0; i < k.size(); ++i) k[i] += layer[i];
   return log_abs_determinant(std::move(k), batch);
+}
+
+double naswot_layers(const graph::Graph& model, const graph::ParameterSet& weights,
+                     const Tensor& images) {
+  const std::size_t batch = static_cast<std::size_t>(images.dim(0));
+  double score = 0.0;
+  for (std::vector<double> k : agreement_kernels(model, weights, images, "naswot-layers")) {
+    for (std::size_t i = 0; i < batch; ++i) k[i * batch + i] += 1.0;
+    score += log_abs_determinant(std::move(k), batch);
+  }
+  return score;
 }
 
 double grad_norm(const graph::Graph& model, const graph::ParameterSet& weights,
@@ -134,6 +158,8 @@ double training_free_score(CandidateScore score, const graph::Graph& model,
   switch (score) {
     case CandidateScore::Naswot:
       return naswot(model, weights, images);
+    case CandidateScore::NaswotLayers:
+      return naswot_layers(model, weights, images);
     case CandidateScore::GradNorm:
       return grad_norm(model, weights, loss, images, labels);
     case CandidateScore::Synflow:

@@ -11,6 +11,11 @@
 //              through; R is the sum of the outputs, the score Σ θ·∂R/∂θ over every parameter,
 //              as its natural log (it grows as a product over the layers). Data-free.
 //   params     the candidate's parameter count (the least pruned wins).
+//   naswot-layers  telar's variant of naswot: each rectifier's kernel K_l on its own, the score
+//              Σ_l log det(K_l + I). naswot's one kernel sums over every unit, so a layer of a
+//              few units (a bottleneck the network can no longer tell its inputs apart
+//              through) barely moves it; here such a layer's kernel is nearly singular and
+//              costs the score as much as a wide layer's.
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -23,8 +28,15 @@
 namespace telar::adapt {
 
 // finetune: NetAdapt's own choice by accuracy after a short-term fine-tune.
-enum class CandidateScore : std::uint8_t { FineTune, Naswot, GradNorm, Synflow, Params };
-// "finetune", "naswot", "grad-norm", "synflow", "params"
+enum class CandidateScore : std::uint8_t {
+  FineTune,
+  Naswot,
+  GradNorm,
+  Synflow,
+  Params,
+  NaswotLayers
+};
+// "finetune", "naswot", "grad-norm", "synflow", "params", "naswot-layers"
 std::string_view score_name(CandidateScore score);
 CandidateScore parse_score(std::string_view text);
 

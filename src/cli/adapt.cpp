@@ -79,7 +79,7 @@ int adapt_command(const Args& args,
   app.add_option("--score", score,
                  "how candidates are chosen: finetune (accuracy after the short-term fine-tune, "
                  "NetAdapt's), or a training-free score with no fine-tune: naswot, grad-norm, "
-                 "synflow, params");
+                 "synflow, params, naswot-layers (naswot per layer, docs/adapt.md)");
   app.add_option("--hybrid", o.hybrid,
                  "with --score: the last N% of the iterations choose by accuracy instead (seed "
                  "003's HN; --hybrid 30 is H30)");

@@ -1,5 +1,6 @@
 // Training-free candidate scores and the hybrid schedule, against values derived by hand: the
-// log-determinant of small matrices, NASWOT's kernel of three samples through one ReLU, the
+// log-determinant of small matrices, NASWOT's kernel of three samples through one ReLU (and
+// through two, summed or each on its own), the
 // gradient norm against finite differences of the loss, and the iterations the schedule needs.
 #include "adapt/scores.hpp"
 
@@ -40,6 +41,26 @@ TEST(Scores, NaswotKernelOfThreeSamples) {
       6.0);
   EXPECT_EQ(parse_score("grad-norm"), CandidateScore::GradNorm);
   EXPECT_THROW(parse_score("snip"), Error);
+}
+
+// x -> ReLU -> ReLU -> Linear: both rectifiers see the codes above, K each. naswot sums them:
+// det 2K = 8 x 4; naswot-layers adds each one's log det(K + I), [[3,1,0],[1,3,1],[0,1,3]],
+// det 3 x 8 - 1 x 3 = 21.
+TEST(Scores, NaswotLayersTakesEachRectifiersKernelOnItsOwn) {
+  graph::GraphBuilder b("two");
+  const graph::ValueId x = b.input("x", {2});
+  b.output(b.linear(b.relu(b.relu(x)), 2, "fc"));
+  const graph::Graph g = b.finish();
+  const graph::ParameterSet w = graph::ParameterSet::initialize(g, 1);
+  const Tensor images = Tensor::from(std::vector<float>{1, 1, 1, -1, -1, -1}, {3, 2});
+  Tensor labels({3}, DType::I64);
+  EXPECT_NEAR(training_free_score(CandidateScore::Naswot, g, w, graph::LossKind::CrossEntropy,
+                                  images, labels),
+              std::log(32.0), 1e-9);
+  EXPECT_NEAR(training_free_score(CandidateScore::NaswotLayers, g, w, graph::LossKind::CrossEntropy,
+                                  images, labels),
+              2.0 * std::log(21.0), 1e-9);
+  EXPECT_EQ(parse_score("naswot-layers"), CandidateScore::NaswotLayers);
 }
 
 TEST(Scores, GradNormIsTheSumOfEachParametersGradientNormByFiniteDifferences) {
