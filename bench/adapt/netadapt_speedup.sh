@@ -10,12 +10,13 @@
 # accuracy difference.
 #   bench/adapt/netadapt_speedup.sh [--checkpoint RUN] [--lut FILE] [--model alexnet]
 #       [--input 1x64x64] [--delta 0.05] [--budget 0.5] [--short-term-iterations 20]
-#       [--long-term-epochs 1] [--max-iterations N] [--score naswot] [--only fast|reference]
-#       [--out DIR]
+#       [--long-term-epochs 1] [--max-iterations N] [--score naswot] [--tune-chosen]
+#       [--only fast|reference] [--out DIR]
+# (--tune-chosen: the hybrid fine-tunes the candidate each score-chosen iteration keeps.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 checkpoint="" lut="" model=alexnet input=1x64x64 delta=0.05 budget=0.5 short=20 long=1
-max_iterations=100 score=naswot only="" out=""
+max_iterations=100 score=naswot only="" out="" tune=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --checkpoint) checkpoint=$2; shift 2 ;;
@@ -28,9 +29,10 @@ while [ $# -gt 0 ]; do
     --long-term-epochs) long=$2; shift 2 ;;
     --max-iterations) max_iterations=$2; shift 2 ;;
     --score) score=$2; shift 2 ;;
+    --tune-chosen) tune=(--tune-chosen); shift ;;
     --only) only=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
     *) echo "netadapt_speedup.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -67,7 +69,7 @@ run() {  # name, options...
     { tail -5 "$out/$name.log"; exit 1; }
   echo "  (load average after: $(cut -d' ' -f1-3 /proc/loadavg))"
 }
-[ "$only" = reference ] || run fast --hybrid 30 --score "$score" --search bisection --lut-interpolation rbf-prefit
+[ "$only" = reference ] || run fast --hybrid 30 --score "$score" "${tune[@]}" --search bisection --lut-interpolation rbf-prefit
 [ "$only" = fast ] || run reference --reference
 python3 - "$out" "$only" <<'PY'
 import json, os, sys

@@ -204,6 +204,9 @@ void check_options(const NetAdaptOptions& o) {
   require(o.batch_size >= 1, "--batch-size must be at least 1, not {}", o.batch_size);
   require(o.hybrid >= 0 && o.hybrid <= 100,
           "--hybrid {} is not a percentage of iterations (0 to 100, e.g. 30)", o.hybrid);
+  require(!o.tune_chosen || o.score != CandidateScore::FineTune,
+          "--tune-chosen fine-tunes the candidate a training-free score chose; add --score "
+          "naswot (or another score)");
   require(o.hybrid == 0 || o.score != CandidateScore::FineTune,
           "--hybrid chooses the first iterations by a training-free score; add --score naswot "
           "(or grad-norm, params)");
@@ -403,6 +406,20 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
       break;
     }
     current = std::move(models[static_cast<std::size_t>(it.chosen)]);
+    if (it.by_score && options.tune_chosen) {
+      Candidate& chosen = it.candidates[static_cast<std::size_t>(it.chosen)];
+      const std::int64_t start_ns = now_ns();
+      graph::ParameterSet untuned = current.weights;
+      try {
+        tuner.fine_tune(current.graph, current.weights, options.short_term_iterations, 0,
+                        options.seed + static_cast<std::uint64_t>(k) * 7919 +
+                            static_cast<std::uint64_t>(chosen.group));
+      } catch (const train::NonFiniteLoss& e) {
+        current.weights = std::move(untuned);  // kept as the score chose it
+        chosen.note = fmt::format("its fine-tune diverged ({}); kept untuned", e.what());
+      }
+      chosen.fine_tune_seconds = seconds_since(start_ns);
+    }
     it.resource = current.resource;
     it.accuracy = current.accuracy;
     result.iterations.push_back(std::move(it));

@@ -45,6 +45,10 @@ struct NetAdaptOptions {
   // the iterations, the last ones, still choose by accuracy (seed 003's HN; H30: hybrid 30).
   CandidateScore score = CandidateScore::FineTune;
   int hybrid = 0;
+  // With a score: after each iteration it chose, the chosen candidate (and only it) is
+  // fine-tuned for `short_term_iterations` batches, so that the network keeps training between
+  // cuts (not seed 003's hybrid, where those iterations train nothing).
+  bool tune_chosen = false;
   std::int64_t score_batch = 64;  // samples of the held-out data a score sees
   // Fine-tuning: SGD as the reference code (momentum 0.9, weight decay 1e-4).
   double lr = 1e-3;

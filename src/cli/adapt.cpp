@@ -83,6 +83,9 @@ int adapt_command(const Args& args,
   app.add_option("--hybrid", o.hybrid,
                  "with --score: the last N% of the iterations choose by accuracy instead (seed "
                  "003's HN; --hybrid 30 is H30)");
+  app.add_flag("--tune-chosen", o.tune_chosen,
+               "with --score: fine-tune the candidate each score-chosen iteration keeps (only "
+               "it) for the short-term iterations, so the network keeps training between cuts");
   app.add_option("--round-to", o.round_to, "channel counts tried are multiples of this (8)");
   app.add_option("--norm", norm, "filters kept: largest l2 (NetAdapt's) or l1 norm");
   app.add_option("--lr", o.lr, "fine-tuning learning rate (SGD, momentum 0.9; 0.001)");
@@ -123,7 +126,8 @@ int adapt_command(const Args& args,
           "give the network to adapt: --checkpoint RUN (trained by telar train) or --model "
           "NAME|FILE.onnx (one of them)");
   if (reference) {
-    for (const char* option : {"--search", "--score", "--hybrid", "--lut-interpolation"})
+    for (const char* option :
+         {"--search", "--score", "--hybrid", "--tune-chosen", "--lut-interpolation"})
       require(app.count(option) == 0,
               "--reference sets {} itself (the original algorithm); leave it out", option);
     search = "linear";
@@ -309,6 +313,7 @@ int adapt_command(const Args& args,
                                           {"reference", reference},
                                           {"score", score},
                                           {"hybrid", o.hybrid},
+                                          {"tune_chosen", o.tune_chosen},
                                           {"lr", o.lr},
                                           {"batch_size", o.batch_size},
                                           {"validation", data.validation},

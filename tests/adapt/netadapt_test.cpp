@@ -215,6 +215,43 @@ TEST(NetAdapt, AHybridChoosesItsFirstIterationsByTheHighestScoreWithoutFineTunin
   }
 }
 
+// --tune-chosen: in the iterations a score chooses, the chosen candidate is fine-tuned, the
+// others are not; the network it hands on is trained (its weights differ from the untuned
+// hybrid's, the same choices made from the same start).
+TEST(NetAdapt, TuneChosenFineTunesOnlyTheCandidateAScoreChose) {
+  Fixture f = small_cnn();
+  const ResourceMeter macs(ResourceKind::Macs);
+  NetAdaptOptions o = quick(0.5);
+  o.score = CandidateScore::Naswot;  // every iteration by the score
+  o.max_iterations = 1;
+  const AdaptResult plain =
+      net_adapt(f.model, f.weights, graph::LossKind::CrossEntropy, f.data, macs, o);
+  o.tune_chosen = true;
+  const AdaptResult tuned =
+      net_adapt(f.model, f.weights, graph::LossKind::CrossEntropy, f.data, macs, o);
+  ASSERT_EQ(tuned.iterations.size(), 1u);
+  const Iteration& it = tuned.iterations[0];
+  ASSERT_TRUE(it.by_score);
+  ASSERT_GE(it.chosen, 0);
+  EXPECT_EQ(it.chosen, plain.iterations[0].chosen);
+  for (std::size_t i = 0; i < it.candidates.size(); ++i) {
+    if (static_cast<int>(i) == it.chosen)
+      EXPECT_GT(it.candidates[i].fine_tune_seconds, 0.0);
+    else
+      EXPECT_EQ(it.candidates[i].fine_tune_seconds, 0.0);
+  }
+  bool differ = false;
+  for (graph::ValueId id : tuned.adapted.graph.parameters()) {
+    const auto a = tuned.adapted.weights.at(id).span<float>();
+    const auto b = plain.adapted.weights.at(id).span<float>();
+    for (std::size_t j = 0; j < a.size(); ++j) differ = differ || a[j] != b[j];
+  }
+  EXPECT_TRUE(differ);
+  NetAdaptOptions no_score = quick(0.5);
+  no_score.tune_chosen = true;
+  EXPECT_THROW(check_options(no_score), Error);
+}
+
 // Candidates fine-tuned two at a time, each on one of two threads, are the candidates fine-tuned
 // one after the other on one thread: the same accuracies to the bit, the same choices. The
 // diverging case drops every candidate on the workers too.
