@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -624,6 +625,37 @@ LatencyTable::Rbf LatencyTable::fit_rbf(const std::string& key) const {
       a[i * n + j] = cube_of_distance(f.ins[i], f.outs[i], f.ins[j], f.outs[j]);
   f.weights = solve_dense(std::move(a), std::move(values));
   return f;
+}
+
+namespace {
+
+// A layer's key without its channel counts ("conv 1->64 11x11 ..." -> "conv 11x11 ..."): what
+// pruning does not change.
+std::string without_channels(const std::string& key) {
+  const auto arrow = key.find("->");
+  if (arrow == std::string::npos) return key;
+  auto begin = arrow, end = arrow + 2;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(key[begin - 1]))) --begin;
+  while (end < key.size() && std::isdigit(static_cast<unsigned char>(key[end]))) ++end;
+  return key.substr(0, begin) + key.substr(end);
+}
+
+}  // namespace
+
+void LatencyTable::require_model(const graph::Graph& graph, const std::string& table) const {
+  require(header_.model == graph.name(),
+          "the latency table {} was built for {}, not {}; build one for this model (telar lut "
+          "build)",
+          table, header_.model, graph.name());
+  for (const LutLayer& layer : lut_layers(graph)) {
+    const auto key = keys_.find(layer.node);
+    require(key != keys_.end() && without_channels(key->second) == without_channels(layer.key),
+            "the latency table {} was built for another {}: its layer '{}' is {} there and {} "
+            "here; build one for this model (telar lut build)",
+            table, header_.model, layer.node,
+            key == keys_.end() ? std::string("missing") : "'" + key->second + "'",
+            "'" + layer.key + "'");
+  }
 }
 
 double LatencyTable::estimate(const graph::Graph& graph, LutInterpolation interpolation) const {

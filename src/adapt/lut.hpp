@@ -113,6 +113,10 @@ class LatencyTable {
   const WholeModelFit& fit() const { return fit_; }
   // The last-level cache of the machine the table was built on (0: no memory term).
   double cache_bytes() const { return cache_bytes_; }
+  // Throws telar::Error unless `graph` is the table's model, maybe pruned: its name, and each
+  // Conv2d and Linear by name alike in everything but its channel counts (kind, kernel,
+  // stride, padding, input size). `table` names the table's file in the message.
+  void require_model(const graph::Graph& graph, const std::string& table) const;
   // The estimated latency of `graph` (a model of the table's, maybe pruned): milliseconds.
   // Throws telar::Error naming a layer the table has no entries for.
   double estimate(const graph::Graph& graph, LutInterpolation interpolation) const;

@@ -182,11 +182,7 @@ int adapt_command(const Args& args,
               {"loss", "cross_entropy"}};
   }
   adapt::check_prunable(net);
-  if (table)
-    require(table->header().model == net.name(),
-            "the latency table {} was built for {}, not {}; build one for this model (telar lut "
-            "build)",
-            lut, table->header().model, net.name());
+  if (table) table->require_model(net, lut);
   d.train = data.fitted(d.train, sample_input(net), config);
   d.test = data.fitted(d.test, sample_input(net), config);
   const auto split = train::split_train_validation(

@@ -118,7 +118,8 @@ int run_lut(const Args& args) {
   check->add_option("--variants", variants, "pruned variants measured (10)")->check(at_least(1));
   check->add_option("--measure-seconds", check_seconds, "timed runs per variant, in seconds (0.3)")
       ->check(positive_real());
-  check->add_option("--lut-interpolation", interpolation, "exact or bilinear (default)");
+  check->add_option("--lut-interpolation", interpolation,
+                    "between grid points: bilinear (default), exact, rbf or rbf-prefit");
   check->add_option("--seed", seed, "seed of the variants' channel counts");
   check->add_flag("--json", json, "print the result as one JSON object on the last line");
   check->add_option("--out", report_out,
@@ -151,6 +152,7 @@ int run_lut(const Args& args) {
 
   // check: variants with random channel counts, multiples of 8, in every prunable group.
   const auto table = std::make_shared<const adapt::LatencyTable>(adapt::LatencyTable::read(lut));
+  table->require_model(g, lut);
   const adapt::LutInterpolation mode = adapt::parse_interpolation(interpolation);
   adapt::ResourceMeter measured(
       adapt::ResourceKind::Latency, table->header().target,

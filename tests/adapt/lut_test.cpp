@@ -196,6 +196,34 @@ TEST(LatencyTable, EstimatesAddTheWeightsPastTheCache) {
   fs::remove(file);
 }
 
+// A table is for its model, maybe pruned: "a" as built (8 -> 16 on 4x4) and pruned (8 -> 8)
+// pass; "a" on a 5x5 input, or a model of another name, is refused.
+TEST(LatencyTable, ATableIsForItsModelPrunedOrNot) {
+  const auto one_conv = [](const std::string& name, std::int64_t out, std::int64_t size) {
+    graph::GraphBuilder b(name);
+    b.output(b.conv2d(b.input("x", {8, size, size}), out, 1, 1, 0, 1, true, "a"));
+    return b.finish();
+  };
+  const graph::Graph g = one_conv("m", 16, 4);
+  const std::string key = lut_layers(g).at(0).key;
+  const fs::path file = write_table(
+      "model",
+      R"({"format":"telar-lut","version":4,"target":"cpu","precision":"fp32","model":"m","layers":{"a":")" +
+          key + "\"}}\n" + R"({"key":")" + key + R"(","in":8,"out":16,"ms":2})" + "\n" +
+          R"({"rest_ms":0})" + "\n");
+  const LatencyTable t = LatencyTable::read(file);
+  EXPECT_NO_THROW(t.require_model(g, "x.lut"));
+  EXPECT_NO_THROW(t.require_model(one_conv("m", 8, 4), "x.lut"));
+  try {
+    t.require_model(one_conv("m", 16, 5), "x.lut");
+    ADD_FAILURE() << "a 5x5 input accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("its layer 'a' is"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(t.require_model(one_conv("n", 16, 4), "x.lut"), Error);
+  fs::remove(file);
+}
+
 TEST(LatencyTable, UnfinishedForeignAndDamagedFilesAreRefused) {
   const fs::path unfinished =
       write_table("unfinished", kHeader + R"({"key":"A","in":8,"out":8,"ms":1})"

@@ -372,6 +372,17 @@ TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   expect_refused(run_telar({"lut", "build", "--model", "mobilenet_v1:0.5", "--input", "1x32x32",
                             "--out", lut}),
                  "holds the table of mnist_cnn");
+  // A table of another model, or of the same model at another input size (the fingerprint: each
+  // layer's shape apart from its channel counts), is refused by check and adapt alike.
+  expect_refused(run_telar({"lut", "check", "--model", "mobilenet_v1:0.5", "--input", "1x32x32",
+                            "--lut", lut}),
+                 "was built for mnist_cnn, not mobilenet_v1");
+  expect_refused(run_telar({"lut", "check", "--model", "mnist_cnn", "--input", "1x20x20", "--lut",
+                            lut, "--out", root + "/no"}),
+                 "built for another mnist_cnn");
+  expect_refused(run_telar({"adapt", "--model", "mnist_cnn", "--input", "1x20x20", "--data",
+                            "synthetic:1200:1x20x20:10", "--lut", lut, "--out", root + "/no"}),
+                 "built for another mnist_cnn");
   EXPECT_FALSE(fs::exists(root + "/no"));
 }
 
