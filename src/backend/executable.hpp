@@ -4,6 +4,7 @@
 // Parameters and buffers live in a ParameterSet owned by the caller (so optimizers,
 // checkpoints and data-parallel engines see the same tensors); gradients are owned here.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -65,6 +66,11 @@ class Executable {
   // the kernels' layouts); the next forward plans its batch size again. output() is invalid
   // until then. A batch sweep calls it between sizes, so that one size's plan is held at a time.
   virtual void release_plans() = 0;
+
+  // The bytes what was planned so far holds (activations, layout copies, weights in the
+  // kernels' layouts, scratch space), where the backend can tell; nothing where it cannot. A
+  // batch sweep bounds its next size by it.
+  virtual std::optional<std::int64_t> planned_bytes() const { return std::nullopt; }
 
   // Random choices of the next forward (dropout masks) derive from this stream number and the
   // compile seed; trainers set it to the global step so a resumed run repeats them exactly.

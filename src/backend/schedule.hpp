@@ -126,6 +126,10 @@ class PlanCache {
     return *it->second;
   }
   void clear() { plans_.clear(); }
+  template <typename Visit>
+  void for_each(Visit&& visit) const {
+    for (const auto& [batch, plan] : plans_) visit(*plan);
+  }
 
  private:
   std::map<std::int64_t, std::unique_ptr<Plan>> plans_;

@@ -39,9 +39,36 @@ std::string ms_text(double ms) {
 }
 
 std::string mib(std::int64_t bytes) {
-  return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  const double b = static_cast<double>(bytes);
+  return b < 1024.0 * 1024.0 ? fmt::format("{:.0f} KiB", b / 1024.0)
+                             : fmt::format("{:.0f} MiB", b / (1024.0 * 1024.0));
 }
 
+// Whether a sweep's next size (2 x `batch`) fits `limit`. Bounded by what this size's plan
+// held where the target tells (`planned`; the model's estimate misses layout copies, the
+// kernels' weights and scratch space, and counts values that fusion removed): what grew from
+// the previous size (`last_planned`) doubles; from batch 1, the estimate's growth is added.
+// Elsewhere by the estimate. Says why where it stops.
+bool next_size_fits(const graph::Graph& g, std::int64_t batch, std::optional<std::int64_t> planned,
+                    std::optional<std::int64_t> last_planned, std::int64_t limit,
+                    const std::string& label) {
+  if (!planned) return backend::inference_memory_bytes(g, 2 * batch) <= limit;
+  if (*planned > limit) {  // a size's kernels can choose layouts no estimate foresaw
+    std::cout << fmt::format(
+        "{}: batch {}'s plan held {}, more than the {} limit; the sweep stops here\n", label, batch,
+        mib(*planned), mib(limit));
+    return false;
+  }
+  const std::int64_t growth = last_planned ? 2 * std::max<std::int64_t>(0, *planned - *last_planned)
+                                           : backend::inference_memory_bytes(g, 2 * batch) -
+                                                 backend::inference_memory_bytes(g, batch);
+  if (*planned + growth <= limit) return true;
+  std::cout << fmt::format(
+      "{}: batch {} would hold about {} (batch {}'s plan held {}), more than the {} limit; the "
+      "sweep stops here\n",
+      label, 2 * batch, mib(*planned + growth), batch, mib(*planned), mib(limit));
+  return false;
+}
 }  // namespace
 
 int run_bench(const Args& args) {
@@ -136,21 +163,20 @@ int run_bench(const Args& args) {
   require(!declared.empty() && declared[0] == kBatchDim,
           "model '{}': its input has no batch dimension to bench", model_name);
 
-  // The batch sizes, and for a sweep the memory that bounds it, before anything runs.
+  // The batch sizes, and for a sweep the memory that bounds it, before anything runs (a sweep
+  // starts at batch 1 and doubles as it goes, below).
   std::vector<std::int64_t> batches;
+  std::int64_t limit = 0;
   if (sweep) {
     const std::int64_t available = available_memory_bytes().value_or(0);
-    const std::int64_t limit =
-        max_memory.empty() ? available * 8 / 10 : parse_bytes(max_memory, "--max-memory");
+    limit = max_memory.empty() ? available * 8 / 10 : parse_bytes(max_memory, "--max-memory");
     require(limit > 0,
             "--batch-sweep: the memory available is unknown here; give --max-memory (e.g. 4G)");
     const std::int64_t one = backend::inference_memory_bytes(g, 1);
     require(one <= limit,
             "--batch-sweep: batch 1 of '{}' needs {} and the limit is {}; raise --max-memory",
             model_name, mib(one), mib(limit));
-    for (std::int64_t b = 1; b <= kMaxSweepBatch && backend::inference_memory_bytes(g, b) <= limit;
-         b *= 2)
-      batches.push_back(b);
+    batches = {1};
   } else {
     batches = parse_int_list(batch_list, ',', "--batch");  // refuses sizes below 1
   }
@@ -204,10 +230,15 @@ int run_bench(const Args& args) {
                            "target", width, "batch", "runs", "median ms", "mean ms", "p90 ms",
                            "p99 ms", "min ms", "CV", "samples/s", accuracy ? "  accuracy" : "");
   std::vector<BenchPoint> points;
-  for (BenchTarget& t : targets)
-    for (std::int64_t b : batches) {
+  for (BenchTarget& t : targets) {
+    std::optional<std::int64_t> last_planned;  // what the previous size's plan held
+    std::vector<std::int64_t> sizes = batches;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      const std::int64_t b = sizes[k];
       const Tensor x = random_input(declared, b, seed);
       BenchPoint p = measure_target(t, x, b, measure_options, clock_ghz);
+      const std::optional<std::int64_t> planned = t.exe->planned_bytes();
+      p.planned_bytes = planned;
       // One batch size's plan at a time: a sweep's memory bound is the largest plan's.
       t.exe->release_plans();
       const SampleSummary& s = p.latency;
@@ -229,7 +260,12 @@ int run_bench(const Args& args) {
             bench_label(p), b, 100.0 * s.cv, 100.0 * kNoisyCv, load_average().value_or(-1.0),
             compute_threads());
       points.push_back(std::move(p));
+      if (sweep && 2 * b <= kMaxSweepBatch &&
+          next_size_fits(g, b, planned, last_planned, limit, bench_label(points.back())))
+        sizes.push_back(2 * b);
+      last_planned = planned;
     }
+  }
   if (const auto load = load_average()) environment["load_average_after"] = *load;
 
   nlohmann::json results = nlohmann::json::array();
@@ -249,7 +285,7 @@ int run_bench(const Args& args) {
                          {"accuracy", accuracy},
                          {"targets", target_texts},
                          {"precisions", precision_texts},
-                         {"batches", batches},
+                         {"batches", sweep ? nlohmann::json("sweep") : nlohmann::json(batches)},
                          {"optimized", !no_optimize},
                          {"duration_s", measure_options.duration_seconds},
                          {"warmup_s", measure_options.warmup_seconds},

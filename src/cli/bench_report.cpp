@@ -18,14 +18,15 @@ std::string bench_summary_csv(const std::vector<BenchPoint>& points) {
   std::string csv =
       "target,precision,batch,iterations,min_ms,mean_ms,median_ms,p90_ms,p95_ms,p99_ms,max_ms,"
       "stddev_ms,"
-      "cv,samples_per_s,simulated\n";
+      "cv,samples_per_s,simulated,planned_bytes\n";
   for (const BenchPoint& p : points) {
     const SampleSummary& s = p.latency;
     csv += fmt::format(
         "{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},"
-        "{:.3f},{}\n",
+        "{:.3f},{},{}\n",
         p.target, p.precision, p.batch, s.count, s.min, s.mean, s.median, s.p90, s.p95, s.p99,
-        s.max, s.stddev, s.cv, p.samples_per_s, p.simulated ? 1 : 0);
+        s.max, s.stddev, s.cv, p.samples_per_s, p.simulated ? 1 : 0,
+        p.planned_bytes ? std::to_string(*p.planned_bytes) : std::string());
   }
   return csv;
 }
@@ -56,6 +57,7 @@ nlohmann::json bench_point_json(const BenchPoint& p) {
                       {"samples_per_s", p.samples_per_s},
                       {"simulated", p.simulated}};
   if (p.accuracy) j["accuracy"] = *p.accuracy;
+  if (p.planned_bytes) j["planned_bytes"] = *p.planned_bytes;
   if (p.simulated) {
     j["cycles"] = p.cycles;
     j["host_nodes"] = p.host_nodes;
@@ -75,12 +77,21 @@ void write_bench_report(const std::filesystem::path& path, const std::string& ti
                     fmt::format("{:.3f}", s.p90), fmt::format("{:.3f}", s.p99),
                     fmt::format("{:.3f}", s.min), fmt::format("{:.3f}", s.max),
                     fmt::format("{:.1f}%", 100.0 * s.cv), fmt::format("{:.1f}", p.samples_per_s),
-                    p.accuracy ? fmt::format("{:.4f}", *p.accuracy) : "-"});
+                    p.accuracy ? fmt::format("{:.4f}", *p.accuracy) : "-",
+                    p.planned_bytes ? fmt::format("{:.1f}", *p.planned_bytes / 1048576.0) : "-"});
   }
   html.table({"target", "batch", "runs", "median ms", "mean ms", "p90 ms", "p99 ms", "min ms",
-              "max ms", "CV", "samples/s", "accuracy"},
+              "max ms", "CV", "samples/s", "accuracy", "plan MiB"},
              rows);
   std::map<std::string, std::pair<report::Series, report::Series>> by_target;
+  std::map<std::string, report::Series> memory_by_target;
+  for (const BenchPoint& p : points) {
+    if (!p.planned_bytes) continue;
+    report::Series& m = memory_by_target[bench_label(p)];
+    m.name = bench_label(p);
+    m.x.push_back(static_cast<double>(p.batch));
+    m.y.push_back(*p.planned_bytes / 1048576.0);
+  }
   for (const BenchPoint& p : points) {
     auto& [latency, throughput] = by_target[bench_label(p)];
     latency.name = throughput.name = bench_label(p);
@@ -102,6 +113,17 @@ void write_bench_report(const std::filesystem::path& path, const std::string& ti
     }
     html.svg(latency.render());
     html.svg(throughput.render());
+    report::LineChart memory{
+        "Memory each batch size's plan held (activations, layout copies, kernels' weights, "
+        "scratch space)",
+        "batch",
+        "MiB",
+        {},
+        false,
+        true};
+    for (const auto& [target, series] : memory_by_target)
+      if (series.x.size() > 1) memory.series.push_back(series);
+    if (!memory.series.empty()) html.svg(memory.render());
   }
   // Each target's runs at its smallest batch (the latency figure), where noise shows.
   report::LineChart runs{

@@ -23,6 +23,8 @@ struct BenchPoint {
   std::uint64_t cycles = 0;        // sim: the simulated nodes' cycles
   int host_nodes = 0;              // sim: nodes the simulator left to the host (not in the time)
   std::optional<double> accuracy;  // --accuracy: the target's at this precision, on the test set
+  // The bytes the target's plan for this batch held (Executable::planned_bytes), where it tells.
+  std::optional<std::int64_t> planned_bytes;
 };
 
 // "cpu", or "cpu bf16" for another precision than fp32: how a point's target is labelled.

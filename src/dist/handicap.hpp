@@ -29,6 +29,7 @@ class HandicappedExecutable final : public backend::Executable, private backend:
   const Tensor& input_gradient(std::size_t i) const override { return inner_->input_gradient(i); }
   void parameters_updated() override { inner_->parameters_updated(); }
   void release_plans() override { inner_->release_plans(); }
+  std::optional<std::int64_t> planned_bytes() const override { return inner_->planned_bytes(); }
   // The stream is the global step (the data-parallel replica passes it through unchanged).
   void set_random_stream(std::uint64_t stream) override;
   const graph::Graph& graph() const override { return inner_->graph(); }

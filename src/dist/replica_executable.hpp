@@ -49,6 +49,7 @@ class ReplicaExecutable final : public backend::Executable, private backend::Nod
   const Tensor& input_gradient(std::size_t i) const override { return inner_->input_gradient(i); }
   void parameters_updated() override { inner_->parameters_updated(); }
   void release_plans() override { inner_->release_plans(); }
+  std::optional<std::int64_t> planned_bytes() const override { return inner_->planned_bytes(); }
   void set_random_stream(std::uint64_t stream) override { inner_->set_random_stream(stream); }
   const graph::Graph& graph() const override { return inner_->graph(); }
   std::string name() const override { return inner_->name(); }

@@ -11,6 +11,7 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/plan.hpp"
 #include "backend/inference.hpp"
+#include "backend/measure.hpp"
 #include "core/rng.hpp"
 #include "graph/builder.hpp"
 #include "graph/loss.hpp"
@@ -246,6 +247,28 @@ TEST(CpuBackend, ReleasedPlansAreMadeAgain) {
     train->release_plans();
   }
   EXPECT_EQ(relative_difference(grads[1], grads[0]), 0.0);
+}
+
+// What a plan holds: on the reference kernels (no layout copies, no kernel-owned buffers) each
+// value's buffer once, which inference_memory_bytes counts for the batch; on oneDNN's
+// convolutions more (blocked copies of values and weights, scratch space); nothing once the
+// plans are released.
+TEST(CpuBackend, PlannedBytesAreWhatThePlanHolds) {
+  const Graph model = zoo::build("mlp:784-64-10");
+  ParameterSet params = ParameterSet::initialize(model, 3);
+  const Tensor x = random_tensor({4, 784}, 1);
+  auto ref = backend::compile(backend::parse_backend_spec("cpu:ref"), model, params);
+  EXPECT_EQ(ref->planned_bytes(), 0);
+  ref->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  EXPECT_EQ(ref->planned_bytes(), backend::inference_memory_bytes(model, 4));
+  const Graph cnn = zoo::build("mnist_cnn");
+  ParameterSet cnn_params = ParameterSet::initialize(cnn, 3);
+  const Tensor images = random_tensor({4, 1, 28, 28}, 1);
+  auto dnnl = backend::compile(backend::parse_backend_spec("cpu:threads=1"), cnn, cnn_params);
+  dnnl->forward(std::span<const Tensor>(&images, 1), backend::Mode::Eval);
+  EXPECT_GT(*dnnl->planned_bytes(), backend::inference_memory_bytes(cnn, 4));
+  dnnl->release_plans();
+  EXPECT_EQ(dnnl->planned_bytes(), 0);
 }
 
 TEST(CpuBackend, BadBackendStringsAreErrors) {

@@ -99,6 +99,8 @@ TEST(Bench, SimulatedCyclesBecomeTimeAtTheClock) {
   EXPECT_TRUE(points[0]["simulated"].get<bool>());
 }
 
+// --batch-sweep doubles the batch while the next size's plan fits --max-memory, as predicted
+// from what the last sizes' plans held.
 TEST(Bench, BatchSweepDoublesUntilTheMemoryLimit) {
   auto r = run_telar({"bench", "--model", "mlp:784-64-10", "--batch-sweep", "--max-memory", "512K",
                       "--duration", "0.01", "--warmup", "0", "--min-iterations", "2", "--json"});
@@ -108,6 +110,16 @@ TEST(Bench, BatchSweepDoublesUntilTheMemoryLimit) {
   ASSERT_LE(points.size(), 17u);
   for (std::size_t i = 0; i < points.size(); ++i)
     EXPECT_EQ(points[i]["batch"].get<std::int64_t>(), std::int64_t{1} << i);
+  // Each size's plan is reported, and the sweep went on only while it held less than the
+  // limit, stopping with a line that says why (the largest size, 65,536, cannot fit 512 KB).
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    ASSERT_TRUE(points[i].contains("planned_bytes")) << i;
+    EXPECT_GT(points[i]["planned_bytes"].get<std::int64_t>(), 0);
+    if (i + 1 < points.size()) {
+      EXPECT_LE(points[i]["planned_bytes"].get<std::int64_t>(), 512 * 1024);
+    }
+  }
+  EXPECT_NE(r.out.find("the sweep stops here"), std::string::npos) << r.out;
   // A larger limit sweeps further.
   auto more = run_telar({"bench", "--model", "mlp:784-64-10", "--batch-sweep", "--max-memory", "4M",
                          "--duration", "0.01", "--warmup", "0", "--min-iterations", "2", "--json"});

@@ -130,6 +130,17 @@ class CpuExecutable final : public CompiledExecutable {
     return current_->input_gradient(i);
   }
 
+  std::optional<std::int64_t> planned_bytes() const override {
+    std::int64_t bytes = 0;
+    const auto add = [&](const Plan& p) { bytes += p.held_bytes(); };
+    plans_.for_each(add);
+    one_thread_plans_.for_each(add);
+    split_plans_.for_each([&](const SplitPlan& s) {
+      for (const auto& part : s.parts) add(*part);
+    });
+    return bytes;
+  }
+
   void release_plans() override {
     current_ = nullptr;
     current_split_ = nullptr;

@@ -29,6 +29,9 @@ struct BoundPrimitive {
 };
 
 class DnnlKernel : public Kernel {
+ public:
+  std::int64_t held_bytes() const override { return held_bytes_; }
+
  protected:
   using Kernel::Kernel;
   // Binds a primitive with its arguments and a scratchpad sized for it:
@@ -37,6 +40,7 @@ class DnnlKernel : public Kernel {
   BoundPrimitive bind(const PrimitiveDesc& pd, std::unordered_map<int, dnnl::memory> args) {
     const auto sd = pd.scratchpad_desc();
     if (sd.get_size() > 0) {
+      held_bytes_ += static_cast<std::int64_t>(sd.get_size());
       scratchpads_.emplace_back(sd, cpu_engine());
       args[DNNL_ARG_SCRATCHPAD] = scratchpads_.back();
     }
@@ -46,10 +50,14 @@ class DnnlKernel : public Kernel {
     return dnnl::memory(md, cpu_engine(), t.raw());
   }
   // A oneDNN-owned buffer (weights in a blocked layout, workspaces, statistics).
-  static dnnl::memory owned(const dnnl::memory::desc& md) { return dnnl::memory(md, cpu_engine()); }
+  dnnl::memory owned(const dnnl::memory::desc& md) {
+    held_bytes_ += static_cast<std::int64_t>(md.get_size());
+    return dnnl::memory(md, cpu_engine());
+  }
 
  private:
   std::vector<dnnl::memory> scratchpads_;
+  std::int64_t held_bytes_ = 0;
 };
 
 // Whether parameters changed since `seen` (the plan bumps the counter after optimizer steps

@@ -39,6 +39,8 @@ class Kernel {
   // Allocates what backward needs (primitives, workspaces); called once, before the first
   // training-mode forward, after input_grads are set.
   virtual void prepare_backward() {}
+  // The bytes this kernel holds beyond its slots (weights in its own layout, scratch space).
+  virtual std::int64_t held_bytes() const { return 0; }
   virtual void forward(bool training, std::uint64_t random_stream) = 0;
   virtual void backward() = 0;
 

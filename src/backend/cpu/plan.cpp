@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "backend/cpu/dnnl_context.hpp"
 #include "backend/cpu/ops/op_kernels.hpp"
@@ -97,6 +98,23 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     output_slots_.push_back(s->dtype == DType::F32 && !s->plain ? to_plain(s) : s);
   }
   accumulations_.resize(steps_.size());
+}
+
+std::int64_t Plan::held_bytes() const {
+  std::set<const void*> seen;  // buffers slots share (views) counted once
+  std::int64_t bytes = 0;
+  const auto add = [&](const Tensor& t) {
+    if (t.defined() && t.numel() > 0 && seen.insert(t.raw()).second)
+      bytes += static_cast<std::int64_t>(t.nbytes());
+  };
+  for (const Slot& s : slots_) {
+    add(s.data);
+    add(s.grad);
+  }
+  for (const auto& step : accumulations_)
+    for (const Accumulation& a : step) add(a.scratch);
+  for (const Step& s : steps_) bytes += s.kernel->held_bytes();
+  return bytes;
 }
 
 std::vector<graph::ValueId> Plan::converted_values() const {

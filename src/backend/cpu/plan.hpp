@@ -49,6 +49,10 @@ class Plan : public LayoutConverter {
   const Tensor& output(std::size_t i) const;
   const Tensor& input_gradient(std::size_t i) const;
 
+  // The bytes this plan holds: its slots' data and gradients (each buffer once), the kernels'
+  // own buffers (weights in their layouts, scratch space), backward's accumulation scratch.
+  std::int64_t held_bytes() const;
+
   // The value each layout conversion step reads, in execution order.
   std::vector<graph::ValueId> converted_values() const;
 
