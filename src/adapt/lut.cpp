@@ -135,7 +135,7 @@ struct FileLine {
   std::int64_t in = 0, out = 0;
   double ms = 0.0;
   std::optional<double> rest;
-  double scale = 1.0, memory_ms_per_mb = 0.0, cache_mb = 0.0;
+  double scale = 1.0, memory_ms_per_mb = 0.0, cache_mb = 0.0, correlation = 1.0;
 };
 
 // Every refusal names the file and line and says what to do.
@@ -197,7 +197,8 @@ FileLine parse_line(const std::string& text, const std::filesystem::path& file, 
   if (!e.is_object()) bad_line(file, line, "not a JSON object (a damaged line)");
   FileLine f;
   if (e.contains("rest_ms")) {
-    only_keys(e, {"rest_ms", "scale", "memory_ms_per_mb", "cache_mb", "calibration"}, file, line);
+    only_keys(e, {"rest_ms", "scale", "memory_ms_per_mb", "cache_mb", "correlation", "calibration"},
+              file, line);
     if (!e["rest_ms"].is_number() || !std::isfinite(e["rest_ms"].get<double>()))
       bad_line(file, line, "'rest_ms' must be a finite number");
     f.rest = e["rest_ms"].get<double>();
@@ -214,6 +215,11 @@ FileLine parse_line(const std::string& text, const std::filesystem::path& file, 
           e[name].get<double>() < 0.0)
         bad_line(file, line, "'{}' must be a finite number >= 0", name);
       *field = e[name].get<double>();
+    }
+    if (e.contains("correlation")) {
+      if (!e["correlation"].is_number() || !(std::fabs(e["correlation"].get<double>()) <= 1.0))
+        bad_line(file, line, "'correlation' must be a number from -1 to 1");
+      f.correlation = e["correlation"].get<double>();
     }
     return f;
   }
@@ -325,7 +331,7 @@ void LatencyTable::add(const std::string& key, std::int64_t in, std::int64_t out
 
 LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& target,
                                  backend::Precision precision, const std::filesystem::path& file,
-                                 const backend::MeasureOptions& measure,
+                                 const backend::MeasureOptions& measure, bool refit,
                                  const std::function<void(std::int64_t, std::int64_t)>& progress) {
   backend::check_usable(backend::parse_backend_spec(target), "--target cpu");
   LatencyTable t;
@@ -356,7 +362,10 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
       } catch (const Error&) {
         break;  // a line cut by the kill: measured again
       }
-      if (e.rest) return read(file);
+      if (e.rest) {  // finished: read as it is, or without its fit to make it again
+        if (!refit) return read(file);
+        break;
+      }
       t.add(e.key, e.in, e.out, e.ms);
       kept += line + "\n";
     }
@@ -443,6 +452,7 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
   out << nlohmann::json{{"rest_ms", t.fit_.rest_ms},
                         {"scale", t.fit_.scale},
                         {"memory_ms_per_mb", t.fit_.memory_ms_per_mb},
+                        {"correlation", t.fit_.correlation},
                         {"cache_mb", t.cache_bytes_ / static_cast<double>(1 << 20)},
                         {"calibration", points}}
              .dump()
@@ -506,17 +516,34 @@ WholeModelFit fit_whole_model(const std::vector<CalibrationPoint>& points) {
   // One width, or sums that do not vary: the layers as they are and the rest as the mean
   // difference.
   if (points.size() < 2 || !(hi - lo > 1e-6 * hi)) return {1.0, 0.0, mean_difference};
+  double r = 1.0;  // the correlation of the layers' sums and the whole model's latencies
+  if (points.size() >= 3) {
+    const double n = static_cast<double>(points.size());
+    double mx = 0.0, my = 0.0;
+    for (const CalibrationPoint& p : points) {
+      mx += p.layers_ms / n;
+      my += p.whole_ms / n;
+    }
+    double sxy = 0.0, sxx = 0.0, syy = 0.0;
+    for (const CalibrationPoint& p : points) {
+      sxy += (p.layers_ms - mx) * (p.whole_ms - my);
+      sxx += (p.layers_ms - mx) * (p.layers_ms - mx);
+      syy += (p.whole_ms - my) * (p.whole_ms - my);
+    }
+    r = syy > 0.0 ? sxy / std::sqrt(sxx * syy) : 1.0;
+    if (r < WholeModelFit::kMinCorrelation) return {1.0, 0.0, 0.0, r};
+  }
   if (streams && points.size() >= 3) {
     std::vector<std::vector<double>> rows;
     for (const CalibrationPoint& p : points) rows.push_back({p.layers_ms, p.past_cache_mb, 1.0});
     if (const auto c = relative_least_squares(rows, y); c && (*c)[0] > 0.0 && (*c)[1] >= 0.0)
-      return {(*c)[0], (*c)[1], (*c)[2]};
+      return {(*c)[0], (*c)[1], (*c)[2], r};
   }
   std::vector<std::vector<double>> rows;
   for (const CalibrationPoint& p : points) rows.push_back({p.layers_ms, 1.0});
   if (const auto c = relative_least_squares(rows, y); c && (*c)[0] > 0.0)
-    return {(*c)[0], 0.0, (*c)[1]};
-  return {1.0, 0.0, mean_difference};  // a line that falls as the layers grow: noise
+    return {(*c)[0], 0.0, (*c)[1], r};
+  return {1.0, 0.0, mean_difference, r};  // a line that falls as the layers grow: noise
 }
 
 LatencyTable LatencyTable::read(const std::filesystem::path& file) {
@@ -539,7 +566,7 @@ LatencyTable LatencyTable::read(const std::filesystem::path& file) {
     }
     const FileLine e = parse_line(line, file, number);
     if (e.rest) {
-      t.fit_ = {e.scale, e.memory_ms_per_mb, *e.rest};
+      t.fit_ = {e.scale, e.memory_ms_per_mb, *e.rest, e.correlation};
       t.bytes_per_weight_ =
           bytes_per_weight(backend::parse_precision(t.header_.precision, "the table's precision"));
       t.cache_bytes_ = e.cache_mb * static_cast<double>(1 << 20);

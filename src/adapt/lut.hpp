@@ -84,9 +84,14 @@ struct CalibrationPoint {
 // whole = scale x layers + memory x past-cache MB + rest, fitted by least squares on the
 // relative error (a narrow model's error counts as much as a wide one's). Without the memory
 // term where no point streams weights or its factor comes out negative; scale 1 and the mean
-// difference where the layers' sums do not vary or the line falls.
+// difference where the layers' sums do not vary or the line falls. Where the whole model's
+// latency does not follow its layers' sum (their correlation over 3 points or more below 0.5:
+// measured on a busy machine), no fit: the layers' sum alone, NetAdapt's own estimate.
 struct WholeModelFit {
   double scale = 1.0, memory_ms_per_mb = 0.0, rest_ms = 0.0;
+  double correlation = 1.0;  // of the layers' sums and the whole model's latencies
+  bool follows() const { return correlation >= kMinCorrelation; }
+  static constexpr double kMinCorrelation = 0.5;
 };
 WholeModelFit fit_whole_model(const std::vector<CalibrationPoint>& points);
 
@@ -97,10 +102,12 @@ class LatencyTable {
   };
 
   // Builds (or, where `file` holds part of one for the same target and model, completes) the
-  // table of `graph` and writes it to `file`. `progress(done, total)` after each entry.
+  // table of `graph` and writes it to `file`. `refit`: a finished table keeps its entries and
+  // has its fit made again (the whole model measured anew). `progress(done, total)` after each
+  // entry and whole-model measurement.
   static LatencyTable build(const graph::Graph& graph, const std::string& target,
                             backend::Precision precision, const std::filesystem::path& file,
-                            const backend::MeasureOptions& measure,
+                            const backend::MeasureOptions& measure, bool refit = false,
                             const std::function<void(std::int64_t, std::int64_t)>& progress = {});
   // Reads a complete table; throws telar::Error for a missing, damaged or unfinished file.
   static LatencyTable read(const std::filesystem::path& file);

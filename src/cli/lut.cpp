@@ -31,6 +31,11 @@ namespace {
 // "whole = 0.825 x layers + 0.0257 ms x MB of weights past the 32 MB cache -0.0822 ms"
 std::string fit_text(const adapt::LatencyTable& table) {
   const adapt::WholeModelFit& fit = table.fit();
+  if (!fit.follows())
+    return fmt::format(
+        "whole = the layers' sum (the whole model did not follow its layers when measured: "
+        "correlation {:.2f}; a busy machine?)",
+        fit.correlation);
   return fmt::format("whole = {:.3f} x layers{} {:+.4f} ms", fit.scale,
                      fit.memory_ms_per_mb > 0.0
                          ? fmt::format(" + {:.4f} ms x MB of weights past the {:.0f} MB cache",
@@ -99,7 +104,7 @@ int run_lut(const Args& args) {
   double seconds = 0.05, check_seconds = 0.3;
   int variants = 10, threads = 0;
   std::uint64_t seed = 0;
-  bool json = false, overwrite = false;
+  bool json = false, overwrite = false, refit = false;
   auto* build = app.add_subcommand("build", "measure the table of a model on a target into --out");
   auto* check = app.add_subcommand(
       "check", "predicted against measured latency of pruned variants of the model");
@@ -112,6 +117,9 @@ int run_lut(const Args& args) {
   add_precision_option(*build, &precision);
   build->add_option("--out", out, "the table's file (a build that was stopped continues it)")
       ->required();
+  build->add_flag("--refit", refit,
+                  "keep the entries of the finished table in --out and make its fit again (the "
+                  "whole model measured anew, seconds), e.g. after the machine's load changed");
   build->add_option("--measure-seconds", seconds, "timed runs per entry, in seconds (0.05)")
       ->check(positive_real());
   check->add_option("--lut", lut, "the table (telar lut build)")->required();
@@ -139,11 +147,17 @@ int run_lut(const Args& args) {
     const backend::Precision p = backend::parse_precision(precision, "--precision");
     std::optional<ProgressBar> bar;
     const adapt::LatencyTable t = adapt::LatencyTable::build(
-        g, target, p, out, {0.02, seconds, 10}, [&](std::int64_t done, std::int64_t total) {
-          if (!bar) bar.emplace("measuring layers", total);
+        g, target, p, out, {0.02, seconds, 10}, refit, [&](std::int64_t done, std::int64_t total) {
+          if (!bar) bar.emplace(refit ? "refitting" : "measuring layers", total);
           bar->update(done);
         });
     if (bar) bar->finish();
+    if (!t.fit().follows())
+      std::cerr << fmt::format(
+          "warning: the whole model's latency did not follow its layers' sum when measured "
+          "(correlation {:.2f}; was the machine busy?): the table estimates by the layers' sum "
+          "alone; make the fit again on a quieter machine: telar lut build --refit\n",
+          t.fit().correlation);
     std::cout << fmt::format("{}: {} entries for {} layers on {} ({}); {}; wrote {}\n", g.name(),
                              t.entries(), adapt::lut_layers(g).size(), target, precision,
                              fit_text(t), out);

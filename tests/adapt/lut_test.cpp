@@ -90,7 +90,7 @@ TEST(LatencyTable, CubicRadialBasisFunctionsAsScipysRbf) {
 // b = 10/21 (absolute least squares: 1/2 and 2/3). Points on y = 0.5 x + 0.1 m + 0.2, m the
 // weights past the cache, give the plane back; a negative memory factor is dropped (the line
 // through the same points instead). One point, sums that do not vary or a falling line: scale 1
-// and the mean difference.
+// and the mean difference. Latencies that do not follow the layers' sums: the sums alone.
 TEST(LatencyTable, WholeModelFitByHand) {
   WholeModelFit f = fit_whole_model({{1, 0, 0.5}, {2, 0, 0.7}, {3, 0, 0.9}});
   EXPECT_NEAR(f.scale, 0.2, 1e-12);
@@ -110,6 +110,15 @@ TEST(LatencyTable, WholeModelFitByHand) {
   EXPECT_DOUBLE_EQ(f.scale, line.scale);
   EXPECT_DOUBLE_EQ(f.rest_ms, line.rest_ms);
   EXPECT_GT(f.scale, 0.9);
+  EXPECT_TRUE(f.follows());
+  // Latencies that do not follow the layers (a busy machine): (1, 1), (2, 0.5), (3, 1.1),
+  // (4, 0.6) correlate at -0.3 / sqrt(5 x 0.26); no fit, the layers' sum alone.
+  f = fit_whole_model({{1, 0, 1.0}, {2, 0, 0.5}, {3, 0, 1.1}, {4, 0, 0.6}});
+  EXPECT_NEAR(f.correlation, -0.3 / std::sqrt(1.3), 1e-12);
+  EXPECT_FALSE(f.follows());
+  EXPECT_DOUBLE_EQ(f.scale, 1.0);
+  EXPECT_DOUBLE_EQ(f.rest_ms, 0.0);
+  EXPECT_DOUBLE_EQ(f.memory_ms_per_mb, 0.0);
   f = fit_whole_model({{2, 0, 1.5}});
   EXPECT_DOUBLE_EQ(f.scale, 1.0);
   EXPECT_DOUBLE_EQ(f.rest_ms, -0.5);

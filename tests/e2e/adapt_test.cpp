@@ -383,6 +383,18 @@ TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   expect_refused(run_telar({"adapt", "--model", "mnist_cnn", "--input", "1x20x20", "--data",
                             "synthetic:1200:1x20x20:10", "--lut", lut, "--out", root + "/no"}),
                  "built for another mnist_cnn");
+  // --refit: the finished table keeps its entries and gets its fit made again (rewritten).
+  const std::vector<std::string> before = lines_of(lut);
+  const auto written = fs::last_write_time(lut);
+  std::vector<std::string> refit = build;
+  refit.push_back("--refit");
+  b = run_telar(refit);
+  ASSERT_EQ(b.status, 0) << b.err;
+  const std::vector<std::string> after = lines_of(lut);
+  ASSERT_EQ(after.size(), before.size());
+  for (std::size_t i = 0; i + 1 < after.size(); ++i) EXPECT_EQ(after[i], before[i]) << i;
+  EXPECT_EQ(nlohmann::json::parse(after.back())["calibration"].size(), 16u);
+  EXPECT_GT(fs::last_write_time(lut), written);
   EXPECT_FALSE(fs::exists(root + "/no"));
 }
 
