@@ -72,6 +72,7 @@ bool next_size_fits(const graph::Graph& g, std::int64_t batch, std::optional<std
       label, 2 * batch, mib(*planned + growth), batch, mib(*planned), mib(limit));
   return false;
 }
+
 }  // namespace
 
 int run_bench(const Args& args) {
