@@ -132,7 +132,8 @@ class CpuExecutable final : public CompiledExecutable {
 
   std::optional<std::int64_t> planned_bytes() const override {
     std::int64_t bytes = 0;
-    const auto add = [&](const Plan& p) { bytes += p.held_bytes(); };
+    std::set<const void*> seen;  // the parameters every plan reads, counted once
+    const auto add = [&](const Plan& p) { bytes += p.held_bytes(seen); };
     plans_.for_each(add);
     one_thread_plans_.for_each(add);
     split_plans_.for_each([&](const SplitPlan& s) {

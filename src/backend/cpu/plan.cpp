@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <set>
 
 #include "backend/cpu/dnnl_context.hpp"
 #include "backend/cpu/ops/op_kernels.hpp"
@@ -100,8 +99,7 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
   accumulations_.resize(steps_.size());
 }
 
-std::int64_t Plan::held_bytes() const {
-  std::set<const void*> seen;  // buffers slots share (views) counted once
+std::int64_t Plan::held_bytes(std::set<const void*>& seen) const {
   std::int64_t bytes = 0;
   const auto add = [&](const Tensor& t) {
     if (t.defined() && t.numel() > 0 && seen.insert(t.raw()).second)

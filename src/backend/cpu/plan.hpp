@@ -5,6 +5,7 @@
 // gradient), so a steady-state training step allocates nothing.
 #include <deque>
 #include <memory>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -49,9 +50,11 @@ class Plan : public LayoutConverter {
   const Tensor& output(std::size_t i) const;
   const Tensor& input_gradient(std::size_t i) const;
 
-  // The bytes this plan holds: its slots' data and gradients (each buffer once), the kernels'
-  // own buffers (weights in their layouts, scratch space), backward's accumulation scratch.
-  std::int64_t held_bytes() const;
+  // The bytes this plan holds: its slots' data and gradients, the kernels' own buffers
+  // (weights in their layouts, scratch space), backward's accumulation scratch. Each buffer
+  // once: those in `seen` (another plan's, e.g. the parameters plans share) are not counted
+  // again, and this plan's are added to it.
+  std::int64_t held_bytes(std::set<const void*>& seen) const;
 
   // The value each layout conversion step reads, in execution order.
   std::vector<graph::ValueId> converted_values() const;
