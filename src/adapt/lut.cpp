@@ -439,10 +439,10 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
   std::vector<CalibrationPoint> calibration;
   for (const auto& counts : variants) {
     const graph::Graph variant = with_channel_counts(graph, counts);
-    calibration.push_back(
-        {t.layers_ms(variant, LutInterpolation::Bilinear),
-         weights_past_cache_mb(lut_layers(variant), t.bytes_per_weight_, t.cache_bytes_),
-         median_ms(variant, target, precision, whole)});
+    const std::vector<LutLayer> layers = lut_layers(variant);
+    calibration.push_back({t.layers_ms(layers, LutInterpolation::Bilinear),
+                           weights_past_cache_mb(layers, t.bytes_per_weight_, t.cache_bytes_),
+                           median_ms(variant, target, precision, whole)});
     if (progress) progress(++done, total);
   }
   t.fit_ = fit_whole_model(calibration);
@@ -686,15 +686,16 @@ void LatencyTable::require_model(const graph::Graph& graph, const std::string& t
 }
 
 double LatencyTable::estimate(const graph::Graph& graph, LutInterpolation interpolation) const {
-  return fit_.scale * layers_ms(graph, interpolation) +
-         fit_.memory_ms_per_mb *
-             weights_past_cache_mb(lut_layers(graph), bytes_per_weight_, cache_bytes_) +
+  const std::vector<LutLayer> layers = lut_layers(graph);
+  return fit_.scale * layers_ms(layers, interpolation) +
+         fit_.memory_ms_per_mb * weights_past_cache_mb(layers, bytes_per_weight_, cache_bytes_) +
          fit_.rest_ms;
 }
 
-double LatencyTable::layers_ms(const graph::Graph& graph, LutInterpolation interpolation) const {
+double LatencyTable::layers_ms(const std::vector<LutLayer>& layers,
+                               LutInterpolation interpolation) const {
   double ms = 0.0;
-  for (const LutLayer& layer : lut_layers(graph)) {
+  for (const LutLayer& layer : layers) {
     const auto key = keys_.find(layer.node);
     require(key != keys_.end(),
             "the latency table (built for {}) has no layer '{}'; build it for this model (telar "

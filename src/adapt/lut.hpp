@@ -127,8 +127,8 @@ class LatencyTable {
   // The estimated latency of `graph` (a model of the table's, maybe pruned): milliseconds.
   // Throws telar::Error naming a layer the table has no entries for.
   double estimate(const graph::Graph& graph, LutInterpolation interpolation) const;
-  // The sum of `graph`'s layers' entries alone.
-  double layers_ms(const graph::Graph& graph, LutInterpolation interpolation) const;
+  // The sum of the entries of `layers` (lut_layers of a model of the table's) alone.
+  double layers_ms(const std::vector<LutLayer>& layers, LutInterpolation interpolation) const;
   // One layer's entry at `in` and `out` channels.
   double layer_ms(const std::string& key, std::int64_t in, std::int64_t out,
                   LutInterpolation interpolation) const;

@@ -77,6 +77,11 @@ class FineTuner {
   std::string backend_;
 };
 
+// The seed of the fine-tune of group `group`'s candidate in iteration `k` (its batches' order).
+std::uint64_t fine_tune_seed(const NetAdaptOptions& options, int k, int group) {
+  return options.seed + static_cast<std::uint64_t>(k) * 7919 + static_cast<std::uint64_t>(group);
+}
+
 // A candidate waiting for its short-term fine-tune and evaluation: its index in the iteration
 // and its fine-tuning seed.
 struct TuneJob {
@@ -368,8 +373,7 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
       }
       // Fine-tuned and evaluated below, once every candidate is simplified (the resource
       // measurements must not share the machine with the fine-tunes).
-      jobs.push_back({it.candidates.size(), options.seed + static_cast<std::uint64_t>(k) * 7919 +
-                                                static_cast<std::uint64_t>(g)});
+      jobs.push_back({it.candidates.size(), fine_tune_seed(options, k, g)});
       it.candidates.push_back(c);
       models.push_back(std::move(m));
     }
@@ -412,8 +416,7 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
       graph::ParameterSet untuned = current.weights;
       try {
         tuner.fine_tune(current.graph, current.weights, options.short_term_iterations, 0,
-                        options.seed + static_cast<std::uint64_t>(k) * 7919 +
-                            static_cast<std::uint64_t>(chosen.group));
+                        fine_tune_seed(options, k, chosen.group));
       } catch (const train::NonFiniteLoss& e) {
         current.weights = std::move(untuned);  // kept as the score chose it
         chosen.note = fmt::format("its fine-tune diverged ({}); kept untuned", e.what());

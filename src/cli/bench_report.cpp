@@ -86,19 +86,17 @@ void write_bench_report(const std::filesystem::path& path, const std::string& ti
   std::map<std::string, std::pair<report::Series, report::Series>> by_target;
   std::map<std::string, report::Series> memory_by_target;
   for (const BenchPoint& p : points) {
-    if (!p.planned_bytes) continue;
-    report::Series& m = memory_by_target[bench_label(p)];
-    m.name = bench_label(p);
-    m.x.push_back(static_cast<double>(p.batch));
-    m.y.push_back(*p.planned_bytes / 1048576.0);
-  }
-  for (const BenchPoint& p : points) {
     auto& [latency, throughput] = by_target[bench_label(p)];
     latency.name = throughput.name = bench_label(p);
     latency.x.push_back(static_cast<double>(p.batch));
     latency.y.push_back(p.latency.median);
     throughput.x.push_back(static_cast<double>(p.batch));
     throughput.y.push_back(p.samples_per_s);
+    if (!p.planned_bytes) continue;
+    report::Series& memory = memory_by_target[bench_label(p)];
+    memory.name = bench_label(p);
+    memory.x.push_back(static_cast<double>(p.batch));
+    memory.y.push_back(*p.planned_bytes / 1048576.0);
   }
   bool several_batches = false;
   for (const auto& [target, series] : by_target) several_batches |= series.first.x.size() > 1;

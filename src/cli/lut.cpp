@@ -52,8 +52,10 @@ void write_check_report(const report::RunDirectory& dir, const std::string& mode
                         double median, double within) {
   std::string csv = "variant,predicted_ms,measured_ms,error\n";
   std::vector<std::vector<std::string>> rows;
+  std::vector<double> errors;  // percent, for the second chart
   for (std::size_t v = 0; v < predicted.size(); ++v) {
     const double error = (predicted[v] - measured[v]) / measured[v];
+    errors.push_back(100.0 * error);
     const std::string name = v == 0 ? "original" : std::to_string(v);
     csv += fmt::format("{},{:.6g},{:.6g},{:.6g}\n", name, predicted[v], measured[v], error);
     rows.push_back({name, fmt::format("{:.4f}", predicted[v]), fmt::format("{:.4f}", measured[v]),
@@ -76,9 +78,6 @@ void write_check_report(const report::RunDirectory& dir, const std::string& mode
   chart.series.push_back({"-10%", {0.0, top}, {0.0, 0.9 * top}});
   html.svg(chart.render(720, 480));
   // The same as relative errors, which the small variants' corner of the first chart hides.
-  std::vector<double> errors;
-  for (std::size_t v = 0; v < predicted.size(); ++v)
-    errors.push_back(100.0 * (predicted[v] - measured[v]) / measured[v]);
   const double right = *std::max_element(measured.begin(), measured.end());
   report::LineChart error_chart{
       "Error of the prediction against the variant's latency", "measured ms", "error %", {}};
