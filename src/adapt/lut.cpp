@@ -136,6 +136,7 @@ struct FileLine {
   double ms = 0.0;
   std::optional<double> rest;
   double scale = 1.0, memory_ms_per_mb = 0.0, cache_mb = 0.0, correlation = 1.0;
+  std::optional<double> original_ms;  // the first calibration point's: the model as it is
 };
 
 // Every refusal names the file and line and says what to do.
@@ -220,6 +221,21 @@ FileLine parse_line(const std::string& text, const std::filesystem::path& file, 
       if (!e["correlation"].is_number() || !(std::fabs(e["correlation"].get<double>()) <= 1.0))
         bad_line(file, line, "'correlation' must be a number from -1 to 1");
       f.correlation = e["correlation"].get<double>();
+    }
+    if (e.contains("calibration")) {
+      const auto& points = e["calibration"];
+      if (!points.is_array() || !std::all_of(points.begin(), points.end(), [](const auto& p) {
+            return p.is_array() && p.size() == 3 &&
+                   std::all_of(p.begin(), p.end(), [](const auto& x) {
+                     return x.is_number() && std::isfinite(x.template get<double>()) &&
+                            x.template get<double>() >= 0.0;
+                   });
+          }))
+        bad_line(file, line,
+                 "'calibration' must list points of three numbers >= 0 (layers' sum ms, MB past "
+                 "the cache, whole model ms)");
+      if (!points.empty() && points[0][2].get<double>() > 0.0)
+        f.original_ms = points[0][2].get<double>();
     }
     return f;
   }
@@ -446,6 +462,7 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
     if (progress) progress(++done, total);
   }
   t.fit_ = fit_whole_model(calibration);
+  t.fitted_original_ms_ = calibration.front().whole_ms;
   nlohmann::json points = nlohmann::json::array();
   for (const CalibrationPoint& p : calibration)
     points.push_back({p.layers_ms, p.past_cache_mb, p.whole_ms});
@@ -570,6 +587,7 @@ LatencyTable LatencyTable::read(const std::filesystem::path& file) {
       t.bytes_per_weight_ =
           bytes_per_weight(backend::parse_precision(t.header_.precision, "the table's precision"));
       t.cache_bytes_ = e.cache_mb * static_cast<double>(1 << 20);
+      t.fitted_original_ms_ = e.original_ms;
       complete = true;
       continue;
     }

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -120,6 +121,9 @@ class LatencyTable {
   const WholeModelFit& fit() const { return fit_; }
   // The last-level cache of the machine the table was built on (0: no memory term).
   double cache_bytes() const { return cache_bytes_; }
+  // The model as it is (unpruned), measured whole when the fit was made; none in tables
+  // written before format 4 kept it.
+  std::optional<double> fitted_original_ms() const { return fitted_original_ms_; }
   // Throws telar::Error unless `graph` is the table's model, maybe pruned: its name, and each
   // Conv2d and Linear by name alike in everything but its channel counts (kind, kernel,
   // stride, padding, input size). `table` names the table's file in the message.
@@ -147,6 +151,7 @@ class LatencyTable {
   mutable std::map<std::string, Rbf> rbf_fits_;  // rbf-prefit's, by key
   WholeModelFit fit_;
   double cache_bytes_ = 0.0, bytes_per_weight_ = 4.0;
+  std::optional<double> fitted_original_ms_;
   void add(const std::string& key, std::int64_t in, std::int64_t out, double ms);
 };
 

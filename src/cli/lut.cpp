@@ -28,6 +28,9 @@ namespace telar::cli {
 
 namespace {
 
+// A check whose original model moved more than this between its start and end says so.
+constexpr double kDriftWarning = 0.05;
+
 // "whole = 0.825 x layers + 0.0257 ms x MB of weights past the 32 MB cache -0.0822 ms"
 std::string fit_text(const adapt::LatencyTable& table) {
   const adapt::WholeModelFit& fit = table.fit();
@@ -49,7 +52,8 @@ std::string fit_text(const adapt::LatencyTable& table) {
 void write_check_report(const report::RunDirectory& dir, const std::string& model,
                         const std::string& lut, const adapt::LatencyTable& table,
                         const std::vector<double>& predicted, const std::vector<double>& measured,
-                        double median, double within) {
+                        double median, double within, double drift,
+                        std::optional<double> since_fit) {
   std::string csv = "variant,predicted_ms,measured_ms,error\n";
   std::vector<std::vector<std::string>> rows;
   std::vector<double> errors;  // percent, for the second chart
@@ -63,12 +67,18 @@ void write_check_report(const report::RunDirectory& dir, const std::string& mode
   }
   write_file_atomic(dir.file("check.csv"), csv);
   report::HtmlReport html("telar lut check: " + model);
-  html.key_values({{"table", lut},
-                   {"target", table.header().target + " (" + table.header().precision + ")"},
-                   {"fit", fit_text(table)},
-                   {"variants", std::to_string(predicted.size())},
-                   {"median |error|", fmt::format("{:.1f}%", 100.0 * median)},
-                   {"within ±10%", fmt::format("{:.0f}%", 100.0 * within)}});
+  html.key_values(
+      {{"table", lut},
+       {"target", table.header().target + " (" + table.header().precision + ")"},
+       {"fit", fit_text(table)},
+       {"variants", std::to_string(predicted.size())},
+       {"median |error|", fmt::format("{:.1f}%", 100.0 * median)},
+       {"within ±10%", fmt::format("{:.0f}%", 100.0 * within)},
+       {"the original, end against start",
+        fmt::format("{:+.1f}% (the machine's own drift while the check ran)", 100.0 * drift)},
+       {"the original, start against the fit",
+        since_fit ? fmt::format("{:+.1f}%", 100.0 * *since_fit)
+                  : std::string("not in this table (made before format 4)")}});
   const double top = std::max(*std::max_element(measured.begin(), measured.end()),
                               *std::max_element(predicted.begin(), predicted.end()));
   report::LineChart chart{"Predicted against measured latency", "measured ms", "predicted ms", {}};
@@ -192,16 +202,48 @@ int run_lut(const Args& args) {
                              v == 0 ? "original" : std::to_string(v), predicted, ms, 100.0 * error);
     rows.push_back({{"predicted_ms", predicted}, {"measured_ms", ms}, {"error", error}});
   }
+  // The original once more: how far the machine's own speed moved while the variants ran, and
+  // against the table's fit (a fit made while the machine ran at another speed is off by it).
+  const double start = measurements.front();
+  const double again = measured(g, graph::ParameterSet::initialize(g, 0));
+  const double drift = (again - start) / start;
+  std::cout << fmt::format("original again at the end: {:.4f} ms ({:+.1f}% from the start)\n",
+                           again, 100.0 * drift);
+  const std::optional<double> fitted = table->fitted_original_ms();
+  const std::optional<double> since_fit =
+      fitted ? std::optional<double>((start - *fitted) / *fitted) : std::nullopt;
+  if (since_fit)
+    std::cout << fmt::format("original when the table was fitted: {:.4f} ms ({:+.1f}% since)\n",
+                             *fitted, 100.0 * *since_fit);
+  const auto slower = [](double change) { return change > 0.0 ? "slower" : "faster"; };
+  if (std::fabs(drift) > kDriftWarning)
+    std::cerr << fmt::format(
+        "warning: the original model ran {:.0f}% {} at the end of the check than at its start: "
+        "the machine's speed changed while it ran (other work on it?), and the errors include "
+        "that change; check again on a quieter machine\n",
+        100.0 * std::fabs(drift), slower(drift));
+  else if (since_fit && std::fabs(*since_fit) > kDriftWarning)
+    std::cerr << fmt::format(
+        "warning: the original model runs {:.0f}% {} now than when the table's fit was made: "
+        "the predictions are off by about that much; make the fit again now (telar lut build "
+        "--refit, seconds) if this machine's speed has changed for good\n",
+        100.0 * std::fabs(*since_fit), slower(*since_fit));
   const double median = percentile(errors, 0.5);
   const double within = static_cast<double>(std::count_if(errors.begin(), errors.end(),
                                                           [](double e) { return e <= 0.1; })) /
                         static_cast<double>(errors.size());
   std::cout << fmt::format("median |error| {:.1f}%, {:.0f}% of the variants within ±10%\n",
                            100.0 * median, 100.0 * within);
-  const nlohmann::json result = {
-      {"median_abs_error", median}, {"within_10_percent", within}, {"variants", rows}};
+  const nlohmann::json result = {{"median_abs_error", median},
+                                 {"within_10_percent", within},
+                                 {"original_again_ms", again},
+                                 {"drift", drift},
+                                 {"fitted_original_ms", fitted ? nlohmann::json(*fitted) : nullptr},
+                                 {"since_fit", since_fit ? nlohmann::json(*since_fit) : nullptr},
+                                 {"variants", rows}};
   if (dir) {
-    write_check_report(*dir, g.name(), lut, *table, predictions, measurements, median, within);
+    write_check_report(*dir, g.name(), lut, *table, predictions, measurements, median, within,
+                       drift, since_fit);
     dir->write_run_json("lut check",
                         {{"lut", lut},
                          {"variants", variants},

@@ -202,6 +202,37 @@ TEST(LatencyTable, EstimatesAddTheWeightsPastTheCache) {
   const LatencyTable t = LatencyTable::read(file);
   EXPECT_DOUBLE_EQ(t.cache_bytes(), 1024.0);
   EXPECT_NEAR(t.estimate(g, LutInterpolation::Exact), 0.5 * 5 + 0.25 + 0.1, 1e-12);
+  EXPECT_FALSE(t.fitted_original_ms().has_value());  // no calibration points kept
+  fs::remove(file);
+}
+
+// The calibration's first point is the model as it is: its whole-model latency when the fit
+// was made is what `lut check` compares its own measurement of the original with. Points that
+// are not three numbers >= 0 are refused.
+TEST(LatencyTable, KeepsTheOriginalsLatencyAtTheFit) {
+  graph::GraphBuilder b("m");
+  b.output(b.conv2d(b.input("x", {8, 4, 4}), 16, 1, 1, 0, 1, true, "a"));
+  const graph::Graph g = b.finish();
+  const std::string key = lut_layers(g).at(0).key;
+  const std::string head =
+      R"({"format":"telar-lut","version":4,"target":"cpu","precision":"fp32","model":"m","layers":{"a":")" +
+      key + "\"}}\n" + R"({"key":")" + key + R"(","in":8,"out":16,"ms":2})" + "\n";
+  const fs::path file = write_table(
+      "calibrated", head + R"({"rest_ms":0,"calibration":[[2,0,1.75],[1,0,0.9]]})" + "\n");
+  ASSERT_TRUE(LatencyTable::read(file).fitted_original_ms().has_value());
+  EXPECT_DOUBLE_EQ(*LatencyTable::read(file).fitted_original_ms(), 1.75);
+  for (const std::string bad : {R"("x")", R"([[2,0]])", R"([[2,0,-1]])", R"([[2,0,"1"]])"}) {
+    const fs::path damaged =
+        write_table("damaged", head + R"({"rest_ms":0,"calibration":)" + bad + "}\n");
+    try {
+      LatencyTable::read(damaged);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'calibration' must list points"), std::string::npos)
+          << e.what();
+    }
+    fs::remove(damaged);
+  }
   fs::remove(file);
 }
 

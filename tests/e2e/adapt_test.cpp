@@ -292,6 +292,21 @@ TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   const auto check = last_json(c.out);
   ASSERT_EQ(check["variants"].size(), 3u);
   EXPECT_GE(check["median_abs_error"].get<double>(), 0.0);
+  // The original measured again at the end, and the drift between its two measurements.
+  const double first = check["variants"][0]["measured_ms"].get<double>();
+  const double again = check["original_again_ms"].get<double>();
+  EXPECT_GT(again, 0.0);
+  EXPECT_NEAR(check["drift"].get<double>(), (again - first) / first, 1e-9);
+  EXPECT_NE(c.out.find("original again at the end"), std::string::npos);
+  // ... and against the original's latency when the table was fitted (the first calibration
+  // point of the resumed build's last line).
+  const auto fitted = nlohmann::json::parse(lines_of(lut).back());
+  EXPECT_DOUBLE_EQ(check["fitted_original_ms"].get<double>(),
+                   fitted["calibration"][0][2].get<double>());
+  EXPECT_NEAR(check["since_fit"].get<double>(),
+              (first - fitted["calibration"][0][2].get<double>()) /
+                  fitted["calibration"][0][2].get<double>(),
+              1e-9);
   // --out: the variants as CSV (as printed), the report with its two charts, run.json.
   const std::vector<std::string> csv = lines_of(root + "/check/check.csv");
   ASSERT_EQ(csv.size(), 4u);
