@@ -41,7 +41,8 @@ struct CompileOptions {
   // Executable::input_gradient() (e.g. DLRM's embedding outputs, fed by its own table kernels).
   std::vector<graph::ValueId> input_gradients;
   // Set by compile_for_inference (backend/inference.hpp): only evaluation forwards will run, so
-  // the cpu backend may choose their threads call by call (cpu/thread_choice.hpp).
+  // the cpu backend may choose their threads call by call (cpu/thread_choice.hpp) and let values
+  // that do not live at once share memory (cpu/plan.hpp).
   bool inference = false;
   // bf16 needs `inference` and the cpu backend on a CPU with avx512_bf16 (else one error);
   // int8 needs `inference`, the cpu backend on a CPU with VNNI, and `quantization`.

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "core/clock.hpp"
 #include "core/threads.hpp"
@@ -64,6 +66,32 @@ std::int64_t inference_memory_bytes(const graph::Graph& graph, std::int64_t batc
              static_cast<double>(dtype_size(v.dtype));
   }
   return saturated_bytes(bytes);
+}
+
+std::int64_t inference_peak_bytes(const graph::Graph& graph, std::int64_t batch) {
+  const auto bytes_of = [&](const graph::Value& v) {
+    const Shape shape = bind_batch(v.shape, batch);
+    return shape_is_concrete(shape)
+               ? static_cast<double>(shape_numel(shape)) * static_cast<double>(dtype_size(v.dtype))
+               : 0.0;  // dynamic inputs: the caller's
+  };
+  const std::size_t end = graph.nodes().size();
+  std::vector<std::size_t> last(graph.values().size(), 0);  // by value: its last reader
+  for (std::size_t k = 0; k < end; ++k)
+    for (const auto* values : {&graph.nodes()[k].outputs, &graph.nodes()[k].inputs})
+      for (graph::ValueId v : *values) last[static_cast<std::size_t>(v)] = k;
+  for (graph::ValueId out : graph.outputs()) last[static_cast<std::size_t>(out)] = end;
+  double fixed = 0.0, peak = 0.0;
+  for (const graph::Value& v : graph.values())
+    if (v.kind != graph::ValueKind::Activation) fixed += bytes_of(v);
+  for (std::size_t k = 0; k < end; ++k) {
+    double live = 0.0;  // what nodes 0..k wrote and nodes k.. still read
+    for (std::size_t j = 0; j <= k; ++j)
+      for (graph::ValueId out : graph.nodes()[j].outputs)
+        if (last[static_cast<std::size_t>(out)] >= k) live += bytes_of(graph.value(out));
+    peak = std::max(peak, live);
+  }
+  return saturated_bytes(fixed + peak);
 }
 
 std::int64_t training_memory_bytes(const graph::Graph& graph, std::int64_t batch,

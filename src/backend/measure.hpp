@@ -27,6 +27,10 @@ std::vector<double> measure_forward_ms(Executable& exe, std::span<const Tensor> 
 // The bytes an inference plan of `graph` at `batch` holds: its weights and a buffer per value
 // (the CPU plan's layout; blocked layouts pad a little more).
 std::int64_t inference_memory_bytes(const graph::Graph& graph, std::int64_t batch);
+// The same where values that do not live at once share memory (the CPU's inference plans): its
+// weights and inputs, and the most activation bytes alive at one node, in the graph's order
+// (a value lives from its node to its last reader; the outputs to the end).
+std::int64_t inference_peak_bytes(const graph::Graph& graph, std::int64_t batch);
 
 // The bytes training `graph` (with its loss) at `batch` holds at least: the inference plan's,
 // a gradient per value (activations' and parameters'), and `optimizer_slots` state tensors

@@ -45,10 +45,10 @@ std::string mib(std::int64_t bytes) {
 }
 
 // Whether a sweep's next size (2 x `batch`) fits `limit`. Bounded by what this size's plan
-// held where the target tells (`planned`; the model's estimate misses layout copies, the
-// kernels' weights and scratch space, and counts values that fusion removed): what grew from
-// the previous size (`last_planned`) doubles, at least the estimate's growth. Elsewhere by the
-// estimate. Says why where it stops.
+// held where the target tells (`planned`; the model's estimates miss layout copies, the
+// kernels' weights and scratch space, and count values that fusion removed): what grew from
+// the previous size (`last_planned`) doubles, at least the growth of the activations alive at
+// once. Elsewhere by the estimate of a buffer per value. Says why where it stops.
 bool next_size_fits(const graph::Graph& g, std::int64_t batch, std::optional<std::int64_t> planned,
                     std::optional<std::int64_t> last_planned, std::int64_t limit,
                     const std::string& label) {
@@ -62,7 +62,7 @@ bool next_size_fits(const graph::Graph& g, std::int64_t batch, std::optional<std
   // The estimate's growth as a floor: the measured one can be flat where a size's plan held
   // less than usual (the CPU's thread choice keeps a second plan for small batches only).
   const std::int64_t estimated =
-      backend::inference_memory_bytes(g, 2 * batch) - backend::inference_memory_bytes(g, batch);
+      backend::inference_peak_bytes(g, 2 * batch) - backend::inference_peak_bytes(g, batch);
   const std::int64_t growth =
       std::max(estimated, last_planned ? 2 * (*planned - *last_planned) : std::int64_t{0});
   if (*planned + growth <= limit) return true;
@@ -176,7 +176,7 @@ int run_bench(const Args& args) {
     limit = max_memory.empty() ? available * 8 / 10 : parse_bytes(max_memory, "--max-memory");
     require(limit > 0,
             "--batch-sweep: the memory available is unknown here; give --max-memory (e.g. 4G)");
-    const std::int64_t one = backend::inference_memory_bytes(g, 1);
+    const std::int64_t one = backend::inference_peak_bytes(g, 1);
     require(one <= limit,
             "--batch-sweep: batch 1 of '{}' needs {} and the limit is {}; raise --max-memory",
             model_name, mib(one), mib(limit));

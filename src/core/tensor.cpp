@@ -31,7 +31,26 @@ Storage::Storage(std::size_t bytes) : bytes_(bytes) {
   std::memset(data_, 0, used);
 }
 
-Storage::~Storage() { std::free(data_); }
+std::shared_ptr<Storage> Storage::unwritten(std::size_t bytes) {
+  std::shared_ptr<Storage> s(new Storage());
+  s->bytes_ = bytes;
+  s->mapped_bytes_ = std::max<std::size_t>(bytes, 1);
+  s->data_ = mmap(nullptr, s->mapped_bytes_, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (s->data_ == MAP_FAILED) {
+    s->data_ = nullptr;
+    throw std::bad_alloc();
+  }
+  return s;
+}
+
+Storage::~Storage() {
+  if (mapped_bytes_ > 0) {
+    if (data_) munmap(data_, mapped_bytes_);
+  } else {
+    std::free(data_);
+  }
+}
 
 Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {
   require(shape_is_concrete(shape_), "internal: tensor shape {} is not concrete", shape_str(shape_));
@@ -44,6 +63,28 @@ Tensor Tensor::from(std::span<const float> values, Shape shape) {
           "internal: {} values given for shape {}", values.size(), shape_str(t.shape()));
   std::copy(values.begin(), values.end(), t.f32());
   return t;
+}
+
+Tensor Tensor::unwritten(Shape shape, DType dtype) {
+  require(shape_is_concrete(shape), "internal: tensor shape {} is not concrete", shape_str(shape));
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.storage_ = Storage::unwritten(t.nbytes());
+  return t;
+}
+
+Tensor Tensor::view(std::size_t offset_bytes, Shape shape, DType dtype) const {
+  require(defined() && shape_is_concrete(shape), "internal: a view of {} as {}",
+          defined() ? "a tensor" : "an undefined tensor", shape_str(shape));
+  Tensor out = *this;
+  out.offset_bytes_ = offset_bytes_ + offset_bytes;
+  out.shape_ = std::move(shape);
+  out.dtype_ = dtype;
+  require(out.offset_bytes_ + out.nbytes() <= storage_->bytes(),
+          "internal: a view of {} bytes at {} over a storage of {}", out.nbytes(),
+          out.offset_bytes_, storage_->bytes());
+  return out;
 }
 
 Tensor Tensor::clone() const {

@@ -15,6 +15,9 @@ namespace telar {
 class Storage {
  public:
   explicit Storage(std::size_t bytes);  // zero-filled
+  // Zero pages that the system maps in where first written: what is never written holds no
+  // memory (a plan's trial build, whose buffers no kernel runs on).
+  static std::shared_ptr<Storage> unwritten(std::size_t bytes);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -22,8 +25,10 @@ class Storage {
   std::size_t bytes() const { return bytes_; }
 
  private:
+  Storage() = default;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+  std::size_t mapped_bytes_ = 0;  // unwritten(): the mapping's length, else 0
 };
 
 class Tensor {
@@ -32,6 +37,8 @@ class Tensor {
   explicit Tensor(Shape shape, DType dtype = DType::F32);  // zero-filled
 
   static Tensor from(std::span<const float> values, Shape shape);
+  // On Storage::unwritten(): reads zeros, and holds memory only where written.
+  static Tensor unwritten(Shape shape, DType dtype = DType::F32);
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
@@ -62,6 +69,11 @@ class Tensor {
   Tensor reshaped(Shape shape) const;
   // Rows [begin, end) of the first dimension, sharing storage.
   Tensor slice_rows(std::int64_t begin, std::int64_t end) const;
+  // `shape` of `dtype` over this tensor's storage from its byte `offset_bytes` (it must fit):
+  // a place in an arena.
+  Tensor view(std::size_t offset_bytes, Shape shape, DType dtype) const;
+  // The storage every copy and view of this tensor shares (null: undefined).
+  const Storage* storage() const { return storage_.get(); }
   void zero();
   void fill(float value);
   void copy_from(const Tensor& other);  // same dtype and numel

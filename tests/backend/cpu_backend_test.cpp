@@ -271,6 +271,61 @@ TEST(CpuBackend, PlannedBytesAreWhatThePlanHolds) {
   EXPECT_EQ(dnnl->planned_bytes(), 0);
 }
 
+// An inference plan keeps its values in one arena, sharing memory between values that do not
+// live at once. By hand, mlp:784-64-10 at batch 4 on cpu:ref (one plan, no oneDNN buffers):
+// fc1's output (1,024 bytes) lives over steps 0-1, relu1's (1,024) over 1-2, fc2's (160, 192
+// aligned: the graph's output) from step 2 on: relu1's beside fc1's, fc2's over fc1's: an arena
+// of 2,048 bytes where the three alone take 2,208. The rest (input, parameters) as before.
+TEST(CpuBackend, AnInferencePlansValuesShareAnArena) {
+  const Graph model = zoo::build("mlp:784-64-10");
+  ParameterSet params = ParameterSet::initialize(model, 3);
+  const Tensor x = random_tensor({4, 784}, 1);
+  backend::CompileOptions inference;
+  inference.inference = true;
+  auto ref =
+      backend::compile(backend::parse_backend_spec("cpu:ref:threads=1"), model, params, inference);
+  ref->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  EXPECT_EQ(ref->planned_bytes(), backend::inference_memory_bytes(model, 4) - 2208 + 2048);
+  auto own = backend::compile(backend::parse_backend_spec("cpu:ref:threads=1:reuse=off"), model,
+                              params, inference);
+  own->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  EXPECT_EQ(own->planned_bytes(), backend::inference_memory_bytes(model, 4));
+  EXPECT_EQ(relative_difference(ref->output(0), own->output(0)), 0.0);
+  // A training forward is refused: backward would need the values the arena wrote over.
+  EXPECT_THROW(ref->forward(std::span<const Tensor>(&x, 1), backend::Mode::Train), Error);
+}
+
+// Sharing memory changes no result: each zoo model compiled for inference (BatchNorm folded,
+// activations and residual adds fused) computes the same bits with reuse=on and reuse=off, for
+// two inputs one after the other (a value written over while still needed, or a kernel that
+// relied on its buffer's previous content, would show in the second), and holds less.
+TEST(CpuBackend, SharedMemoryComputesTheSameAsABufferPerValue) {
+  struct Case {
+    std::string model;
+    Shape input;
+  };
+  for (const Case& c :
+       {Case{"mnist_cnn", {3, 1, 28, 28}}, Case{"mobilenet_v1:0.25", {2, 3, 64, 64}},
+        Case{"resnet18", {2, 3, 64, 64}}}) {
+    SCOPED_TRACE(c.model);
+    zoo::ModelOptions input;
+    input.input = Shape(c.input.begin() + 1, c.input.end());
+    const Graph g = zoo::build(c.model, input);
+    ParameterSet params = ParameterSet::initialize(g, 4);
+    auto shared =
+        backend::compile_for_inference(backend::parse_backend_spec("cpu:threads=2"), g, params);
+    auto own = backend::compile_for_inference(
+        backend::parse_backend_spec("cpu:threads=2:reuse=off"), g, params);
+    for (std::uint64_t seed : {11, 12}) {
+      const Tensor x = random_tensor(c.input, seed);
+      shared->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+      own->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+      EXPECT_EQ(relative_difference(shared->output(0), own->output(0)), 0.0) << seed;
+    }
+    EXPECT_LT(*shared->planned_bytes(), *own->planned_bytes());
+  }
+}
+
 TEST(CpuBackend, BadBackendStringsAreErrors) {
   EXPECT_THROW(backend::parse_backend_spec("gpu"), Error);
   Graph g = zoo::build("mnist_cnn");

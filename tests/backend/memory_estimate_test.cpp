@@ -22,6 +22,24 @@ TEST(MemoryEstimate, CountsEveryValueAndTrainingAddsGradientsAndOptimizerState) 
   EXPECT_EQ(telar::backend::training_memory_bytes(g, 8, 0), 2 * 188 * 4);
 }
 
+// Where values that do not live at once share memory. Nodes in order: fc1 (x -> a, 8x6), relu
+// (a -> r, 8x6), fc2 (r -> o, 8x2), fc3 (a -> s, 8x2, no bias), add (o + s, 8x2: the output).
+// By hand at batch 8, in floats: alive at fc1 a (48); at relu a, r (96); at fc2 a, r, o (112);
+// at fc3 a, o, s (80: r was last read by fc2); at add o, s and the sum (48). Peak 112, against
+// 48 + 48 + 16 + 16 + 16 = 144 for a buffer each; the weights (92) and x (80) in both.
+TEST(MemoryEstimate, ThePeakCountsOnlyTheValuesAliveAtOnce) {
+  GraphBuilder b("branch");
+  const ValueId x = b.input("x", {10});
+  const ValueId a = b.linear(x, 6, "fc1");
+  const ValueId o = b.linear(b.relu(a, "relu"), 2, "fc2");
+  const ValueId s = b.linear(a, 2, "fc3", false);
+  b.output(b.add(o, s, "add"));
+  const auto g = b.finish();
+  const std::int64_t weights = 6 * 10 + 6 + 2 * 6 + 2 + 2 * 6, input = 8 * 10;
+  EXPECT_EQ(telar::backend::inference_peak_bytes(g, 8), (weights + input + 112) * 4);
+  EXPECT_EQ(telar::backend::inference_memory_bytes(g, 8), (weights + input + 144) * 4);
+}
+
 TEST(MemoryEstimate, AModelLargerThanAnyMachineSaturatesInsteadOfWrapping) {
   GraphBuilder b("huge");
   const ValueId x = b.input("x", {1 << 20});

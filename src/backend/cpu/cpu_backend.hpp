@@ -7,7 +7,7 @@
 namespace telar::backend::cpu {
 
 // "cpu" (oneDNN where it has a primitive, reference kernels elsewhere), "cpu:ref" (reference
-// kernels only), options threads=N.
+// kernels only), options threads=N, split=, adapt=, winograd= and reuse=on|off.
 std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph& graph,
                                     graph::ParameterSet& params, const CompileOptions& options);
 

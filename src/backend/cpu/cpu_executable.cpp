@@ -76,8 +76,8 @@ struct SplitPlan {
 class CpuExecutable final : public CompiledExecutable {
  public:
   CpuExecutable(const graph::Graph& graph, graph::ParameterSet& params, bool use_dnnl, int threads,
-                bool split, bool adapt_threads, bool winograd, const CompileOptions& options,
-                std::string name)
+                bool split, bool adapt_threads, bool winograd, bool reuse,
+                const CompileOptions& options, std::string name)
       : CompiledExecutable(graph, params, options, std::move(name)),
         use_dnnl_(use_dnnl),
         threads_(threads),
@@ -86,7 +86,8 @@ class CpuExecutable final : public CompiledExecutable {
         adapt_threads_(adapt_threads && options.inference),
         bf16_(options.precision == Precision::BF16),
         int8_(options.precision == Precision::INT8 ? options.quantization : nullptr),
-        winograd_(winograd && options.inference) {}
+        winograd_(winograd && options.inference),
+        reuse_memory_(reuse && options.inference && options.input_gradients.empty()) {}
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     if (threads_ > 0) set_compute_threads(threads_);
@@ -154,7 +155,8 @@ class CpuExecutable final : public CompiledExecutable {
 
  private:
   PlanOptions plan_options() const {
-    return {use_dnnl_, seed_, &params_version_, input_gradients_, bf16_, int8_.get(), winograd_};
+    return {use_dnnl_, seed_,       &params_version_, input_gradients_,
+            bf16_,     int8_.get(), winograd_,        reuse_memory_};
   }
 
   // The plan for `batch` in `cache`, its primitives made for the current compute threads.
@@ -321,6 +323,7 @@ class CpuExecutable final : public CompiledExecutable {
   bool bf16_;
   std::shared_ptr<const QuantizationTable> int8_;  // Precision::INT8's calibration
   bool winograd_;  // cpu:winograd=on (the default) in an inference executable
+  bool reuse_memory_;  // cpu:reuse=on (the default) in an inference executable (plan.hpp)
   Plan* current_ = nullptr;
   SplitPlan* current_split_ = nullptr;
 };
@@ -346,6 +349,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   bool split = true;
   bool adapt = true;
   bool winograd = true;
+  bool reuse = true;
   if (spec.target == "ref")
     use_dnnl = false;
   else if (!spec.target.empty())
@@ -369,10 +373,14 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
     } else if (key == "winograd") {
       winograd = on_off(spec, key, value,
                         "give cpu:winograd=off to run every convolution as a direct one");
+    } else if (key == "reuse") {
+      reuse = on_off(spec, key, value,
+                     "give cpu:reuse=off to keep every value of an inference plan in a buffer "
+                     "of its own");
     } else {
       fail(
           "backend '{}': unknown option '{}'; cpu takes threads=N, split=on|off, "
-          "adapt=on|off and winograd=on|off",
+          "adapt=on|off, winograd=on|off and reuse=on|off",
           spec.text, key);
     }
   }
@@ -406,7 +414,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   if (options.precision != Precision::FP32)
     name += fmt::format(" ({})", precision_name(options.precision));
   return std::make_unique<CpuExecutable>(graph, params, use_dnnl, threads, split, adapt, winograd,
-                                         options, name);
+                                         reuse, options, name);
 }
 
 }  // namespace telar::backend::cpu

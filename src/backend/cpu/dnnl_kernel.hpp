@@ -31,18 +31,20 @@ struct BoundPrimitive {
 class DnnlKernel : public Kernel {
  public:
   std::int64_t held_bytes() const override { return held_bytes_; }
+  std::span<const Tensor> scratch() const override { return scratchpads_; }
 
  protected:
   using Kernel::Kernel;
-  // Binds a primitive with its arguments and a scratchpad sized for it:
-  // bind<dnnl::convolution_forward>(pd, {{DNNL_ARG_SRC, src}, ...}).
+  // Binds a primitive with its arguments and a scratchpad sized for it, the plan's scratch space
+  // (SlotMemory::scratch): bind<dnnl::convolution_forward>(pd, {{DNNL_ARG_SRC, src}, ...}).
   template <typename Primitive, typename PrimitiveDesc>
   BoundPrimitive bind(const PrimitiveDesc& pd, std::unordered_map<int, dnnl::memory> args) {
     const auto sd = pd.scratchpad_desc();
     if (sd.get_size() > 0) {
-      held_bytes_ += static_cast<std::int64_t>(sd.get_size());
-      scratchpads_.emplace_back(sd, cpu_engine());
-      args[DNNL_ARG_SCRATCHPAD] = scratchpads_.back();
+      scratchpads_.push_back(io_.memory
+                                 ? io_.memory->scratch(sd.get_size())
+                                 : Tensor({(static_cast<std::int64_t>(sd.get_size()) + 3) / 4}));
+      args[DNNL_ARG_SCRATCHPAD] = memory_over(sd, scratchpads_.back());
     }
     return {Primitive(pd), std::move(args)};
   }
@@ -56,7 +58,7 @@ class DnnlKernel : public Kernel {
   }
 
  private:
-  std::vector<dnnl::memory> scratchpads_;
+  std::vector<Tensor> scratchpads_;
   std::int64_t held_bytes_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 // A node's kernel inside a plan: created once per (graph, batch size), run every step.
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "backend/cpu/slot.hpp"
@@ -28,6 +29,7 @@ struct KernelIO {
   bool int8 = false;  // Precision::INT8: kernels that have int8 primitives use them where
                       // their input slot has a calibrated encoding
   bool winograd = false;  // inference only: Conv2d may choose oneDNN's Winograd algorithm
+  SlotMemory* memory = nullptr;  // the output's storage comes from here (null: its own buffer)
 };
 
 class Kernel {
@@ -39,8 +41,10 @@ class Kernel {
   // Allocates what backward needs (primitives, workspaces); called once, before the first
   // training-mode forward, after input_grads are set.
   virtual void prepare_backward() {}
-  // The bytes this kernel holds beyond its slots (weights in its own layout, scratch space).
+  // The bytes this kernel holds beyond its slots and scratch() (weights in its own layout).
   virtual std::int64_t held_bytes() const { return 0; }
+  // Scratch space its primitives use while its step runs (taken from the plan's memory).
+  virtual std::span<const Tensor> scratch() const { return {}; }
   virtual void forward(bool training, std::uint64_t random_stream) = 0;
   virtual void backward() = 0;
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "backend/cpu/dnnl_context.hpp"
 #include "backend/cpu/ops/op_kernels.hpp"
@@ -19,14 +20,14 @@ void Kernel::define_output(const dnnl::memory::desc& md, bool plain) {
   Slot& o = out();
   o.md = md;
   o.plain = plain;
-  o.data = allocate_for(md, o.shape, plain);
+  o.data = allocate_for(md, o.shape, plain, io_.memory);
 }
 
 void Kernel::define_plain_output() {
   Slot& o = out();
   if (o.dtype == DType::F32 && shape_is_concrete(o.shape)) o.md = plain_f32(o.shape);
   o.plain = true;
-  o.data = Tensor(o.shape, o.dtype);
+  o.data = io_.memory ? io_.memory->allocate(o.shape, o.dtype) : Tensor(o.shape, o.dtype);
 }
 
 void Kernel::require_inference(bool training) const {
@@ -44,7 +45,104 @@ Slot* Plan::new_slot() {
 Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::ParameterSet& grads,
            std::int64_t batch, const PlanOptions& options)
     : graph_(graph), grads_(grads), batch_(batch), options_(options) {
-  const std::vector<ValueBinding> bound = bind_values(graph, batch, options.input_gradients);
+  if (!options.reuse_memory) {
+    build(params);
+    return;
+  }
+  memory_ = Memory::Trial;
+  build(params);
+  const ArenaLayout layout = pack_buffers(trial_lifetimes());
+  offsets_ = layout.offsets;
+  clear();
+  memory_ = Memory::Arena;
+  arena_ = Tensor({(layout.bytes + 3) / 4});
+  build(params);
+  if (arena_mismatch_ || next_buffer_ != offsets_.size()) {
+    clear();
+    arena_ = {};
+    memory_ = Memory::Own;
+    build(params);
+  }
+  trial_buffers_.clear();
+  memory_ = Memory::Own;  // values bound later (none today) get buffers of their own
+}
+
+std::vector<BufferLife> Plan::trial_lifetimes() const {
+  std::map<const Storage*, std::size_t> buffer_of;  // views and aliases share the storage
+  for (std::size_t i = 0; i < trial_buffers_.size(); ++i)
+    buffer_of[trial_buffers_[i].storage()] = i;
+  std::vector<BufferLife> lives(trial_buffers_.size());
+  std::vector<bool> used(trial_buffers_.size(), false);
+  const auto use = [&](const Slot* s, std::size_t step) {
+    const auto it = s->data.defined() ? buffer_of.find(s->data.storage()) : buffer_of.end();
+    if (it == buffer_of.end()) return;
+    BufferLife& life = lives[it->second];
+    life.first = used[it->second] ? std::min(life.first, step) : step;
+    life.last = used[it->second] ? std::max(life.last, step) : step;
+    used[it->second] = true;
+  };
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
+    const KernelIO& io = steps_[k].kernel->io();
+    for (const Slot* in : io.inputs) use(in, k);
+    use(io.output, k);
+  }
+  // The outputs are read after the last step; a buffer no step uses lives throughout.
+  const std::size_t end = steps_.size();
+  for (const Slot* s : output_slots_) use(s, end);
+  for (graph::ValueId id : graph_.outputs())
+    use(value_slots_.at(static_cast<std::size_t>(id)), end);
+  for (std::size_t i = 0; i < lives.size(); ++i) {
+    lives[i].bytes = static_cast<std::int64_t>(trial_buffers_[i].nbytes());
+    if (!used[i]) {
+      lives[i].first = 0;
+      lives[i].last = end;
+    }
+  }
+  return lives;
+}
+
+Tensor Plan::allocate(const Shape& shape, DType dtype) {
+  switch (memory_) {
+    case Memory::Trial:
+      return trial_buffers_.emplace_back(Tensor::unwritten(shape, dtype));
+    case Memory::Arena: {
+      const std::size_t i = next_buffer_++;
+      const auto bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
+      if (i < offsets_.size() && trial_buffers_[i].nbytes() == bytes)
+        return arena_.view(static_cast<std::size_t>(offsets_[i]), shape, dtype);
+      arena_mismatch_ = true;
+      break;
+    }
+    case Memory::Own:
+      break;
+  }
+  return Tensor(shape, dtype);
+}
+
+Tensor Plan::scratch(std::size_t bytes) {
+  if (scratch_.defined() && scratch_.nbytes() >= bytes) return scratch_;
+  // Larger than any before (at least twice the last): the buffers given out earlier stay with
+  // their primitives, so the plan holds at most about twice the largest.
+  const std::size_t size = std::max(bytes, scratch_.defined() ? 2 * scratch_.nbytes() : 0);
+  const Shape words{static_cast<std::int64_t>((size + 3) / 4)};
+  scratch_ = memory_ == Memory::Trial ? Tensor::unwritten(words) : Tensor(words);
+  return scratch_;
+}
+
+void Plan::clear() {
+  steps_.clear();  // the kernels first: they point at the slots
+  shared_conversions_.clear();
+  output_slots_.clear();
+  value_slots_.clear();
+  accumulations_.clear();
+  slots_.clear();
+  scratch_ = {};
+}
+
+void Plan::build(graph::ParameterSet& params) {
+  const graph::Graph& graph = graph_;
+  const PlanOptions& options = options_;
+  const std::vector<ValueBinding> bound = bind_values(graph, batch_, options.input_gradients);
   // Precision::INT8: each value's calibrated encoding (kernels decide whether to store it so).
   auto calibrated = [&](Slot& s) {
     if (!options.int8) return;
@@ -71,6 +169,7 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
     io.bf16 = options.bf16;
     io.winograd = options.winograd;
     io.int8 = options.int8 && !options.int8->excluded.count(node.name);
+    io.memory = this;
     calibrated(*out);
     const OpKernels& kernels = op_kernels(node.kind);
     if (!(kernels.int8 && options.use_dnnl && io.int8))
@@ -102,16 +201,22 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
 std::int64_t Plan::held_bytes(std::set<const void*>& seen) const {
   std::int64_t bytes = 0;
   const auto add = [&](const Tensor& t) {
+    if (t.defined() && arena_.defined() && t.storage() == arena_.storage()) return;  // below
     if (t.defined() && t.numel() > 0 && seen.insert(t.raw()).second)
       bytes += static_cast<std::int64_t>(t.nbytes());
   };
+  if (arena_.defined() && seen.insert(arena_.raw()).second)
+    bytes += static_cast<std::int64_t>(arena_.nbytes());
   for (const Slot& s : slots_) {
     add(s.data);
     add(s.grad);
   }
   for (const auto& step : accumulations_)
     for (const Accumulation& a : step) add(a.scratch);
-  for (const Step& s : steps_) bytes += s.kernel->held_bytes();
+  for (const Step& s : steps_) {
+    for (const Tensor& t : s.kernel->scratch()) add(t);
+    bytes += s.kernel->held_bytes();
+  }
   return bytes;
 }
 
@@ -157,11 +262,12 @@ Slot* Plan::converted(Slot* from, const dnnl::memory::desc& md, float scale) {
              scale};
   s->plain = is_plain(md, from->shape);
   s->requires_grad = from->requires_grad;
-  s->data = allocate_for(md, s->shape, s->plain);
+  s->data = allocate_for(md, s->shape, s->plain, this);
   KernelIO io;
   io.node = building_node_;
   io.inputs = {from};
   io.output = s;
+  io.memory = this;
   steps_.push_back({make_reorder_kernel(io), building_node_, true});
   return s;
 }
@@ -237,6 +343,8 @@ void Plan::forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t rand
     }
   }
   const bool training = mode == Mode::Train;
+  if (training && options_.reuse_memory)
+    fail("internal: a plan whose values share memory (inference) cannot run a training forward");
   if (training && !backward_ready_) prepare_backward();
   for (std::size_t k = 0; k < steps_.size(); ++k) {
     const graph::Node* node = steps_[k].node;

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "backend/arena_layout.hpp"
 #include "backend/cpu/kernel.hpp"
 #include "backend/executable.hpp"
 #include "graph/parameters.hpp"
@@ -25,6 +26,9 @@ struct PlanOptions {
   const QuantizationTable* int8 = nullptr;
   // Inference only: fp32 3x3 convolutions large enough to gain may run as Winograd ones.
   bool winograd = false;
+  // Inference only (evaluation forwards, no backward): values whose lifetimes do not meet share
+  // memory, in one arena (arena_layout.hpp).
+  bool reuse_memory = false;
 };
 
 // Rows [begin, end) of the caller's batch that a plan runs, when a batch is split across
@@ -35,7 +39,7 @@ struct RowRange {
   bool whole() const { return end < 0; }
 };
 
-class Plan : public LayoutConverter {
+class Plan : public LayoutConverter, public SlotMemory {
  public:
   Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::ParameterSet& grads,
        std::int64_t batch, const PlanOptions& options);
@@ -63,6 +67,8 @@ class Plan : public LayoutConverter {
   Slot* convert_to_overwrite(Slot* from, const dnnl::memory::desc& md,
                              float int8_scale = 0.0f) override;
   Slot* to_plain(Slot* from) override;
+  Tensor allocate(const Shape& shape, DType dtype) override;
+  Tensor scratch(std::size_t bytes) override;
 
  private:
   struct Step {
@@ -79,6 +85,11 @@ class Plan : public LayoutConverter {
     Slot* from;
     Slot* to;
   };
+  // The steps, slots and kernels of the graph (the constructor's work; twice with reuse_memory).
+  void build(graph::ParameterSet& params);
+  void clear();
+  // After a trial build: each buffer it asked for, with the steps that write and read it.
+  std::vector<BufferLife> trial_lifetimes() const;
   Slot* new_slot();
   // A reorder step from `from` into a new slot of layout `md` (int8: of scale `scale`).
   Slot* converted(Slot* from, const dnnl::memory::desc& md, float scale);
@@ -97,6 +108,19 @@ class Plan : public LayoutConverter {
   const graph::Node* building_node_ = nullptr;
   bool backward_ready_ = false;
   bool last_forward_trained_ = false;
+  // Where allocate() takes the values' storage. With reuse_memory the plan is built twice: the
+  // trial build's buffers are unwritten pages (nothing runs on them), its steps give each
+  // buffer's lifetime, and the second build, whose kernels ask for buffers in the same order,
+  // takes their places in the arena; should it ask for anything else, the plan is built a
+  // third time with a buffer of its own for each value.
+  enum class Memory : std::uint8_t { Own, Trial, Arena };
+  Memory memory_ = Memory::Own;
+  std::vector<Tensor> trial_buffers_;  // Trial: in the order asked for
+  std::vector<std::int64_t> offsets_;  // Arena: each buffer's place, in the same order
+  Tensor arena_;
+  Tensor scratch_;  // the latest (largest) scratch space given out
+  std::size_t next_buffer_ = 0;
+  bool arena_mismatch_ = false;
 };
 
 }  // namespace telar::backend::cpu

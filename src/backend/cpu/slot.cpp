@@ -4,10 +4,10 @@
 
 namespace telar::backend::cpu {
 
-Tensor allocate_for(const dnnl::memory::desc& md, const Shape& shape, bool plain) {
-  if (plain) return Tensor(shape);
-  const auto bytes = static_cast<std::int64_t>(md.get_size());
-  return Tensor({(bytes + 3) / 4});
+Tensor allocate_for(const dnnl::memory::desc& md, const Shape& shape, bool plain,
+                    SlotMemory* memory) {
+  const Shape storage = plain ? shape : Shape{(static_cast<std::int64_t>(md.get_size()) + 3) / 4};
+  return memory ? memory->allocate(storage, DType::F32) : Tensor(storage);
 }
 
 dnnl::memory Slot::data_memory() const { return dnnl::memory(md, cpu_engine(), data.raw()); }

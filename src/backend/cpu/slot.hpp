@@ -30,7 +30,21 @@ struct Slot {
   dnnl::memory grad_memory() const;
 };
 
-// Allocates a tensor for a descriptor: logical shape if plain, flat f32 buffer otherwise.
-Tensor allocate_for(const dnnl::memory::desc& md, const Shape& shape, bool plain);
+// Where a plan's kernels get memory: the storage of the values they write (the plan gives each
+// its own buffer, or for inference a place in one arena shared by values whose lifetimes do not
+// meet), and scratch space their primitives use while their step runs (the plan's steps run one
+// at a time, so one buffer serves them all).
+class SlotMemory {
+ public:
+  virtual ~SlotMemory() = default;
+  virtual Tensor allocate(const Shape& shape, DType dtype) = 0;
+  // At least `bytes`; its content is not kept from one step to the next.
+  virtual Tensor scratch(std::size_t bytes) = 0;
+};
+
+// Allocates a tensor for a descriptor: logical shape if plain, flat f32 buffer otherwise; from
+// `memory` where given, else a buffer of its own.
+Tensor allocate_for(const dnnl::memory::desc& md, const Shape& shape, bool plain,
+                    SlotMemory* memory = nullptr);
 
 }  // namespace telar::backend::cpu
