@@ -10,6 +10,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu/plan.hpp"
+#include "backend/cpu/shared_plan_memory.hpp"
 #include "backend/inference.hpp"
 #include "backend/measure.hpp"
 #include "core/rng.hpp"
@@ -324,6 +325,47 @@ TEST(CpuBackend, SharedMemoryComputesTheSameAsABufferPerValue) {
     }
     EXPECT_LT(*shared->planned_bytes(), *own->planned_bytes());
   }
+}
+
+// The plans of one inference executable share the parameters' layouts, their arena and their
+// scratchpad (shared_plan_memory.hpp): at batch 1 on two threads the thread choice keeps a
+// one-thread plan beside the two-thread one, and that second plan adds far less than a copy of
+// the convolutions' weights (which it would hold in oneDNN's blocked layouts otherwise); the
+// same buffer comes back for the same parameter and layout, another for another.
+TEST(CpuBackend, PlansOfAnExecutableShareTheirWeightLayouts) {
+  zoo::ModelOptions small;
+  small.input = Shape{3, 64, 64};
+  const Graph g = zoo::build("resnet18", small);
+  ParameterSet params = ParameterSet::initialize(g, 5);
+  std::int64_t conv_weight_bytes = 0;
+  for (const Node& n : g.nodes())
+    if (n.kind == OpKind::Conv2d) conv_weight_bytes += params.at(n.inputs.at(1)).numel() * 4;
+  const Tensor x = random_tensor({1, 3, 64, 64}, 2);
+  auto two_plans =
+      backend::compile_for_inference(backend::parse_backend_spec("cpu:threads=2"), g, params);
+  auto one_plan = backend::compile_for_inference(
+      backend::parse_backend_spec("cpu:threads=2:adapt=off"), g, params);
+  for (int call = 0; call < 3; ++call) {
+    two_plans->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+    one_plan->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  }
+  EXPECT_EQ(relative_difference(two_plans->output(0), one_plan->output(0)), 0.0);
+  const std::int64_t second = *two_plans->planned_bytes() - *one_plan->planned_bytes();
+  EXPECT_GT(second, 0);  // its own input, at least
+  EXPECT_LT(second, conv_weight_bytes / 2);
+
+  backend::cpu::SharedPlanMemory layouts;
+  const Tensor w = random_tensor({16, 8, 3, 3}, 3), v = random_tensor({16, 8, 3, 3}, 4);
+  const dnnl::memory::desc blocked({16, 8, 3, 3}, dnnl::memory::data_type::f32,
+                                   dnnl::memory::format_tag::OIhw8i8o);
+  const dnnl::memory::desc plain({16, 8, 3, 3}, dnnl::memory::data_type::f32,
+                                 dnnl::memory::format_tag::oihw);
+  EXPECT_EQ(layouts.weights(w, blocked).get_data_handle(),
+            layouts.weights(w, blocked).get_data_handle());
+  EXPECT_NE(layouts.weights(w, blocked).get_data_handle(),
+            layouts.weights(w, plain).get_data_handle());
+  EXPECT_NE(layouts.weights(w, blocked).get_data_handle(),
+            layouts.weights(v, blocked).get_data_handle());
 }
 
 TEST(CpuBackend, BadBackendStringsAreErrors) {

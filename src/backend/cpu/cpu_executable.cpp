@@ -20,6 +20,7 @@
 #include "backend/compiled_executable.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/plan.hpp"
+#include "backend/cpu/shared_plan_memory.hpp"
 #include "backend/cpu/thread_choice.hpp"
 #include "backend/schedule.hpp"
 #include "core/clock.hpp"
@@ -87,7 +88,8 @@ class CpuExecutable final : public CompiledExecutable {
         bf16_(options.precision == Precision::BF16),
         int8_(options.precision == Precision::INT8 ? options.quantization : nullptr),
         winograd_(winograd && options.inference),
-        reuse_memory_(reuse && options.inference && options.input_gradients.empty()) {}
+        reuse_memory_(reuse && options.inference && options.input_gradients.empty()),
+        inference_(options.inference) {}
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     if (threads_ > 0) set_compute_threads(threads_);
@@ -151,12 +153,15 @@ class CpuExecutable final : public CompiledExecutable {
     plans_.clear();
     split_plans_.clear();
     one_thread_plans_.clear();
+    shared_.clear();
   }
 
  private:
-  PlanOptions plan_options() const {
-    return {use_dnnl_, seed_,       &params_version_, input_gradients_,
-            bf16_,     int8_.get(), winograd_,        reuse_memory_};
+  // `together`: for the parts of a split batch, which run at once (they share no memory).
+  PlanOptions plan_options(bool together = false) {
+    return {use_dnnl_,        seed_,         &params_version_,
+            input_gradients_, bf16_,         int8_.get(),
+            winograd_,        reuse_memory_, inference_ && !together ? &shared_ : nullptr};
   }
 
   // The plan for `batch` in `cache`, its primitives made for the current compute threads.
@@ -214,8 +219,8 @@ class CpuExecutable final : public CompiledExecutable {
       graph::ParameterSet* grads = &grads_;
       if (p > 0)
         grads = &s->part_grads.emplace_back(graph::ParameterSet::zeros_like_parameters(graph_));
-      s->parts.push_back(
-          std::make_unique<Plan>(graph_, params_, *grads, rows.end - rows.begin, plan_options()));
+      s->parts.push_back(std::make_unique<Plan>(graph_, params_, *grads, rows.end - rows.begin,
+                                                plan_options(/*together=*/true)));
       s->rows.push_back(rows);
     }
     set_compute_threads(threads);
@@ -324,6 +329,8 @@ class CpuExecutable final : public CompiledExecutable {
   std::shared_ptr<const QuantizationTable> int8_;  // Precision::INT8's calibration
   bool winograd_;  // cpu:winograd=on (the default) in an inference executable
   bool reuse_memory_;  // cpu:reuse=on (the default) in an inference executable (plan.hpp)
+  bool inference_;
+  SharedPlanMemory shared_;  // inference: what its plans share (they never run at once)
   Plan* current_ = nullptr;
   SplitPlan* current_split_ = nullptr;
 };

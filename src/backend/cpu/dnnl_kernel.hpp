@@ -6,6 +6,7 @@
 
 #include "backend/cpu/dnnl_context.hpp"
 #include "backend/cpu/kernel.hpp"
+#include "backend/cpu/shared_plan_memory.hpp"
 
 namespace telar::backend::cpu {
 
@@ -30,8 +31,12 @@ struct BoundPrimitive {
 
 class DnnlKernel : public Kernel {
  public:
-  std::int64_t held_bytes() const override { return held_bytes_; }
-  std::span<const Tensor> scratch() const override { return scratchpads_; }
+  void held_buffers(std::vector<HeldBuffer>& out) const override {
+    for (const dnnl::memory& m : owned_)
+      out.push_back({m.get_data_handle(), static_cast<std::int64_t>(m.get_desc().get_size())});
+    for (const Tensor& t : scratchpads_)
+      out.push_back({t.raw(), static_cast<std::int64_t>(t.nbytes())});
+  }
 
  protected:
   using Kernel::Kernel;
@@ -52,14 +57,16 @@ class DnnlKernel : public Kernel {
     return dnnl::memory(md, cpu_engine(), t.raw());
   }
   // A oneDNN-owned buffer (weights in a blocked layout, workspaces, statistics).
-  dnnl::memory owned(const dnnl::memory::desc& md) {
-    held_bytes_ += static_cast<std::int64_t>(md.get_size());
-    return dnnl::memory(md, cpu_engine());
+  dnnl::memory owned(const dnnl::memory::desc& md) { return owned_.emplace_back(md, cpu_engine()); }
+  // Parameter `param` in layout `md`: the executable's buffer, shared with its other plans
+  // (shared_plan_memory.hpp), where they share, else owned. The kernel fills it.
+  dnnl::memory weights_in(const Tensor& param, const dnnl::memory::desc& md) {
+    return io_.shared ? owned_.emplace_back(io_.shared->weights(param, md)) : owned(md);
   }
 
  private:
   std::vector<Tensor> scratchpads_;
-  std::int64_t held_bytes_ = 0;
+  std::vector<dnnl::memory> owned_;
 };
 
 // Whether parameters changed since `seen` (the plan bumps the counter after optimizer steps

@@ -1,7 +1,6 @@
 #pragma once
 // A node's kernel inside a plan: created once per (graph, batch size), run every step.
 #include <memory>
-#include <span>
 #include <vector>
 
 #include "backend/cpu/slot.hpp"
@@ -9,6 +8,8 @@
 #include "graph/graph.hpp"
 
 namespace telar::backend::cpu {
+
+class SharedPlanMemory;
 
 // Where a kernel's backward writes the gradient of input i: straight into the input slot's
 // grad (the first writer in backward order), or into a scratch buffer the plan then adds to
@@ -30,6 +31,12 @@ struct KernelIO {
                       // their input slot has a calibrated encoding
   bool winograd = false;  // inference only: Conv2d may choose oneDNN's Winograd algorithm
   SlotMemory* memory = nullptr;  // the output's storage comes from here (null: its own buffer)
+  SharedPlanMemory* shared = nullptr;  // parameters' layouts shared between plans (null: owned)
+};
+
+struct HeldBuffer {
+  const void* address;
+  std::int64_t bytes;
 };
 
 class Kernel {
@@ -41,10 +48,10 @@ class Kernel {
   // Allocates what backward needs (primitives, workspaces); called once, before the first
   // training-mode forward, after input_grads are set.
   virtual void prepare_backward() {}
-  // The bytes this kernel holds beyond its slots and scratch() (weights in its own layout).
-  virtual std::int64_t held_bytes() const { return 0; }
-  // Scratch space its primitives use while its step runs (taken from the plan's memory).
-  virtual std::span<const Tensor> scratch() const { return {}; }
+  // The buffers this kernel holds beyond its slots, added to `out`: weights in its own layout,
+  // workspaces, the scratch space its primitives use (the plan's). By address: a buffer shared
+  // with other kernels or plans is counted once.
+  virtual void held_buffers(std::vector<HeldBuffer>& out) const { (void)out; }
   virtual void forward(bool training, std::uint64_t random_stream) = 0;
   virtual void backward() = 0;
 

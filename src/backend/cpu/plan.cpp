@@ -55,7 +55,8 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
   offsets_ = layout.offsets;
   clear();
   memory_ = Memory::Arena;
-  arena_ = Tensor({(layout.bytes + 3) / 4});
+  arena_ = options.shared ? options.shared->arena(static_cast<std::size_t>(layout.bytes))
+                          : Tensor({(layout.bytes + 3) / 4});
   build(params);
   if (arena_mismatch_ || next_buffer_ != offsets_.size()) {
     clear();
@@ -120,6 +121,7 @@ Tensor Plan::allocate(const Shape& shape, DType dtype) {
 }
 
 Tensor Plan::scratch(std::size_t bytes) {
+  if (options_.shared) return options_.shared->scratch(bytes);
   if (scratch_.defined() && scratch_.nbytes() >= bytes) return scratch_;
   // Larger than any before (at least twice the last): the buffers given out earlier stay with
   // their primitives, so the plan holds at most about twice the largest.
@@ -170,6 +172,7 @@ void Plan::build(graph::ParameterSet& params) {
     io.winograd = options.winograd;
     io.int8 = options.int8 && !options.int8->excluded.count(node.name);
     io.memory = this;
+    io.shared = options.shared;
     calibrated(*out);
     const OpKernels& kernels = op_kernels(node.kind);
     if (!(kernels.int8 && options.use_dnnl && io.int8))
@@ -213,10 +216,10 @@ std::int64_t Plan::held_bytes(std::set<const void*>& seen) const {
   }
   for (const auto& step : accumulations_)
     for (const Accumulation& a : step) add(a.scratch);
-  for (const Step& s : steps_) {
-    for (const Tensor& t : s.kernel->scratch()) add(t);
-    bytes += s.kernel->held_bytes();
-  }
+  std::vector<HeldBuffer> buffers;
+  for (const Step& s : steps_) s.kernel->held_buffers(buffers);
+  for (const HeldBuffer& b : buffers)
+    if (b.bytes > 0 && seen.insert(b.address).second) bytes += b.bytes;
   return bytes;
 }
 

@@ -29,6 +29,9 @@ struct PlanOptions {
   // Inference only (evaluation forwards, no backward): values whose lifetimes do not meet share
   // memory, in one arena (arena_layout.hpp).
   bool reuse_memory = false;
+  // Inference only, for plans that never run at once: the parameters' layouts, the arena and
+  // the scratchpad they share (shared_plan_memory.hpp).
+  SharedPlanMemory* shared = nullptr;
 };
 
 // Rows [begin, end) of the caller's batch that a plan runs, when a batch is split across
@@ -54,10 +57,10 @@ class Plan : public LayoutConverter, public SlotMemory {
   const Tensor& output(std::size_t i) const;
   const Tensor& input_gradient(std::size_t i) const;
 
-  // The bytes this plan holds: its slots' data and gradients, the kernels' own buffers
-  // (weights in their layouts, scratch space), backward's accumulation scratch. Each buffer
-  // once: those in `seen` (another plan's, e.g. the parameters plans share) are not counted
-  // again, and this plan's are added to it.
+  // The bytes this plan holds: its slots' data and gradients (an arena once), the kernels' own
+  // buffers (weights in their layouts, scratch space), backward's accumulation scratch. Each
+  // buffer once: those in `seen` (another plan's, e.g. the parameters and weight layouts plans
+  // share) are not counted again, and this plan's are added to it.
   std::int64_t held_bytes(std::set<const void*>& seen) const;
 
   // The value each layout conversion step reads, in execution order.

@@ -211,7 +211,7 @@ class DnnlConv final : public DnnlKernel {
       if (wanted == geo_.weights) {
         w.memory = plain;
       } else {
-        w.memory = owned(wanted);
+        w.memory = weights_in(in(1).data, wanted);
         w.reorder = {dnnl::reorder(plain, w.memory), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, w.memory}}};
       }
     }

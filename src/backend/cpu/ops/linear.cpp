@@ -128,7 +128,7 @@ class DnnlLinearBf16 final : public DnnlKernel {
         dnnl::matmul::desc(in(0).md, dnnl::memory::desc({dims[1], dims[0]}, dt::bf16, tag::any),
                            b_row, out().md),
         attr_with_post_ops(node().attr<graph::LinearAttrs>().post), cpu_engine());
-    weights_ = owned(pd.weights_desc());
+    weights_ = weights_in(in(1).data, pd.weights_desc());
     const dnnl::memory plain = memory_over(w_t, in(1).data);
     to_bf16_ = {dnnl::reorder(plain, weights_), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, weights_}}};
     std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
