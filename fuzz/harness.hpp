@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -22,11 +23,21 @@ inline std::string_view text(const std::uint8_t* data, std::size_t size) {
 }
 
 // The input written to this process's own file, named with `extension` (parsers that read a
-// path; some tell formats apart by it).
+// path; some tell formats apart by it), rewritten for every input and removed when the process
+// exits.
 inline std::filesystem::path as_file(const std::uint8_t* data, std::size_t size,
                                      const std::string& extension) {
+  struct OwnFiles {
+    std::set<std::filesystem::path> paths;
+    ~OwnFiles() {
+      std::error_code ignored;
+      for (const auto& p : paths) std::filesystem::remove(p, ignored);
+    }
+  };
+  static OwnFiles own;
   const std::filesystem::path file = std::filesystem::temp_directory_path() /
                                      ("telar_fuzz_" + std::to_string(::getpid()) + extension);
+  own.paths.insert(file);
   std::ofstream(file, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return file;
