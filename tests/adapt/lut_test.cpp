@@ -25,6 +25,22 @@ fs::path write_table(const std::string& name, const std::string& body) {
   return file;
 }
 
+// A model of one 1x1 convolution "a" (8 -> `out` channels on a `size` x `size` input).
+graph::Graph one_conv(const std::string& name = "m", std::int64_t out = 16, std::int64_t size = 4) {
+  graph::GraphBuilder b(name);
+  b.output(b.conv2d(b.input("x", {8, size, size}), out, 1, 1, 0, 1, true, "a"));
+  return b.finish();
+}
+
+// A table of `g` (one_conv) in format `version` without its last line: the header and the
+// entry of "a" at (8, 16) channels, 2 ms.
+std::string one_conv_table(const graph::Graph& g, int version) {
+  const std::string key = lut_layers(g).at(0).key;
+  return R"({"format":"telar-lut","version":)" + std::to_string(version) +
+         R"(,"target":"cpu","precision":"fp32","model":"m","layers":{"a":")" + key + "\"}}\n" +
+         R"({"key":")" + key + R"(","in":8,"out":16,"ms":2})" + "\n";
+}
+
 const std::string kHeader =
     R"({"format":"telar-lut","version":1,"target":"cpu","precision":"fp32","model":"m","layers":{"a":"A","d":"D"}})"
     "\n";
@@ -150,28 +166,17 @@ TEST(LatencyTable, WeightsPastTheCacheByHand) {
 // 1x1 convolution "a" from 8 to 16 channels; its entry at (8, 16) is 2 ms; scale 0.25 and rest
 // 0.5 give 0.25 x 2 + 0.5 = 1 ms (version 1's tables, without scale: 2 + 0.5).
 TEST(LatencyTable, EstimatesScaleTheLayersAndAddTheRest) {
-  graph::GraphBuilder b("m");
-  b.output(b.conv2d(b.input("x", {8, 4, 4}), 16, 1, 1, 0, 1, true, "a"));
-  const graph::Graph g = b.finish();
-  const std::string key = lut_layers(g).at(0).key;
-  const std::string header =
-      R"({"format":"telar-lut","version":3,"target":"cpu","precision":"fp32","model":"m","layers":{"a":")" +
-      key + "\"}}\n";
-  const std::string entry = R"({"key":")" + key +
-                            R"(","in":8,"out":16,"ms":2})"
-                            "\n";
+  const graph::Graph g = one_conv();
+  const std::string head = one_conv_table(g, 3);
   const fs::path scaled =
-      write_table("scaled", header + entry +
-                                R"({"rest_ms":0.5,"scale":0.25,"calibration":[]})"
-                                "\n");
+      write_table("scaled", head + R"({"rest_ms":0.5,"scale":0.25,"calibration":[]})"
+                                   "\n");
   EXPECT_DOUBLE_EQ(LatencyTable::read(scaled).estimate(g, LutInterpolation::Exact), 1.0);
-  const fs::path unscaled = write_table("unscaled", header + entry +
-                                                        R"({"rest_ms":0.5})"
-                                                        "\n");
+  const fs::path unscaled = write_table("unscaled", head + R"({"rest_ms":0.5})"
+                                                           "\n");
   EXPECT_DOUBLE_EQ(LatencyTable::read(unscaled).estimate(g, LutInterpolation::Exact), 2.5);
-  const fs::path negative = write_table("negative", header + entry +
-                                                        R"({"rest_ms":0.5,"scale":-1})"
-                                                        "\n");
+  const fs::path negative = write_table("negative", head + R"({"rest_ms":0.5,"scale":-1})"
+                                                           "\n");
   EXPECT_THROW(LatencyTable::read(negative), Error);
   for (const auto& f : {scaled, unscaled, negative}) fs::remove(f);
 }
@@ -210,13 +215,7 @@ TEST(LatencyTable, EstimatesAddTheWeightsPastTheCache) {
 // was made is what `lut check` compares its own measurement of the original with. Points that
 // are not three numbers >= 0 are refused.
 TEST(LatencyTable, KeepsTheOriginalsLatencyAtTheFit) {
-  graph::GraphBuilder b("m");
-  b.output(b.conv2d(b.input("x", {8, 4, 4}), 16, 1, 1, 0, 1, true, "a"));
-  const graph::Graph g = b.finish();
-  const std::string key = lut_layers(g).at(0).key;
-  const std::string head =
-      R"({"format":"telar-lut","version":4,"target":"cpu","precision":"fp32","model":"m","layers":{"a":")" +
-      key + "\"}}\n" + R"({"key":")" + key + R"(","in":8,"out":16,"ms":2})" + "\n";
+  const std::string head = one_conv_table(one_conv(), 4);
   const fs::path file = write_table(
       "calibrated", head + R"({"rest_ms":0,"calibration":[[2,0,1.75],[1,0,0.9]]})" + "\n");
   ASSERT_TRUE(LatencyTable::read(file).fitted_original_ms().has_value());
@@ -239,18 +238,8 @@ TEST(LatencyTable, KeepsTheOriginalsLatencyAtTheFit) {
 // A table is for its model, maybe pruned: "a" as built (8 -> 16 on 4x4) and pruned (8 -> 8)
 // pass; "a" on a 5x5 input, or a model of another name, is refused.
 TEST(LatencyTable, ATableIsForItsModelPrunedOrNot) {
-  const auto one_conv = [](const std::string& name, std::int64_t out, std::int64_t size) {
-    graph::GraphBuilder b(name);
-    b.output(b.conv2d(b.input("x", {8, size, size}), out, 1, 1, 0, 1, true, "a"));
-    return b.finish();
-  };
-  const graph::Graph g = one_conv("m", 16, 4);
-  const std::string key = lut_layers(g).at(0).key;
-  const fs::path file = write_table(
-      "model",
-      R"({"format":"telar-lut","version":4,"target":"cpu","precision":"fp32","model":"m","layers":{"a":")" +
-          key + "\"}}\n" + R"({"key":")" + key + R"(","in":8,"out":16,"ms":2})" + "\n" +
-          R"({"rest_ms":0})" + "\n");
+  const graph::Graph g = one_conv();
+  const fs::path file = write_table("model", one_conv_table(g, 4) + R"({"rest_ms":0})" + "\n");
   const LatencyTable t = LatencyTable::read(file);
   EXPECT_NO_THROW(t.require_model(g, "x.lut"));
   EXPECT_NO_THROW(t.require_model(one_conv("m", 8, 4), "x.lut"));

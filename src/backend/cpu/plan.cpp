@@ -55,8 +55,7 @@ Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::Parame
   offsets_ = layout.offsets;
   clear();
   memory_ = Memory::Arena;
-  arena_ = options.shared ? options.shared->arena(static_cast<std::size_t>(layout.bytes))
-                          : Tensor({(layout.bytes + 3) / 4});
+  arena_ = memory().arena(static_cast<std::size_t>(layout.bytes));
   build(params);
   if (arena_mismatch_ || next_buffer_ != offsets_.size()) {
     clear();
@@ -121,14 +120,7 @@ Tensor Plan::allocate(const Shape& shape, DType dtype) {
 }
 
 Tensor Plan::scratch(std::size_t bytes) {
-  if (options_.shared) return options_.shared->scratch(bytes);
-  if (scratch_.defined() && scratch_.nbytes() >= bytes) return scratch_;
-  // Larger than any before (at least twice the last): the buffers given out earlier stay with
-  // their primitives, so the plan holds at most about twice the largest.
-  const std::size_t size = std::max(bytes, scratch_.defined() ? 2 * scratch_.nbytes() : 0);
-  const Shape words{static_cast<std::int64_t>((size + 3) / 4)};
-  scratch_ = memory_ == Memory::Trial ? Tensor::unwritten(words) : Tensor(words);
-  return scratch_;
+  return memory().scratch(bytes);
 }
 
 void Plan::clear() {
@@ -138,7 +130,7 @@ void Plan::clear() {
   value_slots_.clear();
   accumulations_.clear();
   slots_.clear();
-  scratch_ = {};
+  own_.clear();
 }
 
 void Plan::build(graph::ParameterSet& params) {

@@ -11,6 +11,7 @@
 
 #include "backend/arena_layout.hpp"
 #include "backend/cpu/kernel.hpp"
+#include "backend/cpu/shared_plan_memory.hpp"
 #include "backend/executable.hpp"
 #include "graph/parameters.hpp"
 
@@ -121,7 +122,9 @@ class Plan : public LayoutConverter, public SlotMemory {
   std::vector<Tensor> trial_buffers_;  // Trial: in the order asked for
   std::vector<std::int64_t> offsets_;  // Arena: each buffer's place, in the same order
   Tensor arena_;
-  Tensor scratch_;  // the latest (largest) scratch space given out
+  // The arena and scratch space of a plan that shares them with no other (options.shared null).
+  SharedPlanMemory own_;
+  SharedPlanMemory& memory() { return options_.shared ? *options_.shared : own_; }
   std::size_t next_buffer_ = 0;
   bool arena_mismatch_ = false;
 };
