@@ -98,13 +98,28 @@ std::int64_t training_memory_bytes(const graph::Graph& graph, std::int64_t batch
                                    std::int64_t optimizer_slots) {
   // In double: an estimate to compare with a limit, which a model too large for any machine
   // must not wrap around.
+  const auto bytes_of = [&](graph::ValueId id) {
+    const graph::Value& v = graph.value(id);
+    const Shape shape = bind_batch(v.shape, batch);
+    return shape_is_concrete(shape)
+               ? static_cast<double>(shape_numel(shape)) * static_cast<double>(dtype_size(v.dtype))
+               : 0.0;
+  };
   double parameters = 0.0;
-  for (graph::ValueId id : graph.parameters())
-    parameters += static_cast<double>(shape_numel(graph.value(id).shape)) *
-                  static_cast<double>(dtype_size(graph.value(id).dtype));
+  for (graph::ValueId id : graph.parameters()) parameters += bytes_of(id);
+  // Activations' gradients share memory where their lifetimes do not meet: at least those one
+  // node's backward reads and writes at once (its output's and its activation inputs').
+  double gradients = 0.0;
+  for (const graph::Node& node : graph.nodes()) {
+    double here = 0.0;
+    for (const auto* values : {&node.outputs, &node.inputs})
+      for (graph::ValueId id : *values)
+        if (graph.value(id).kind == graph::ValueKind::Activation) here += bytes_of(id);
+    gradients = std::max(gradients, here);
+  }
   const double values = static_cast<double>(inference_memory_bytes(graph, batch));
-  // The values once more for their gradients, and the parameters' optimizer state.
-  return saturated_bytes(2.0 * values + parameters * static_cast<double>(optimizer_slots));
+  return saturated_bytes(values + gradients +
+                         parameters * static_cast<double>(1 + optimizer_slots));
 }
 
 }  // namespace telar::backend

@@ -32,9 +32,11 @@ std::int64_t inference_memory_bytes(const graph::Graph& graph, std::int64_t batc
 // (a value lives from its node to its last reader; the outputs to the end).
 std::int64_t inference_peak_bytes(const graph::Graph& graph, std::int64_t batch);
 
-// The bytes training `graph` (with its loss) at `batch` holds at least: the inference plan's,
-// a gradient per value (activations' and parameters'), and `optimizer_slots` state tensors
-// per parameter. Both estimates saturate at the largest int64 instead of wrapping around.
+// The bytes training `graph` (with its loss) at `batch` holds at least: a buffer per value (as
+// inference_memory_bytes; backward reads them), the parameters' gradients and `optimizer_slots`
+// state tensors per parameter, and the activations' gradients one node's backward touches at
+// once (its output's and its activation inputs'; the others share that memory in turn). The
+// estimates saturate at the largest int64 instead of wrapping around.
 std::int64_t training_memory_bytes(const graph::Graph& graph, std::int64_t batch,
                                    std::int64_t optimizer_slots);
 

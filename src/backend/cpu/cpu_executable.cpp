@@ -88,6 +88,7 @@ class CpuExecutable final : public CompiledExecutable {
         bf16_(options.precision == Precision::BF16),
         int8_(options.precision == Precision::INT8 ? options.quantization : nullptr),
         winograd_(winograd && options.inference),
+        reuse_(reuse),
         reuse_memory_(reuse && options.inference && options.input_gradients.empty()),
         inference_(options.inference) {}
 
@@ -159,9 +160,16 @@ class CpuExecutable final : public CompiledExecutable {
  private:
   // `together`: for the parts of a split batch, which run at once (they share no memory).
   PlanOptions plan_options(bool together = false) {
-    return {use_dnnl_,        seed_,         &params_version_,
-            input_gradients_, bf16_,         int8_.get(),
-            winograd_,        reuse_memory_, inference_ && !together ? &shared_ : nullptr};
+    return {use_dnnl_,
+            seed_,
+            &params_version_,
+            input_gradients_,
+            bf16_,
+            int8_.get(),
+            winograd_,
+            reuse_memory_,
+            inference_ && !together ? &shared_ : nullptr,
+            reuse_};
   }
 
   // The plan for `batch` in `cache`, its primitives made for the current compute threads.
@@ -328,7 +336,8 @@ class CpuExecutable final : public CompiledExecutable {
   bool bf16_;
   std::shared_ptr<const QuantizationTable> int8_;  // Precision::INT8's calibration
   bool winograd_;  // cpu:winograd=on (the default) in an inference executable
-  bool reuse_memory_;  // cpu:reuse=on (the default) in an inference executable (plan.hpp)
+  bool reuse_;     // cpu:reuse=on (the default): gradients share memory (plan.hpp)
+  bool reuse_memory_;  // ... and in an inference executable the values
   bool inference_;
   SharedPlanMemory shared_;  // inference: what its plans share (they never run at once)
   Plan* current_ = nullptr;
@@ -382,8 +391,8 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
                         "give cpu:winograd=off to run every convolution as a direct one");
     } else if (key == "reuse") {
       reuse = on_off(spec, key, value,
-                     "give cpu:reuse=off to keep every value of an inference plan in a buffer "
-                     "of its own");
+                     "give cpu:reuse=off to keep every value of an inference plan, and every "
+                     "gradient of a training plan, in a buffer of its own");
     } else {
       fail(
           "backend '{}': unknown option '{}'; cpu takes threads=N, split=on|off, "

@@ -58,6 +58,11 @@ class DnnlKernel : public Kernel {
   }
   // A oneDNN-owned buffer (weights in a blocked layout, workspaces, statistics).
   dnnl::memory owned(const dnnl::memory::desc& md) { return owned_.emplace_back(md, cpu_engine()); }
+  // A buffer used only while this step's backward runs (SlotMemory::step_buffer), from
+  // prepare_backward(); owned where the kernel has no plan memory.
+  dnnl::memory step_buffer(const dnnl::memory::desc& md) {
+    return io_.memory ? io_.memory->step_buffer(md) : owned(md);
+  }
   // Parameter `param` in layout `md`: the executable's buffer, shared with its other plans
   // (shared_plan_memory.hpp), where they share, else owned. The kernel fills it.
   dnnl::memory weights_in(const Tensor& param, const dnnl::memory::desc& md) {

@@ -129,6 +129,9 @@ void Plan::clear() {
   output_slots_.clear();
   value_slots_.clear();
   accumulations_.clear();
+  step_buffers_.clear();
+  gradient_arena_ = {};
+  step_buffer_arena_ = {};
   slots_.clear();
   own_.clear();
 }
@@ -195,13 +198,19 @@ void Plan::build(graph::ParameterSet& params) {
 
 std::int64_t Plan::held_bytes(std::set<const void*>& seen) const {
   std::int64_t bytes = 0;
+  const auto in_arena = [&](const Tensor& t) {
+    for (const Tensor* a : {&arena_, &gradient_arena_})
+      if (a->defined() && t.storage() == a->storage()) return true;
+    return false;
+  };
   const auto add = [&](const Tensor& t) {
-    if (t.defined() && arena_.defined() && t.storage() == arena_.storage()) return;  // below
+    if (t.defined() && in_arena(t)) return;  // the arenas are counted whole
     if (t.defined() && t.numel() > 0 && seen.insert(t.raw()).second)
       bytes += static_cast<std::int64_t>(t.nbytes());
   };
-  if (arena_.defined() && seen.insert(arena_.raw()).second)
-    bytes += static_cast<std::int64_t>(arena_.nbytes());
+  for (const Tensor* a : {&arena_, &gradient_arena_, &step_buffer_arena_})
+    if (a->defined() && seen.insert(a->raw()).second)
+      bytes += static_cast<std::int64_t>(a->nbytes());
   for (const Slot& s : slots_) {
     add(s.data);
     add(s.grad);
@@ -272,35 +281,117 @@ Slot* Plan::to_plain(Slot* from) {
 }
 
 void Plan::prepare_backward() {
-  for (Slot& s : slots_) {
-    if (!s.requires_grad || s.grad.defined()) continue;
-    if (s.kind == ValueKind::Parameter) {
-      s.grad = grads_.at(s.id);  // parameter slots share the caller-visible gradient tensors
-    } else {
-      s.grad = allocate_for(s.md, s.shape, s.plain);
-    }
-  }
   // Graph outputs are written first in backward order (by the caller's seed, or zeros).
   std::vector<std::vector<Slot*>> reads;
   for (const auto& step : steps_) reads.push_back(step.kernel->io().inputs);
   const auto writes = gradient_writes(reads, std::span<Slot* const>(output_slots_),
                                       [](const Slot* s) { return s->requires_grad; });
+  place_gradients(writes);
   for (std::size_t k = 0; k < steps_.size(); ++k) {
     KernelIO& io = steps_[k].kernel->io();
     io.input_grads.assign(io.inputs.size(), GradTarget{});
-    accumulations_[k].reserve(io.inputs.size());  // GradTargets point into it
+    std::size_t accumulation = 0;
     for (std::size_t i = 0; i < io.inputs.size(); ++i) {
-      Slot* s = io.inputs[i];
-      if (writes[k][i] == GradWrite::Write) {
-        io.input_grads[i] = {&s->grad, false};
-      } else if (writes[k][i] == GradWrite::Accumulate) {
-        accumulations_[k].push_back({s, allocate_for(s->md, s->shape, s->plain)});
-        io.input_grads[i] = {&accumulations_[k].back().scratch, true};
-      }
+      if (writes[k][i] == GradWrite::Write)
+        io.input_grads[i] = {&io.inputs[i]->grad, false};
+      else if (writes[k][i] == GradWrite::Accumulate)
+        io.input_grads[i] = {&accumulations_[k].at(accumulation++).scratch, true};
     }
+    preparing_step_ = k;
+    steps_[k].kernel->prepare_backward();
   }
-  for (auto& step : steps_) step.kernel->prepare_backward();
+  place_step_buffers();
   backward_ready_ = true;
+}
+
+void Plan::place_gradients(const std::vector<std::vector<GradWrite>>& writes) {
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
+    const KernelIO& io = steps_[k].kernel->io();
+    for (std::size_t i = 0; i < io.inputs.size(); ++i)
+      if (writes[k][i] == GradWrite::Accumulate) accumulations_[k].push_back({io.inputs[i], {}});
+  }
+  // Each buffer, with its lifetime in backward order: step k's backward runs at time
+  // end - 1 - k. A gradient lives from the step that first writes it (its last reader's) to its
+  // producer's, which reads it; the outputs' from the start (the caller seeds them), the inputs'
+  // whose gradients the caller asked for to the end; one that nothing writes holds zeros
+  // throughout. An accumulation buffer lives in its step alone.
+  struct Wanted {
+    Tensor* tensor;
+    Shape shape;
+  };
+  std::vector<Wanted> wanted;
+  std::vector<BufferLife> lives;
+  std::map<const Slot*, std::size_t> buffer_of;
+  const std::size_t end = steps_.size();
+  for (Slot& s : slots_) {
+    if (!s.requires_grad || s.grad.defined()) continue;
+    if (s.kind == ValueKind::Parameter) {
+      s.grad = grads_.at(s.id);  // parameter slots share the caller-visible gradient tensors
+      continue;
+    }
+    buffer_of[&s] = wanted.size();
+    wanted.push_back(
+        {&s.grad, s.plain ? s.shape : Shape{(static_cast<std::int64_t>(s.md.get_size()) + 3) / 4}});
+    lives.push_back({0, end, 0});
+  }
+  std::vector<bool> written(wanted.size(), false);
+  const auto touch = [&](const Slot* s, std::size_t time, bool writes_it) {
+    const auto it = buffer_of.find(s);
+    if (it == buffer_of.end()) return;
+    BufferLife& life = lives[it->second];
+    life.first = std::min(life.first, time);
+    life.last = std::max(life.last, time);
+    if (writes_it) written[it->second] = true;
+  };
+  for (const Slot* s : output_slots_) touch(s, 0, true);
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
+    const KernelIO& io = steps_[k].kernel->io();
+    const std::size_t time = end - 1 - k;
+    touch(io.output, time, false);
+    for (std::size_t i = 0; i < io.inputs.size(); ++i)
+      if (writes[k][i] != GradWrite::None) touch(io.inputs[i], time, true);
+  }
+  for (graph::ValueId id : options_.input_gradients)
+    touch(value_slots_.at(static_cast<std::size_t>(id)), end, false);
+  for (std::size_t b = 0; b < wanted.size(); ++b)
+    if (!written[b]) lives[b] = {lives[b].bytes, 0, end};
+  for (std::size_t k = 0; k < steps_.size(); ++k)
+    for (Accumulation& a : accumulations_[k]) {
+      const Slot& s = *a.slot;
+      wanted.push_back(
+          {&a.scratch,
+           s.plain ? s.shape : Shape{(static_cast<std::int64_t>(s.md.get_size()) + 3) / 4}});
+      lives.push_back({0, end - 1 - k, end - 1 - k});
+    }
+  for (std::size_t b = 0; b < wanted.size(); ++b)
+    lives[b].bytes = shape_numel(wanted[b].shape) * static_cast<std::int64_t>(sizeof(float));
+  if (!options_.share_gradients) {
+    for (Wanted& w : wanted) *w.tensor = Tensor(w.shape);
+    return;
+  }
+  const ArenaLayout layout = pack_buffers(lives);
+  gradient_arena_ = Tensor({(layout.bytes + 3) / 4});
+  for (std::size_t b = 0; b < wanted.size(); ++b)
+    *wanted[b].tensor = gradient_arena_.view(static_cast<std::size_t>(layout.offsets[b]),
+                                             wanted[b].shape, DType::F32);
+}
+
+dnnl::memory Plan::step_buffer(const dnnl::memory::desc& md) {
+  return step_buffers_
+      .emplace_back(StepBuffer{preparing_step_, dnnl::memory(md, cpu_engine(), DNNL_MEMORY_NONE)})
+      .memory;
+}
+
+void Plan::place_step_buffers() {
+  if (step_buffers_.empty()) return;
+  std::vector<BufferLife> lives;
+  for (const StepBuffer& b : step_buffers_)
+    lives.push_back({static_cast<std::int64_t>(b.memory.get_desc().get_size()), b.step, b.step});
+  const ArenaLayout layout = pack_buffers(lives);
+  step_buffer_arena_ = Tensor({(layout.bytes + 3) / 4});
+  for (std::size_t b = 0; b < step_buffers_.size(); ++b)
+    step_buffers_[b].memory.set_data_handle(static_cast<char*>(step_buffer_arena_.raw()) +
+                                            layout.offsets[b]);
 }
 
 namespace {

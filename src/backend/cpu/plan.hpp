@@ -13,6 +13,7 @@
 #include "backend/cpu/kernel.hpp"
 #include "backend/cpu/shared_plan_memory.hpp"
 #include "backend/executable.hpp"
+#include "backend/schedule.hpp"
 #include "graph/parameters.hpp"
 
 namespace telar::backend::cpu {
@@ -33,6 +34,9 @@ struct PlanOptions {
   // Inference only, for plans that never run at once: the parameters' layouts, the arena and
   // the scratchpad they share (shared_plan_memory.hpp).
   SharedPlanMemory* shared = nullptr;
+  // Training: gradients of values whose lifetimes in backward do not meet share memory, in one
+  // arena (a buffer each without it).
+  bool share_gradients = false;
 };
 
 // Rows [begin, end) of the caller's batch that a plan runs, when a batch is split across
@@ -73,6 +77,7 @@ class Plan : public LayoutConverter, public SlotMemory {
   Slot* to_plain(Slot* from) override;
   Tensor allocate(const Shape& shape, DType dtype) override;
   Tensor scratch(std::size_t bytes) override;
+  dnnl::memory step_buffer(const dnnl::memory::desc& md) override;
 
  private:
   struct Step {
@@ -98,6 +103,10 @@ class Plan : public LayoutConverter, public SlotMemory {
   // A reorder step from `from` into a new slot of layout `md` (int8: of scale `scale`).
   Slot* converted(Slot* from, const dnnl::memory::desc& md, float scale);
   void prepare_backward();
+  // prepare_backward()'s storage: the activations' gradients and the accumulation buffers
+  // (before the kernels bind them), then the kernels' step buffers (after they asked).
+  void place_gradients(const std::vector<std::vector<GradWrite>>& writes);
+  void place_step_buffers();
 
   const graph::Graph& graph_;
   graph::ParameterSet& grads_;
@@ -109,6 +118,15 @@ class Plan : public LayoutConverter, public SlotMemory {
   std::vector<Conversion> shared_conversions_;
   std::vector<Slot*> output_slots_;        // plain views of the graph outputs
   std::vector<std::vector<Accumulation>> accumulations_;  // by step
+  // Backward's memory: gradients and accumulation buffers (with share_gradients), the steps'
+  // staging buffers (step_buffer(), each made without an address while step `step` prepares).
+  struct StepBuffer {
+    std::size_t step;
+    dnnl::memory memory;
+  };
+  std::vector<StepBuffer> step_buffers_;
+  std::size_t preparing_step_ = 0;
+  Tensor gradient_arena_, step_buffer_arena_;
   const graph::Node* building_node_ = nullptr;
   bool backward_ready_ = false;
   bool last_forward_trained_ = false;

@@ -32,14 +32,20 @@ struct Slot {
 
 // Where a plan's kernels get memory: the storage of the values they write (the plan gives each
 // its own buffer, or for inference a place in one arena shared by values whose lifetimes do not
-// meet), and scratch space their primitives use while their step runs (the plan's steps run one
-// at a time, so one buffer serves them all).
+// meet), scratch space their primitives use while their step runs (the plan's steps run one
+// at a time, so one buffer serves them all), and buffers a backward step stages data in.
 class SlotMemory {
  public:
   virtual ~SlotMemory() = default;
   virtual Tensor allocate(const Shape& shape, DType dtype) = 0;
   // At least `bytes`; its content is not kept from one step to the next.
   virtual Tensor scratch(std::size_t bytes) = 0;
+  // A buffer of layout `md` that the step whose backward is being prepared uses only while that
+  // backward runs (a gradient or input in the layout its primitive wants): a step's buffers lie
+  // side by side, other steps' in the same memory. The memory has no address until every step
+  // is prepared (the plan sets it before backward first runs); it is not a scratchpad, which
+  // may be in use at the same time.
+  virtual dnnl::memory step_buffer(const dnnl::memory::desc& md) = 0;
 };
 
 // Allocates a tensor for a descriptor: logical shape if plain, flat f32 buffer otherwise; from

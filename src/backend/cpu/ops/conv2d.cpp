@@ -118,7 +118,9 @@ class DnnlConv final : public DnnlKernel {
 
   // Backward primitives choose their own layouts ("any"): some layouts the forward prefers
   // (e.g. nhwc for brgconv) have only slow reference backward kernels. Where the chosen layout
-  // differs from the value's, a reorder is staged before or after.
+  // differs from the value's, a reorder is staged before or after, through buffers used only
+  // while this step's backward runs (step_buffer); both primitives read one staged copy of the
+  // output's gradient where they want the same layout.
   void prepare_backward() override {
     conv_fwd::primitive_desc hint = train_pd();
     const auto f32 = dnnl::memory::data_type::f32;
@@ -132,10 +134,11 @@ class DnnlConv final : public DnnlKernel {
                               geo_.dilates, geo_.pad_l, geo_.pad_r),
           default_attr(), cpu_engine(), hint);
       dnnl::memory dd = stage_in(diff_dst, pd.diff_dst_desc(), before_data_);
+      bwd_data_diff_dst_ = dd;
       dnnl::memory target = memory_over(src_md_, *grad_of(0).tensor);
       dnnl::memory ds = target;
       if (pd.diff_src_desc() != src_md_) {
-        ds = owned(pd.diff_src_desc());
+        ds = step_buffer(pd.diff_src_desc());
         after_data_ = {dnnl::reorder(ds, target), {{DNNL_ARG_FROM, ds}, {DNNL_ARG_TO, target}}};
       }
       dnnl::memory& w = weights_for(pd.weights_desc(), pd.weights_desc() == hint.weights_desc()
@@ -151,11 +154,13 @@ class DnnlConv final : public DnnlKernel {
                                  geo_.strides, geo_.dilates, geo_.pad_l, geo_.pad_r),
           default_attr(), cpu_engine(), hint);
       dnnl::memory src = stage_in(in(0).data_memory(), pd.src_desc(), before_weights_);
-      dnnl::memory dd = stage_in(diff_dst, pd.diff_dst_desc(), before_weights_dd_);
+      dnnl::memory dd = bwd_data_.ready() && pd.diff_dst_desc() == bwd_data_diff_dst_.get_desc()
+                            ? bwd_data_diff_dst_
+                            : stage_in(diff_dst, pd.diff_dst_desc(), before_weights_dd_);
       dnnl::memory dw_plain = memory_over(geo_.weights, *grad_of(1).tensor);
       dnnl::memory dw = dw_plain;
       if (pd.diff_weights_desc() != geo_.weights) {
-        dw = owned(pd.diff_weights_desc());
+        dw = step_buffer(pd.diff_weights_desc());
         dw_to_plain_ = {dnnl::reorder(dw, dw_plain), {{DNNL_ARG_FROM, dw}, {DNNL_ARG_TO, dw_plain}}};
       }
       std::unordered_map<int, dnnl::memory> args = {
@@ -221,7 +226,7 @@ class DnnlConv final : public DnnlKernel {
   // `from` as the primitive wants it: itself, or a buffer that `reorder` fills.
   dnnl::memory stage_in(const dnnl::memory& from, const md& wanted, BoundPrimitive& reorder) {
     if (from.get_desc() == wanted) return from;
-    dnnl::memory local = owned(wanted);
+    dnnl::memory local = step_buffer(wanted);
     reorder = {dnnl::reorder(from, local), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, local}}};
     return local;
   }
@@ -239,6 +244,7 @@ class DnnlConv final : public DnnlKernel {
   std::uint64_t seen_infer_ = ~0ULL, seen_train_ = ~0ULL, seen_bwd_ = ~0ULL;
   BoundPrimitive train_, infer_, bwd_data_, bwd_weights_, dw_to_plain_;
   BoundPrimitive before_data_, after_data_, before_weights_, before_weights_dd_;
+  dnnl::memory bwd_data_diff_dst_;  // the output's gradient as the backward-data primitive reads it
 };
 
 // Conv2d in int8 (Precision::INT8, inference only): u8 or s8 activations as calibration encoded
