@@ -88,9 +88,9 @@ class CpuExecutable final : public CompiledExecutable {
         bf16_(options.precision == Precision::BF16),
         int8_(options.precision == Precision::INT8 ? options.quantization : nullptr),
         winograd_(winograd && options.inference),
-        reuse_(reuse),
-        reuse_memory_(reuse && options.inference && options.input_gradients.empty()),
-        inference_(options.inference) {}
+        memory_(!reuse                                                 ? PlanMemory::Own
+                : options.inference && options.input_gradients.empty() ? PlanMemory::Inference
+                                                                       : PlanMemory::Training) {}
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     if (threads_ > 0) set_compute_threads(threads_);
@@ -160,16 +160,9 @@ class CpuExecutable final : public CompiledExecutable {
  private:
   // `together`: for the parts of a split batch, which run at once (they share no memory).
   PlanOptions plan_options(bool together = false) {
-    return {use_dnnl_,
-            seed_,
-            &params_version_,
-            input_gradients_,
-            bf16_,
-            int8_.get(),
-            winograd_,
-            reuse_memory_,
-            inference_ && !together ? &shared_ : nullptr,
-            reuse_};
+    return {use_dnnl_,        seed_,   &params_version_,
+            input_gradients_, bf16_,   int8_.get(),
+            winograd_,        memory_, together ? nullptr : &shared_};
   }
 
   // The plan for `batch` in `cache`, its primitives made for the current compute threads.
@@ -336,10 +329,8 @@ class CpuExecutable final : public CompiledExecutable {
   bool bf16_;
   std::shared_ptr<const QuantizationTable> int8_;  // Precision::INT8's calibration
   bool winograd_;  // cpu:winograd=on (the default) in an inference executable
-  bool reuse_;     // cpu:reuse=on (the default): gradients share memory (plan.hpp)
-  bool reuse_memory_;  // ... and in an inference executable the values
-  bool inference_;
-  SharedPlanMemory shared_;  // inference: what its plans share (they never run at once)
+  PlanMemory memory_;        // cpu:reuse=on (the default): Inference or Training; off: Own
+  SharedPlanMemory shared_;  // what its plans share (they never run at once)
   Plan* current_ = nullptr;
   SplitPlan* current_split_ = nullptr;
 };

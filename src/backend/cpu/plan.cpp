@@ -45,7 +45,7 @@ Slot* Plan::new_slot() {
 Plan::Plan(const graph::Graph& graph, graph::ParameterSet& params, graph::ParameterSet& grads,
            std::int64_t batch, const PlanOptions& options)
     : graph_(graph), grads_(grads), batch_(batch), options_(options) {
-  if (!options.reuse_memory) {
+  if (options.memory == PlanMemory::Own) {
     build(params);
     return;
   }
@@ -93,7 +93,7 @@ std::vector<BufferLife> Plan::trial_lifetimes() const {
     use(value_slots_.at(static_cast<std::size_t>(id)), end);
   for (std::size_t i = 0; i < lives.size(); ++i) {
     lives[i].bytes = static_cast<std::int64_t>(trial_buffers_[i].nbytes());
-    if (!used[i]) {
+    if (!used[i] || options_.memory == PlanMemory::Training) {
       lives[i].first = 0;
       lives[i].last = end;
     }
@@ -132,6 +132,7 @@ void Plan::clear() {
   step_buffers_.clear();
   gradient_arena_ = {};
   step_buffer_arena_ = {};
+  unwritten_gradients_.clear();
   slots_.clear();
   own_.clear();
 }
@@ -354,7 +355,10 @@ void Plan::place_gradients(const std::vector<std::vector<GradWrite>>& writes) {
   for (graph::ValueId id : options_.input_gradients)
     touch(value_slots_.at(static_cast<std::size_t>(id)), end, false);
   for (std::size_t b = 0; b < wanted.size(); ++b)
-    if (!written[b]) lives[b] = {lives[b].bytes, 0, end};
+    if (!written[b]) {
+      lives[b] = {lives[b].bytes, 0, end};
+      unwritten_gradients_.push_back(wanted[b].tensor);
+    }
   for (std::size_t k = 0; k < steps_.size(); ++k)
     for (Accumulation& a : accumulations_[k]) {
       const Slot& s = *a.slot;
@@ -365,12 +369,12 @@ void Plan::place_gradients(const std::vector<std::vector<GradWrite>>& writes) {
     }
   for (std::size_t b = 0; b < wanted.size(); ++b)
     lives[b].bytes = shape_numel(wanted[b].shape) * static_cast<std::int64_t>(sizeof(float));
-  if (!options_.share_gradients) {
+  if (options_.memory != PlanMemory::Training) {
     for (Wanted& w : wanted) *w.tensor = Tensor(w.shape);
     return;
   }
   const ArenaLayout layout = pack_buffers(lives);
-  gradient_arena_ = Tensor({(layout.bytes + 3) / 4});
+  gradient_arena_ = memory().gradients(static_cast<std::size_t>(layout.bytes));
   for (std::size_t b = 0; b < wanted.size(); ++b)
     *wanted[b].tensor = gradient_arena_.view(static_cast<std::size_t>(layout.offsets[b]),
                                              wanted[b].shape, DType::F32);
@@ -388,7 +392,7 @@ void Plan::place_step_buffers() {
   for (const StepBuffer& b : step_buffers_)
     lives.push_back({static_cast<std::int64_t>(b.memory.get_desc().get_size()), b.step, b.step});
   const ArenaLayout layout = pack_buffers(lives);
-  step_buffer_arena_ = Tensor({(layout.bytes + 3) / 4});
+  step_buffer_arena_ = memory().step_buffers(static_cast<std::size_t>(layout.bytes));
   for (std::size_t b = 0; b < step_buffers_.size(); ++b)
     step_buffers_[b].memory.set_data_handle(static_cast<char*>(step_buffer_arena_.raw()) +
                                             layout.offsets[b]);
@@ -429,7 +433,7 @@ void Plan::forward(std::span<const Tensor> inputs, Mode mode, std::uint64_t rand
     }
   }
   const bool training = mode == Mode::Train;
-  if (training && options_.reuse_memory)
+  if (training && options_.memory == PlanMemory::Inference)
     fail("internal: a plan whose values share memory (inference) cannot run a training forward");
   if (training && !backward_ready_) prepare_backward();
   for (std::size_t k = 0; k < steps_.size(); ++k) {
@@ -477,6 +481,7 @@ void Plan::backward(std::span<const Tensor> output_grads, NodeObserver* observer
       s->grad.zero();
     }
   }
+  for (Tensor* g : unwritten_gradients_) g->zero();
   for (std::size_t k = steps_.size(); k-- > 0;) {
     const graph::Node* node = steps_[k].node;
     const bool first = node && (k + 1 == steps_.size() || steps_[k + 1].node != node);

@@ -18,6 +18,17 @@
 
 namespace telar::backend::cpu {
 
+// How a plan stores its values and gradients.
+enum class PlanMemory : std::uint8_t {
+  Own,  // a buffer each (cpu:reuse=off)
+  // Values whose lifetimes do not meet share one arena (an inference plan: evaluation forwards
+  // only, as backward would need the values written over).
+  Inference,
+  // Each value its own place in one arena (backward reads them all), which plans that never run
+  // at once share; activations' gradients whose lifetimes in backward do not meet share another.
+  Training,
+};
+
 struct PlanOptions {
   bool use_dnnl = true;   // false: reference kernels only ("cpu:ref")
   std::uint64_t seed = 0;
@@ -28,15 +39,12 @@ struct PlanOptions {
   const QuantizationTable* int8 = nullptr;
   // Inference only: fp32 3x3 convolutions large enough to gain may run as Winograd ones.
   bool winograd = false;
-  // Inference only (evaluation forwards, no backward): values whose lifetimes do not meet share
-  // memory, in one arena (arena_layout.hpp).
-  bool reuse_memory = false;
-  // Inference only, for plans that never run at once: the parameters' layouts, the arena and
-  // the scratchpad they share (shared_plan_memory.hpp).
+  // Where values and gradients live (PlanMemory above).
+  PlanMemory memory = PlanMemory::Own;
+  // For plans that never run at once (an executable's, one per batch size, and for the thread
+  // choice per thread count): the parameters' layouts, the arenas and the scratchpad they
+  // share (shared_plan_memory.hpp). Null: the plan keeps its own.
   SharedPlanMemory* shared = nullptr;
-  // Training: gradients of values whose lifetimes in backward do not meet share memory, in one
-  // arena (a buffer each without it).
-  bool share_gradients = false;
 };
 
 // Rows [begin, end) of the caller's batch that a plan runs, when a batch is split across
@@ -94,10 +102,11 @@ class Plan : public LayoutConverter, public SlotMemory {
     Slot* from;
     Slot* to;
   };
-  // The steps, slots and kernels of the graph (the constructor's work; twice with reuse_memory).
+  // The steps, slots and kernels of the graph (the constructor's work; twice with an arena).
   void build(graph::ParameterSet& params);
   void clear();
-  // After a trial build: each buffer it asked for, with the steps that write and read it.
+  // After a trial build: each buffer it asked for, with the steps that write and read it
+  // (PlanMemory::Training: every step).
   std::vector<BufferLife> trial_lifetimes() const;
   Slot* new_slot();
   // A reorder step from `from` into a new slot of layout `md` (int8: of scale `scale`).
@@ -118,8 +127,10 @@ class Plan : public LayoutConverter, public SlotMemory {
   std::vector<Conversion> shared_conversions_;
   std::vector<Slot*> output_slots_;        // plain views of the graph outputs
   std::vector<std::vector<Accumulation>> accumulations_;  // by step
-  // Backward's memory: gradients and accumulation buffers (with share_gradients), the steps'
-  // staging buffers (step_buffer(), each made without an address while step `step` prepares).
+  // Backward's memory: gradients and accumulation buffers (PlanMemory::Training: in one arena),
+  // the steps' staging buffers (step_buffer(), each made without an address while step `step`
+  // prepares), and the gradients nothing writes, which backward zeroes (others' plans may have
+  // written the arena they lie in).
   struct StepBuffer {
     std::size_t step;
     dnnl::memory memory;
@@ -127,20 +138,21 @@ class Plan : public LayoutConverter, public SlotMemory {
   std::vector<StepBuffer> step_buffers_;
   std::size_t preparing_step_ = 0;
   Tensor gradient_arena_, step_buffer_arena_;
+  std::vector<Tensor*> unwritten_gradients_;
   const graph::Node* building_node_ = nullptr;
   bool backward_ready_ = false;
   bool last_forward_trained_ = false;
-  // Where allocate() takes the values' storage. With reuse_memory the plan is built twice: the
-  // trial build's buffers are unwritten pages (nothing runs on them), its steps give each
-  // buffer's lifetime, and the second build, whose kernels ask for buffers in the same order,
-  // takes their places in the arena; should it ask for anything else, the plan is built a
-  // third time with a buffer of its own for each value.
+  // Where allocate() takes the values' storage. With an arena (PlanMemory::Inference or
+  // Training) the plan is built twice: the trial build's buffers are unwritten pages (nothing
+  // runs on them), its steps give each buffer's lifetime, and the second build, whose kernels
+  // ask for buffers in the same order, takes their places in the arena; should it ask for
+  // anything else, the plan is built a third time with a buffer of its own for each value.
   enum class Memory : std::uint8_t { Own, Trial, Arena };
   Memory memory_ = Memory::Own;
   std::vector<Tensor> trial_buffers_;  // Trial: in the order asked for
   std::vector<std::int64_t> offsets_;  // Arena: each buffer's place, in the same order
   Tensor arena_;
-  // The arena and scratch space of a plan that shares them with no other (options.shared null).
+  // The arenas and scratch space of a plan that shares them with no other (options.shared null).
   SharedPlanMemory own_;
   SharedPlanMemory& memory() { return options_.shared ? *options_.shared : own_; }
   std::size_t next_buffer_ = 0;

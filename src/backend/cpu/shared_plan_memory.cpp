@@ -26,6 +26,14 @@ Tensor SharedPlanMemory::arena(std::size_t bytes) {
   return at_least(arena_, bytes);
 }
 
+Tensor SharedPlanMemory::gradients(std::size_t bytes) {
+  return at_least(gradients_, bytes);
+}
+
+Tensor SharedPlanMemory::step_buffers(std::size_t bytes) {
+  return at_least(step_buffers_, bytes);
+}
+
 Tensor SharedPlanMemory::scratch(std::size_t bytes) {
   // At least twice the last when it grows: the buffers given out before stay with their
   // primitives, so the plans hold at most about twice the largest.
@@ -37,6 +45,8 @@ Tensor SharedPlanMemory::scratch(std::size_t bytes) {
 void SharedPlanMemory::clear() {
   weights_.clear();
   arena_ = {};
+  gradients_ = {};
+  step_buffers_ = {};
   scratch_ = {};
 }
 
