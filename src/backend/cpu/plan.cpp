@@ -37,6 +37,17 @@ void Kernel::require_inference(bool training) const {
          node().name);
 }
 
+bool Plan::overwritable(const Slot& value, const graph::Node& reader) const {
+  if (value.kind != ValueKind::Activation || value.dtype != DType::F32) return false;
+  const graph::Value& v = graph_.value(value.id);
+  const auto& outputs = graph_.outputs();
+  if (std::find(outputs.begin(), outputs.end(), v.id) != outputs.end()) return false;
+  if (std::count(reader.inputs.begin(), reader.inputs.end(), v.id) != 1 ||
+      graph_.consumers(v.id).size() != 1)
+    return false;
+  return v.producer >= 0 && !op_kernels(graph_.node(v.producer).kind).backward_reads_output;
+}
+
 Slot* Plan::new_slot() {
   slots_.emplace_back();
   return &slots_.back();
@@ -170,6 +181,8 @@ void Plan::build(graph::ParameterSet& params) {
     io.memory = this;
     io.shared = options.shared;
     calibrated(*out);
+    if (options.memory == PlanMemory::Training)
+      for (Slot* in : io.inputs) in->overwritable = overwritable(*in, node);
     const OpKernels& kernels = op_kernels(node.kind);
     if (!(kernels.int8 && options.use_dnnl && io.int8))
       for (Slot*& in : io.inputs)

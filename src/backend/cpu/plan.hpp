@@ -109,6 +109,8 @@ class Plan : public LayoutConverter, public SlotMemory {
   // (PlanMemory::Training: every step).
   std::vector<BufferLife> trial_lifetimes() const;
   Slot* new_slot();
+  // Slot::overwritable for `value`, read by `reader` (before any conversion).
+  bool overwritable(const Slot& value, const graph::Node& reader) const;
   // A reorder step from `from` into a new slot of layout `md` (int8: of scale `scale`).
   Slot* converted(Slot* from, const dnnl::memory::desc& md, float scale);
   void prepare_backward();

@@ -23,6 +23,10 @@ struct Slot {
   Tensor data;
   bool requires_grad = false;
   Tensor grad;                 // same layout as data; allocated for training
+  // A training plan's value whose one reader may write its output over it: no other step
+  // reads it, it is no graph output, and its producer's backward does not read it (a ReLU
+  // after BatchNorm then keeps one tensor where it would keep two).
+  bool overwritable = false;
 
   bool dynamic() const { return !shape_is_concrete(shape); }
   // A oneDNN memory over this slot's data or gradient (created on demand; cheap).

@@ -1,5 +1,8 @@
 // The element-wise activations on oneDNN eltwise, in the layout of the input; HardSigmoid and
-// Erf (which oneDNN 2.6 lacks) on the reference kernel.
+// Erf (which oneDNN 2.6 lacks) on the reference kernel. A training plan's ReLU writes over its
+// input where that input is its alone (Slot::overwritable, e.g. BatchNorm's output): its
+// backward then tells where the input was positive from the output, which is positive exactly
+// there.
 #include "backend/cpu/dnnl_eltwise.hpp"
 #include "backend/cpu/ops/op_kernels.hpp"
 
@@ -17,7 +20,15 @@ class DnnlEltwise final : public DnnlKernel {
   DnnlEltwise(KernelIO io, LayoutConverter&, EltwiseAlgorithm e)
       : DnnlKernel(std::move(io)), alg_(e.algorithm), alpha_(e.alpha), beta_(e.beta) {
     md_ = in(0).md;
-    define_output(md_, in(0).plain);
+    if (alg_ == algorithm::eltwise_relu && alpha_ == 0.0f && in(0).overwritable) {
+      alg_ = algorithm::eltwise_relu_use_dst_for_bwd;
+      in_place_ = true;
+      out().md = md_;
+      out().plain = in(0).plain;
+      out().data = in(0).data;
+    } else {
+      define_output(md_, in(0).plain);
+    }
   }
 
   void forward(bool training, std::uint64_t) override {
@@ -33,7 +44,8 @@ class DnnlEltwise final : public DnnlKernel {
     if (!grad_of(0).tensor) return;
     elt_bwd::primitive_desc pd(elt_bwd::desc(alg_, md_, md_, alpha_, beta_), default_attr(),
                                cpu_engine(), make_fwd(prop_kind::forward_training));
-    bwd_ = bind<elt_bwd>(pd, {{DNNL_ARG_SRC, in(0).data_memory()},
+    // In place, the input's storage holds the output.
+    bwd_ = bind<elt_bwd>(pd, {{in_place_ ? DNNL_ARG_DST : DNNL_ARG_SRC, in(0).data_memory()},
                               {DNNL_ARG_DIFF_DST, out().grad_memory()},
                               {DNNL_ARG_DIFF_SRC, memory_over(md_, *grad_of(0).tensor)}});
   }
@@ -50,6 +62,7 @@ class DnnlEltwise final : public DnnlKernel {
   algorithm alg_;
   float alpha_, beta_;
   dnnl::memory::desc md_;
+  bool in_place_ = false;
   BoundPrimitive train_, infer_, bwd_;
 };
 
@@ -69,7 +82,13 @@ class RefActivation final : public Kernel {
  public:
   explicit RefActivation(KernelIO io)
       : Kernel(std::move(io)), kind_(ops::activation_of(node().kind)), params_(params_of(node())) {
-    define_plain_output();
+    if (kind_ == ops::Activation::ReLU && in(0).overwritable) {
+      out().md = in(0).md;  // in place: backward's x is the output, positive where x was
+      out().plain = true;
+      out().data = in(0).data;
+    } else {
+      define_plain_output();
+    }
   }
   void forward(bool, std::uint64_t) override {
     ops::activation_forward(kind_, in(0).data, out().data, params_);

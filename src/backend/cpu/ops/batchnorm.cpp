@@ -137,6 +137,7 @@ class RefBatchNorm final : public Kernel {
 }  // namespace
 
 const OpKernels op_kernel_defs::kBatchNorm2d{fast_kernel<DnnlBatchNorm>,
-                                              reference_kernel<RefBatchNorm>};
+                                             reference_kernel<RefBatchNorm>, /*int8=*/false,
+                                             /*backward_reads_output=*/false};
 
 }  // namespace telar::backend::cpu

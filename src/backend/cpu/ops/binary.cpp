@@ -75,6 +75,7 @@ class RefBinary final : public Kernel {
 
 }  // namespace
 
-const OpKernels op_kernel_defs::kBinary{fast_binary, reference_kernel<RefBinary>};
+const OpKernels op_kernel_defs::kBinary{fast_binary, reference_kernel<RefBinary>, /*int8=*/false,
+                                        /*backward_reads_output=*/false};
 
 }  // namespace telar::backend::cpu

@@ -401,6 +401,7 @@ class RefConv final : public Kernel {
 
 }  // namespace
 
-const OpKernels op_kernel_defs::kConv2d{fast_conv, reference_kernel<RefConv>, /*int8=*/true};
+const OpKernels op_kernel_defs::kConv2d{fast_conv, reference_kernel<RefConv>, /*int8=*/true,
+                                        /*backward_reads_output=*/false};
 
 }  // namespace telar::backend::cpu

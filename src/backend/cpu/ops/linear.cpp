@@ -246,6 +246,7 @@ class RefLinear final : public Kernel {
 
 }  // namespace
 
-const OpKernels op_kernel_defs::kLinear{fast_linear, reference_kernel<RefLinear>, /*int8=*/true};
+const OpKernels op_kernel_defs::kLinear{fast_linear, reference_kernel<RefLinear>, /*int8=*/true,
+                                        /*backward_reads_output=*/false};
 
 }  // namespace telar::backend::cpu

@@ -21,6 +21,10 @@ struct OpKernels {
   // Precision::INT8: the fast kernel reads int8 inputs (and sets its output's encoding); the
   // plan gives other kernels fp32 inputs.
   bool int8 = false;
+  // Whether the kernels' backward reads the node's output (false: only inputs, weights and
+  // their own workspaces), so that a training plan may let the output's only reader write over
+  // it (Slot::overwritable).
+  bool backward_reads_output = true;
 };
 
 const OpKernels& op_kernels(graph::OpKind kind);
