@@ -117,7 +117,17 @@ std::int64_t training_memory_bytes(const graph::Graph& graph, std::int64_t batch
         if (graph.value(id).kind == graph::ValueKind::Activation) here += bytes_of(id);
     gradients = std::max(gradients, here);
   }
-  const double values = static_cast<double>(inference_memory_bytes(graph, batch));
+  // A ReLU may write over an input that is its alone (the CPU's training plans do where the
+  // input's producer allows): its output takes no memory of its own.
+  double values = static_cast<double>(inference_memory_bytes(graph, batch));
+  const auto& outputs = graph.outputs();
+  for (const graph::Node& node : graph.nodes()) {
+    if (node.kind != graph::OpKind::ReLU) continue;
+    const graph::ValueId in = node.inputs.at(0);
+    if (graph.value(in).kind == graph::ValueKind::Activation && graph.consumers(in).size() == 1 &&
+        std::find(outputs.begin(), outputs.end(), in) == outputs.end())
+      values -= bytes_of(node.outputs.at(0));
+  }
   return saturated_bytes(values + gradients +
                          parameters * static_cast<double>(1 + optimizer_slots));
 }

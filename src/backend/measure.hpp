@@ -33,7 +33,8 @@ std::int64_t inference_memory_bytes(const graph::Graph& graph, std::int64_t batc
 std::int64_t inference_peak_bytes(const graph::Graph& graph, std::int64_t batch);
 
 // The bytes training `graph` (with its loss) at `batch` holds at least: a buffer per value (as
-// inference_memory_bytes; backward reads them), the parameters' gradients and `optimizer_slots`
+// inference_memory_bytes; backward reads them) but for a ReLU's output over an input that is
+// its alone (it may be written in place), the parameters' gradients and `optimizer_slots`
 // state tensors per parameter, and the activations' gradients one node's backward touches at
 // once (its output's and its activation inputs'; the others share that memory in turn). The
 // estimates saturate at the largest int64 instead of wrapping around.

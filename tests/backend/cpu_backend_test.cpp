@@ -378,6 +378,35 @@ TEST(CpuBackend, SharedGradientMemoryComputesTheSameAsABufferPerGradient) {
   }
 }
 
+// train's memory check refuses a run whose estimate exceeds --max-memory, so the estimate must
+// not exceed what a training plan holds: on four zoo models, after a training step (counting
+// ReLUs' outputs over the inputs they write in place, the first two would exceed it).
+TEST(CpuBackend, TheTrainingMemoryEstimateIsALowerBound) {
+  struct Case {
+    std::string model;
+    Shape input;
+  };
+  for (const Case& c :
+       {Case{"mnist_cnn", {64, 1, 28, 28}}, Case{"mobilenet_v1:0.25", {8, 3, 128, 128}},
+        Case{"resnet18", {8, 3, 128, 128}}, Case{"alexnet", {4, 1, 64, 64}}}) {
+    SCOPED_TRACE(c.model);
+    zoo::ModelOptions input;
+    input.input = Shape(c.input.begin() + 1, c.input.end());
+    input.classes = 10;
+    const Graph g = with_loss(zoo::build(c.model, input), LossKind::CrossEntropy);
+    ParameterSet params = ParameterSet::initialize(g, 4);
+    auto exe = backend::compile(backend::parse_backend_spec("cpu:threads=2"), g, params);
+    Tensor one(Shape{});
+    one.f32()[0] = 1.0f;
+    std::vector<Tensor> seed(g.outputs().size());
+    seed.back() = one;
+    exe->forward(std::vector<Tensor>{random_tensor(c.input, 5), labels(c.input[0], 10, 5)},
+                 backend::Mode::Train);
+    exe->backward(seed);
+    EXPECT_LE(backend::training_memory_bytes(g, c.input[0], 0), *exe->planned_bytes());
+  }
+}
+
 // A training executable's plans (one per batch size: a smaller last batch, an evaluation's)
 // never run at once, so they share their arenas: a plan for 3 rows beside the one for 4 adds
 // less than a fifth of it, where a plan of its own would add three quarters. And the plan for 4,
