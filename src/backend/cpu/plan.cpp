@@ -245,25 +245,34 @@ std::vector<graph::ValueId> Plan::converted_values() const {
   return out;
 }
 
+namespace {
+// Whether `s` holds its value in layout `md` (and, for int8 storage, at `scale`).
+bool holds(const Slot& s, const dnnl::memory::desc& md, float scale) {
+  return s.md == md && (!is_int8(md) || s.int8.scale == scale);
+}
+// The scale a conversion of `from` quantizes to: the one asked for, else `from`'s own.
+float scale_for(const Slot& from, float int8_scale) {
+  return int8_scale > 0.0f ? int8_scale : from.int8.scale;
+}
+}  // namespace
+
 Slot* Plan::convert(Slot* from, const dnnl::memory::desc& md, float int8_scale) {
-  const float scale = int8_scale > 0.0f ? int8_scale : from->int8.scale;
-  if (from->md == md && (!is_int8(md) || scale == from->int8.scale)) return from;
+  const float scale = scale_for(*from, int8_scale);
+  if (holds(*from, md, scale)) return from;
   // Values are written once (a sum post-op writes over its summand only after the summand's
   // other readers, and over a conversion of its own), so a conversion serves every later
   // reader: ResNet's block input, read by a strided convolution and its projection shortcut,
   // is reordered once.
   for (const Conversion& c : shared_conversions_)
-    if (c.from == from && c.to->md == md && (!is_int8(md) || c.to->int8.scale == scale))
-      return c.to;
+    if (c.from == from && holds(*c.to, md, scale)) return c.to;
   Slot* to = converted(from, md, scale);
   shared_conversions_.push_back({from, to});
   return to;
 }
 
 Slot* Plan::convert_to_overwrite(Slot* from, const dnnl::memory::desc& md, float int8_scale) {
-  const float scale = int8_scale > 0.0f ? int8_scale : from->int8.scale;
-  if (from->md == md && (!is_int8(md) || scale == from->int8.scale)) return from;
-  return converted(from, md, scale);
+  const float scale = scale_for(*from, int8_scale);
+  return holds(*from, md, scale) ? from : converted(from, md, scale);
 }
 
 Slot* Plan::converted(Slot* from, const dnnl::memory::desc& md, float scale) {
