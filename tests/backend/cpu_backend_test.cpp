@@ -378,6 +378,34 @@ TEST(CpuBackend, SharedGradientMemoryComputesTheSameAsABufferPerGradient) {
   }
 }
 
+// A gradient a kernel does not compute is written as zeros, never left as it was: in the shared
+// gradient arena an unwritten buffer would hold other gradients (another batch size's plan
+// writes the same arena). MSE's target (an input whose gradient is asked for) has a zero
+// gradient, as with reuse=off, at batch 4, then 3, then 4 again.
+TEST(CpuBackend, AGradientAKernelDoesNotComputeIsZero) {
+  const Graph g = with_loss(zoo::build("mlp:16-32-8"), LossKind::MSE);
+  ParameterSet params = ParameterSet::initialize(g, 7);
+  backend::CompileOptions options;
+  options.input_gradients = {g.inputs().back()};  // the target
+  auto exe = backend::compile(backend::parse_backend_spec("cpu:threads=1"), g, params, options);
+  Tensor one(Shape{});
+  one.f32()[0] = 1.0f;
+  std::vector<Tensor> seed(g.outputs().size());
+  seed.back() = one;
+  for (std::int64_t rows : {4, 3, 4}) {
+    const auto step = static_cast<std::uint64_t>(40 + rows);
+    exe->forward(
+        std::vector<Tensor>{random_tensor({rows, 16}, step), random_tensor({rows, 8}, step + 9)},
+        backend::Mode::Train);
+    exe->backward(seed);
+    const Tensor& target_grad = exe->input_gradient(1);
+    float largest = 0.0f;
+    for (std::int64_t i = 0; i < target_grad.numel(); ++i)
+      largest = std::max(largest, std::abs(target_grad.f32()[i]));
+    EXPECT_EQ(largest, 0.0f) << rows;
+  }
+}
+
 // train's memory check refuses a run whose estimate exceeds --max-memory, so the estimate must
 // not exceed what a training plan holds: on four zoo models, after a training step (counting
 // ReLUs' outputs over the inputs they write in place, the first two would exceed it).

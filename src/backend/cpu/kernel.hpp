@@ -13,7 +13,9 @@ class SharedPlanMemory;
 
 // Where a kernel's backward writes the gradient of input i: straight into the input slot's
 // grad (the first writer in backward order), or into a scratch buffer the plan then adds to
-// it (a value read by several nodes), or nowhere (the input needs no gradient).
+// it (a value read by several nodes), or nowhere (the input needs no gradient). A kernel writes
+// every target it is given, zeros where it does not differentiate that input: the buffers
+// share memory with other gradients and other plans', so one left alone holds their values.
 struct GradTarget {
   Tensor* tensor = nullptr;    // null: no gradient needed
   bool accumulate = false;

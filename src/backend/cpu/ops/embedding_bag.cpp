@@ -11,6 +11,11 @@ namespace telar::backend::cpu {
 
 namespace {
 
+// The per-sample weights (input 3, where given) are not differentiated: their gradient is zero.
+void zero_per_sample_weights_gradient(const KernelIO& io) {
+  if (io.input_grads.size() > 3 && io.input_grads[3].tensor) io.input_grads[3].tensor->zero();
+}
+
 class FastEmbeddingBag final : public Kernel {
  public:
   explicit FastEmbeddingBag(KernelIO io)
@@ -25,6 +30,7 @@ class FastEmbeddingBag final : public Kernel {
   }
 
   void backward() override {
+    zero_per_sample_weights_gradient(io_);
     if (!grad_of(2).tensor) return;
     embedding_bag_sparse_backward(bags(), out().grad.f32(), attrs().dim, grad_);
     sparse_to_dense(grad_, attrs().num_embeddings, grad_of(2).tensor->f32());
@@ -47,6 +53,7 @@ class RefEmbeddingBag final : public Kernel {
     ops::embedding_bag_forward(attrs(), in(0).data, in(1).data, in(2).data, psw(), out().data);
   }
   void backward() override {
+    zero_per_sample_weights_gradient(io_);
     if (grad_of(2).tensor)
       ops::embedding_bag_backward(attrs(), in(0).data, in(1).data, psw(), out().grad,
                                   *grad_of(2).tensor);

@@ -14,6 +14,7 @@ class RefLoss final : public Kernel {
   void forward(bool, std::uint64_t) override { out().data.f32()[0] = compute(nullptr, 1.0f); }
   void backward() override {
     if (grad_of(0).tensor) compute(grad_of(0).tensor, out().grad.f32()[0]);
+    if (grad_of(1).tensor) grad_of(1).tensor->zero();  // the target is not differentiated
   }
 
  private:
