@@ -38,6 +38,15 @@ Tensor labels(std::int64_t batch, std::int64_t classes, std::uint64_t seed) {
   return t;
 }
 
+// Output gradients that seed backward from the loss (the graph's last output) alone.
+std::vector<Tensor> loss_seed(const Graph& g) {
+  Tensor one(Shape{});
+  one.f32()[0] = 1.0f;
+  std::vector<Tensor> seed(g.outputs().size());
+  seed.back() = one;
+  return seed;
+}
+
 // Cosine similarity of two tensors seen as vectors.
 double cosine(const Tensor& a, const Tensor& b) {
   double ab = 0, aa = 0, bb = 0;
@@ -75,10 +84,7 @@ Run run(const std::string& backend, const Graph& g, const ParameterSet& initial,
   Run r;
   for (std::size_t i = 0; i < g.outputs().size(); ++i) r.outputs.push_back(exe->output(i).clone());
   if (train) {
-    Tensor one(Shape{});
-    one.f32()[0] = 1.0f;
-    std::vector<Tensor> seeds(g.outputs().size());
-    seeds.back() = one;  // the loss is the last output
+    const std::vector<Tensor> seeds = loss_seed(g);
     exe->backward(seeds);
     r.grads = ParameterSet::zeros_like_parameters(g);
     for (ValueId id : g.parameters()) r.grads.at(id).copy_from(exe->gradients().at(id));
@@ -235,10 +241,7 @@ TEST(CpuBackend, ReleasedPlansAreMadeAgain) {
   ParameterSet p = ParameterSet::initialize(g, 3);
   auto train = backend::compile(backend::parse_backend_spec("cpu"), g, p);
   const std::vector<Tensor> in = {x, labels(3, 10, 2)};
-  Tensor one(Shape{});
-  one.f32()[0] = 1.0f;
-  std::vector<Tensor> seed(g.outputs().size());
-  seed.back() = one;  // the loss is the last output
+  const std::vector<Tensor> seed = loss_seed(g);
   std::vector<Tensor> grads;
   for (int k = 0; k < 2; ++k) {
     train->set_random_stream(0);  // the same dropout masks
@@ -357,10 +360,7 @@ TEST(CpuBackend, SharedGradientMemoryComputesTheSameAsABufferPerGradient) {
         backend::compile(backend::parse_backend_spec("cpu:threads=2"), g, shared_params, options);
     auto own = backend::compile(backend::parse_backend_spec("cpu:threads=2:reuse=off"), g,
                                 own_params, options);
-    Tensor one(Shape{});
-    one.f32()[0] = 1.0f;
-    std::vector<Tensor> seed(g.outputs().size());
-    seed.back() = one;  // the loss
+    const std::vector<Tensor> seed = loss_seed(g);
     for (std::uint64_t step : {21, 22}) {
       const std::vector<Tensor> in = {random_tensor(c.input, step), labels(c.input[0], 10, step)};
       for (auto* exe : {shared.get(), own.get()}) {
@@ -388,10 +388,7 @@ TEST(CpuBackend, AGradientAKernelDoesNotComputeIsZero) {
   backend::CompileOptions options;
   options.input_gradients = {g.inputs().back()};  // the target
   auto exe = backend::compile(backend::parse_backend_spec("cpu:threads=1"), g, params, options);
-  Tensor one(Shape{});
-  one.f32()[0] = 1.0f;
-  std::vector<Tensor> seed(g.outputs().size());
-  seed.back() = one;
+  const std::vector<Tensor> seed = loss_seed(g);
   for (std::int64_t rows : {4, 3, 4}) {
     const auto step = static_cast<std::uint64_t>(40 + rows);
     exe->forward(
@@ -424,10 +421,7 @@ TEST(CpuBackend, TheTrainingMemoryEstimateIsALowerBound) {
     const Graph g = with_loss(zoo::build(c.model, input), LossKind::CrossEntropy);
     ParameterSet params = ParameterSet::initialize(g, 4);
     auto exe = backend::compile(backend::parse_backend_spec("cpu:threads=2"), g, params);
-    Tensor one(Shape{});
-    one.f32()[0] = 1.0f;
-    std::vector<Tensor> seed(g.outputs().size());
-    seed.back() = one;
+    const std::vector<Tensor> seed = loss_seed(g);
     exe->forward(std::vector<Tensor>{random_tensor(c.input, 5), labels(c.input[0], 10, 5)},
                  backend::Mode::Train);
     exe->backward(seed);
@@ -449,10 +443,7 @@ TEST(CpuBackend, TrainingPlansOfAnExecutableShareTheirArenas) {
   ParameterSet fresh_params = ParameterSet::initialize(g, 6);
   auto exe = backend::compile(backend::parse_backend_spec("cpu:threads=2"), g, params);
   auto fresh = backend::compile(backend::parse_backend_spec("cpu:threads=2"), g, fresh_params);
-  Tensor one(Shape{});
-  one.f32()[0] = 1.0f;
-  std::vector<Tensor> seed(g.outputs().size());
-  seed.back() = one;
+  const std::vector<Tensor> seed = loss_seed(g);
   const std::vector<Tensor> four = {random_tensor({4, 3, 64, 64}, 31), labels(4, 10, 31)};
   const std::vector<Tensor> three = {random_tensor({3, 3, 64, 64}, 32), labels(3, 10, 32)};
   exe->forward(four, backend::Mode::Train);

@@ -353,8 +353,7 @@ void Plan::place_gradients(const std::vector<std::vector<GradWrite>>& writes) {
       continue;
     }
     buffer_of[&s] = wanted.size();
-    wanted.push_back(
-        {&s.grad, s.plain ? s.shape : Shape{(static_cast<std::int64_t>(s.md.get_size()) + 3) / 4}});
+    wanted.push_back({&s.grad, storage_shape(s.md, s.shape, s.plain)});
     lives.push_back({0, end, 0});
   }
   std::vector<bool> written(wanted.size(), false);
@@ -384,9 +383,7 @@ void Plan::place_gradients(const std::vector<std::vector<GradWrite>>& writes) {
   for (std::size_t k = 0; k < steps_.size(); ++k)
     for (Accumulation& a : accumulations_[k]) {
       const Slot& s = *a.slot;
-      wanted.push_back(
-          {&a.scratch,
-           s.plain ? s.shape : Shape{(static_cast<std::int64_t>(s.md.get_size()) + 3) / 4}});
+      wanted.push_back({&a.scratch, storage_shape(s.md, s.shape, s.plain)});
       lives.push_back({0, end - 1 - k, end - 1 - k});
     }
   for (std::size_t b = 0; b < wanted.size(); ++b)

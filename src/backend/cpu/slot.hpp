@@ -52,8 +52,11 @@ class SlotMemory {
   virtual dnnl::memory step_buffer(const dnnl::memory::desc& md) = 0;
 };
 
-// Allocates a tensor for a descriptor: logical shape if plain, flat f32 buffer otherwise; from
-// `memory` where given, else a buffer of its own.
+// The shape of a value's storage: its logical shape if plain, else a flat f32 buffer of the
+// descriptor's size.
+Shape storage_shape(const dnnl::memory::desc& md, const Shape& shape, bool plain);
+
+// Allocates a tensor of storage_shape(): from `memory` where given, else a buffer of its own.
 Tensor allocate_for(const dnnl::memory::desc& md, const Shape& shape, bool plain,
                     SlotMemory* memory = nullptr);
 
