@@ -56,25 +56,25 @@ std::int64_t saturated_bytes(double bytes) {
                          : static_cast<std::int64_t>(bytes);
 }
 
+// The bytes of value `v` at `batch` (in double, as the sums above); 0 for a dynamic input,
+// which the caller holds.
+double value_bytes(const graph::Value& v, std::int64_t batch) {
+  const Shape shape = bind_batch(v.shape, batch);
+  return shape_is_concrete(shape)
+             ? static_cast<double>(shape_numel(shape)) * static_cast<double>(dtype_size(v.dtype))
+             : 0.0;
+}
+
 }  // namespace
 
 std::int64_t inference_memory_bytes(const graph::Graph& graph, std::int64_t batch) {
   double bytes = 0.0;
-  for (const graph::Value& v : graph.values()) {
-    if (!shape_is_concrete(bind_batch(v.shape, batch))) continue;  // dynamic inputs
-    bytes += static_cast<double>(shape_numel(bind_batch(v.shape, batch))) *
-             static_cast<double>(dtype_size(v.dtype));
-  }
+  for (const graph::Value& v : graph.values()) bytes += value_bytes(v, batch);
   return saturated_bytes(bytes);
 }
 
 std::int64_t inference_peak_bytes(const graph::Graph& graph, std::int64_t batch) {
-  const auto bytes_of = [&](const graph::Value& v) {
-    const Shape shape = bind_batch(v.shape, batch);
-    return shape_is_concrete(shape)
-               ? static_cast<double>(shape_numel(shape)) * static_cast<double>(dtype_size(v.dtype))
-               : 0.0;  // dynamic inputs: the caller's
-  };
+  const auto bytes_of = [&](const graph::Value& v) { return value_bytes(v, batch); };
   const std::size_t end = graph.nodes().size();
   std::vector<std::size_t> last(graph.values().size(), 0);  // by value: its last reader
   for (std::size_t k = 0; k < end; ++k)
@@ -98,13 +98,7 @@ std::int64_t training_memory_bytes(const graph::Graph& graph, std::int64_t batch
                                    std::int64_t optimizer_slots) {
   // In double: an estimate to compare with a limit, which a model too large for any machine
   // must not wrap around.
-  const auto bytes_of = [&](graph::ValueId id) {
-    const graph::Value& v = graph.value(id);
-    const Shape shape = bind_batch(v.shape, batch);
-    return shape_is_concrete(shape)
-               ? static_cast<double>(shape_numel(shape)) * static_cast<double>(dtype_size(v.dtype))
-               : 0.0;
-  };
+  const auto bytes_of = [&](graph::ValueId id) { return value_bytes(graph.value(id), batch); };
   double parameters = 0.0;
   for (graph::ValueId id : graph.parameters()) parameters += bytes_of(id);
   // Activations' gradients share memory where their lifetimes do not meet: at least those one
