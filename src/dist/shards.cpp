@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
-
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
@@ -109,21 +107,20 @@ const train::Batch& ShardedTrainSource::batch(std::int64_t epoch, std::int64_t i
   const std::int64_t size = local_first_[static_cast<std::size_t>(index) + 1] - first;
   train::Batch& b = buffers_[size];
   if (!b.images.defined()) {
-    Shape shape = data_.images.shape();
-    shape[0] = size;
+    Shape shape{size};
+    const Shape sample = data_.sample_shape();
+    shape.insert(shape.end(), sample.begin(), sample.end());
     b.images = Tensor(shape, DType::F32);
     b.labels = Tensor({size}, DType::I64);
     b.size = size;
   }
-  const std::size_t row_bytes = static_cast<std::size_t>(data_.sample_numel()) * sizeof(float);
-  const auto* src = static_cast<const char*>(data_.images.raw());
-  auto* dst = static_cast<char*>(b.images.raw());
+  const std::int64_t numel = data_.sample_numel();
+  float* dst = b.images.f32();
   const std::int64_t* src_label = data_.labels.data<std::int64_t>();
   std::int64_t* dst_label = b.labels.data<std::int64_t>();
   for (std::int64_t i = 0; i < size; ++i) {
     const std::int64_t row = local_rows_[static_cast<std::size_t>(first + i)];
-    std::memcpy(dst + static_cast<std::size_t>(i) * row_bytes,
-                src + static_cast<std::size_t>(row) * row_bytes, row_bytes);
+    data_.read_sample(row, dst + i * numel);
     dst_label[i] = src_label[row];
   }
   b.epoch = epoch;

@@ -19,7 +19,7 @@ namespace {
 // n samples of shape [2, 3]; sample i is filled with the value i and has label i % 4, so a
 // batch row tells which sample it came from.
 Dataset numbered(std::int64_t n) {
-  Dataset d{"numbered", Tensor({n, 2, 3}), Tensor({n}, DType::I64), 4};
+  Dataset d{"numbered", Tensor({n, 2, 3}), Tensor({n}, DType::I64), 4, nullptr};
   for (std::int64_t i = 0; i < n; ++i) {
     for (int k = 0; k < 6; ++k) d.images.f32()[i * 6 + k] = static_cast<float>(i);
     d.labels.data<std::int64_t>()[i] = i % 4;

@@ -7,13 +7,26 @@
 
 namespace telar::train {
 
-Shape Dataset::sample_shape() const {
+Shape Dataset::stored_sample_shape() const {
   if (!images.defined()) return {};
   return Shape(images.shape().begin() + 1, images.shape().end());
 }
 
+Shape Dataset::sample_shape() const {
+  return fit ? fit->to() : stored_sample_shape();
+}
+
 std::int64_t Dataset::sample_numel() const {
   return shape_numel(sample_shape());
+}
+
+void Dataset::read_sample(std::int64_t index, float* out) const {
+  const std::int64_t stored = shape_numel(stored_sample_shape());
+  const float* in = images.f32() + index * stored;
+  if (fit)
+    fit->apply(in, out);
+  else
+    std::copy_n(in, stored, out);
 }
 
 void Dataset::validate() const {
@@ -43,8 +56,9 @@ Dataset subset(const Dataset& data, std::span<const std::int64_t> indices, std::
   Shape shape = data.images.shape();
   shape[0] = static_cast<std::int64_t>(indices.size());
   Dataset out{std::move(name), Tensor(shape, DType::F32), Tensor({shape[0]}, DType::I64),
-              data.num_classes};
-  const std::size_t row_bytes = static_cast<std::size_t>(data.sample_numel()) * sizeof(float);
+              data.num_classes, data.fit};
+  const std::size_t row_bytes =
+      static_cast<std::size_t>(shape_numel(data.stored_sample_shape())) * sizeof(float);
   const auto* src = static_cast<const char*>(data.images.raw());
   auto* dst = static_cast<char*>(out.images.raw());
   const std::int64_t* src_label = data.labels.data<std::int64_t>();

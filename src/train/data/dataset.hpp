@@ -1,33 +1,42 @@
 #pragma once
 // A labelled classification data set held in memory: samples as f32 [N, ...] (e.g.
-// [N, 1, 28, 28] scaled to [0, 1]) and class labels as i64 [N] in [0, num_classes).
+// [N, 1, 28, 28] scaled to [0, 1]) and class labels as i64 [N] in [0, num_classes); samples
+// may be read fitted to another shape (fit.hpp), one at a time.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/tensor.hpp"
+#include "train/data/fit.hpp"
 
 namespace telar::train {
 
 struct Dataset {
   std::string name;  // e.g. "fashion-mnist/train"; used in messages and run.json
-  Tensor images;     // f32 [N, ...]
+  Tensor images;     // f32 [N, ...]: the samples as loaded
   Tensor labels;     // i64 [N]
   std::int64_t num_classes = 0;
+  // Set: every sample is read fitted to fit->to() (fit_samples).
+  std::shared_ptr<const SampleFit> fit;
 
   std::int64_t size() const { return images.defined() ? images.dim(0) : 0; }
-  // The shape of one sample, without the leading N (e.g. {1, 28, 28}).
+  // The shape of one sample as it is read, without the leading N (e.g. {1, 28, 28}).
   Shape sample_shape() const;
   std::int64_t sample_numel() const;
+  // The shape of one sample as it is held in `images`.
+  Shape stored_sample_shape() const;
+  // Sample `index` as it is read (fitted where `fit` is set) into `out`, sample_numel() floats.
+  void read_sample(std::int64_t index, float* out) const;
 
   // Checks the invariants above (dtypes, matching counts, labels in range); throws
   // telar::Error naming the data set and the first offending label.
   void validate() const;
 };
 
-// A new data set holding copies of the given samples, in the given order. Indices must be in
-// [0, data.size()).
+// A new data set holding copies of the given samples, in the given order, read as `data`'s
+// are. Indices must be in [0, data.size()).
 Dataset subset(const Dataset& data, std::span<const std::int64_t> indices, std::string name);
 
 // Number of samples of each class (length num_classes).

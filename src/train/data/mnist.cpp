@@ -49,7 +49,7 @@ Dataset load_mnist_format(const fs::path& images_path, const fs::path& labels_pa
           images_path.string(), images.rows, images.cols);
 
   Dataset out{std::move(name), Tensor({images.count, 1, images.rows, images.cols}, DType::F32),
-              Tensor({images.count}, DType::I64), num_classes};
+              Tensor({images.count}, DType::I64), num_classes, nullptr};
   float* pixel = out.images.f32();
   const std::size_t pixel_count = images.pixels.size();
   for (std::size_t i = 0; i < pixel_count; ++i)

@@ -32,7 +32,7 @@ Dataset make_synthetic_classification(const SyntheticSpec& spec, std::uint64_t n
   Shape shape = spec.sample_shape;
   shape.insert(shape.begin(), spec.samples);
   Dataset out{spec.name, Tensor(shape, DType::F32), Tensor({spec.samples}, DType::I64),
-              spec.num_classes};
+              spec.num_classes, nullptr};
   float* x = out.images.f32();
   std::int64_t* y = out.labels.data<std::int64_t>();
   Rng noise = Rng::derive(spec.seed ^ mix64(noise_stream), kNoiseStream);
