@@ -111,12 +111,12 @@ std::int64_t training_memory_bytes(const graph::Graph& graph, std::int64_t batch
         if (graph.value(id).kind == graph::ValueKind::Activation) here += bytes_of(id);
     gradients = std::max(gradients, here);
   }
-  // A ReLU may write over an input that is its alone (the CPU's training plans do where the
-  // input's producer allows): its output takes no memory of its own.
+  // A ReLU or ReLU6 may write over an input that is its alone (the CPU's training plans do where
+  // the input's producer allows): its output takes no memory of its own.
   double values = static_cast<double>(inference_memory_bytes(graph, batch));
   const auto& outputs = graph.outputs();
   for (const graph::Node& node : graph.nodes()) {
-    if (node.kind != graph::OpKind::ReLU) continue;
+    if (node.kind != graph::OpKind::ReLU && node.kind != graph::OpKind::ReLU6) continue;
     const graph::ValueId in = node.inputs.at(0);
     if (graph.value(in).kind == graph::ValueKind::Activation && graph.consumers(in).size() == 1 &&
         std::find(outputs.begin(), outputs.end(), in) == outputs.end())

@@ -127,6 +127,26 @@ void expect_backends_agree(const Graph& model, const Shape& input, std::int64_t 
   }
 }
 
+// Two depthwise-separable blocks (MobileNetV2's kind: BatchNorm, then `activation`) on a
+// 3x32x32 input, 10 classes.
+Graph separable_blocks(OpKind activation) {
+  GraphBuilder b("separable");
+  ValueId y = b.input("x", {3, 32, 32});
+  const auto act = [&](ValueId v, const std::string& name) {
+    return activation == OpKind::ReLU6 ? b.relu6(v, name) : b.relu(v, name);
+  };
+  y = act(b.batchnorm2d(b.conv2d(y, 16, 3, 2, 1, 1, false, "stem"), "bn0"), "a0");
+  for (int i = 1; i <= 2; ++i) {
+    const std::string n = std::to_string(i);
+    y = act(b.batchnorm2d(b.conv2d(y, 16 * i, 3, 1, 1, 16 * i, false, "dw" + n), "bn_dw" + n),
+            "a_dw" + n);
+    y = act(b.batchnorm2d(b.conv2d(y, 32 * i, 1, 1, 0, 1, false, "pw" + n), "bn_pw" + n),
+            "a_pw" + n);
+  }
+  b.output(b.linear(b.flatten(b.global_avgpool(y, "gap"), "flat"), 10, "fc"));
+  return b.finish();
+}
+
 }  // namespace
 
 TEST(CpuBackend, MlpMatchesReference) {
@@ -344,14 +364,16 @@ TEST(CpuBackend, SharedGradientMemoryComputesTheSameAsABufferPerGradient) {
     std::string model;
     Shape input;
   };
-  for (const Case& c :
-       {Case{"mnist_cnn", {3, 1, 28, 28}}, Case{"mobilenet_v1:0.25", {2, 3, 64, 64}},
-        Case{"resnet18", {2, 3, 64, 64}}, Case{"alexnet", {2, 1, 64, 64}}}) {
+  for (const Case& c : {Case{"mnist_cnn", {3, 1, 28, 28}},
+                        Case{"mobilenet_v1:0.25", {2, 3, 64, 64}}, Case{"resnet18", {2, 3, 64, 64}},
+                        Case{"alexnet", {2, 1, 64, 64}}, Case{"relu6 blocks", {2, 3, 32, 32}}}) {
     SCOPED_TRACE(c.model);
     zoo::ModelOptions input;
     input.input = Shape(c.input.begin() + 1, c.input.end());
     input.classes = 10;
-    const Graph g = with_loss(zoo::build(c.model, input), LossKind::CrossEntropy);
+    const Graph g = with_loss(
+        c.model == "relu6 blocks" ? separable_blocks(OpKind::ReLU6) : zoo::build(c.model, input),
+        LossKind::CrossEntropy);
     ParameterSet shared_params = ParameterSet::initialize(g, 4);
     ParameterSet own_params = ParameterSet::initialize(g, 4);
     backend::CompileOptions options;
@@ -376,6 +398,25 @@ TEST(CpuBackend, SharedGradientMemoryComputesTheSameAsABufferPerGradient) {
     }
     EXPECT_LT(*shared->planned_bytes(), *own->planned_bytes());
   }
+}
+
+// ReLU6 writes over its input in training as ReLU does (its backward tells where the gradient
+// passes, 0 < x < 6, from the output): a ReLU6 network's training plan holds what the same
+// network with ReLU holds, less than with reuse=off by its activations' outputs.
+TEST(CpuBackend, ReLU6RunsInPlaceInTrainingAsReLUDoes) {
+  const auto planned = [](OpKind activation, const char* spec) {
+    const Graph g = with_loss(separable_blocks(activation), LossKind::CrossEntropy);
+    ParameterSet params = ParameterSet::initialize(g, 5);
+    auto exe = backend::compile(backend::parse_backend_spec(spec), g, params);
+    exe->forward(std::vector<Tensor>{random_tensor({4, 3, 32, 32}, 1), labels(4, 10, 2)},
+                 backend::Mode::Train);
+    exe->backward(loss_seed(g));
+    return *exe->planned_bytes();
+  };
+  const std::int64_t relu6 = planned(OpKind::ReLU6, "cpu:threads=1");
+  EXPECT_EQ(relu6, planned(OpKind::ReLU, "cpu:threads=1"));
+  EXPECT_EQ(planned(OpKind::ReLU6, "cpu:ref"), planned(OpKind::ReLU, "cpu:ref"));
+  EXPECT_LT(relu6, planned(OpKind::ReLU6, "cpu:threads=1:reuse=off"));
 }
 
 // A gradient a kernel does not compute is written as zeros, never left as it was: in the shared
@@ -404,8 +445,9 @@ TEST(CpuBackend, AGradientAKernelDoesNotComputeIsZero) {
 }
 
 // train's memory check refuses a run whose estimate exceeds --max-memory, so the estimate must
-// not exceed what a training plan holds: on four zoo models, after a training step (counting
-// ReLUs' outputs over the inputs they write in place, the first two would exceed it).
+// not exceed what a training plan holds: on four zoo models and a ReLU6 network, after a
+// training step (counting ReLUs' outputs over the inputs they write in place, the first two
+// would exceed it).
 TEST(CpuBackend, TheTrainingMemoryEstimateIsALowerBound) {
   struct Case {
     std::string model;
@@ -413,12 +455,15 @@ TEST(CpuBackend, TheTrainingMemoryEstimateIsALowerBound) {
   };
   for (const Case& c :
        {Case{"mnist_cnn", {64, 1, 28, 28}}, Case{"mobilenet_v1:0.25", {8, 3, 128, 128}},
-        Case{"resnet18", {8, 3, 128, 128}}, Case{"alexnet", {4, 1, 64, 64}}}) {
+        Case{"resnet18", {8, 3, 128, 128}}, Case{"alexnet", {4, 1, 64, 64}},
+        Case{"relu6 blocks", {16, 3, 32, 32}}}) {
     SCOPED_TRACE(c.model);
     zoo::ModelOptions input;
     input.input = Shape(c.input.begin() + 1, c.input.end());
     input.classes = 10;
-    const Graph g = with_loss(zoo::build(c.model, input), LossKind::CrossEntropy);
+    const Graph g = with_loss(
+        c.model == "relu6 blocks" ? separable_blocks(OpKind::ReLU6) : zoo::build(c.model, input),
+        LossKind::CrossEntropy);
     ParameterSet params = ParameterSet::initialize(g, 4);
     auto exe = backend::compile(backend::parse_backend_spec("cpu:threads=2"), g, params);
     const std::vector<Tensor> seed = loss_seed(g);

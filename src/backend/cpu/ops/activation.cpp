@@ -1,8 +1,10 @@
 // The element-wise activations on oneDNN eltwise, in the layout of the input; HardSigmoid and
-// Erf (which oneDNN 2.6 lacks) on the reference kernel. A training plan's ReLU writes over its
-// input where that input is its alone (Slot::overwritable, e.g. BatchNorm's output): its
-// backward then tells where the input was positive from the output, which is positive exactly
-// there.
+// Erf (which oneDNN 2.6 lacks) on the reference kernel. A training plan's ReLU or ReLU6 writes
+// over its input where that input is its alone (Slot::overwritable, e.g. BatchNorm's output):
+// its backward then tells where the gradient passes from the output, which is in (0, 6) (ReLU:
+// positive) exactly where the input was.
+#include <optional>
+
 #include "backend/cpu/dnnl_eltwise.hpp"
 #include "backend/cpu/ops/op_kernels.hpp"
 
@@ -20,8 +22,9 @@ class DnnlEltwise final : public DnnlKernel {
   DnnlEltwise(KernelIO io, LayoutConverter&, EltwiseAlgorithm e)
       : DnnlKernel(std::move(io)), alg_(e.algorithm), alpha_(e.alpha), beta_(e.beta) {
     md_ = in(0).md;
-    if (alg_ == algorithm::eltwise_relu && alpha_ == 0.0f && in(0).overwritable) {
-      alg_ = algorithm::eltwise_relu_use_dst_for_bwd;
+    const auto from_output = in(0).overwritable ? in_place_algorithm() : std::nullopt;
+    if (from_output) {
+      alg_ = *from_output;
       in_place_ = true;
       out().md = md_;
       out().plain = in(0).plain;
@@ -55,6 +58,14 @@ class DnnlEltwise final : public DnnlKernel {
   }
 
  private:
+  // The algorithm whose backward reads the output instead of the input, for the activations
+  // whose output tells where their gradient passes.
+  std::optional<algorithm> in_place_algorithm() const {
+    if (alg_ == algorithm::eltwise_relu && alpha_ == 0.0f)
+      return algorithm::eltwise_relu_use_dst_for_bwd;
+    if (alg_ == algorithm::eltwise_clip_v2) return algorithm::eltwise_clip_v2_use_dst_for_bwd;
+    return std::nullopt;
+  }
   elt_fwd::primitive_desc make_fwd(prop_kind kind) const {
     return elt_fwd::primitive_desc(elt_fwd::desc(kind, alg_, md_, alpha_, beta_), default_attr(),
                                    cpu_engine());
@@ -82,8 +93,9 @@ class RefActivation final : public Kernel {
  public:
   explicit RefActivation(KernelIO io)
       : Kernel(std::move(io)), kind_(ops::activation_of(node().kind)), params_(params_of(node())) {
-    if (kind_ == ops::Activation::ReLU && in(0).overwritable) {
-      out().md = in(0).md;  // in place: backward's x is the output, positive where x was
+    if ((kind_ == ops::Activation::ReLU || kind_ == ops::Activation::ReLU6) && in(0).overwritable) {
+      // In place: backward's x is the output, in (0, 6) (ReLU: positive) where x was.
+      out().md = in(0).md;
       out().plain = true;
       out().data = in(0).data;
     } else {
