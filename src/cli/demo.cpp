@@ -55,7 +55,12 @@ int run_demo(const Args& args) {
   int code = 0;
   if (!parse(app, args, "demo", &code)) return code;
   fs::path root = out.empty() ? report::default_run_path("demo") : fs::path(out);
-  // An earlier demo's runs there are refused before anything runs (or replaced: --overwrite).
+  // A run of another command there is refused (the demo's runs go into sub-directories of its
+  // own, beside that run's files); an earlier demo's runs are refused before anything runs (or
+  // replaced: --overwrite).
+  require(!report::holds_run(root),
+          "'{}' holds a run of its own; give --out a new directory for the demo's runs",
+          root.string());
   for (const char* stage :
        {"train", "bench", "int8", "bench-int8", "adapt", "simulate", "data-parallel", "dlrm"})
     report::check_run_path(root / stage,

@@ -5,8 +5,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -43,7 +45,47 @@ bool holds_run(const fs::path& path) {
   return fs::is_regular_file(path / "run.json", ec);
 }
 
+namespace {
+
+// Whether `entry`, found in a run directory, is of the kinds telar's runs write there: their
+// files (run.json, report.html, CSV tables, checkpoints, ONNX models, latency tables, NumPy
+// arrays, a write's temporary) and their sub-directories (a demo's runs, profiles, simulator
+// outputs). Anything else is the user's, which --overwrite must not remove.
+bool written_by_runs(const fs::directory_entry& entry) {
+  static const std::set<std::string> kFiles = {".json", ".html", ".csv", ".telar",
+                                               ".onnx", ".lut",  ".npy", ".tmp"};
+  static const std::set<std::string> kDirectories = {
+      "adapt",    "bench",  "check", "configs", "emb",   "profile", "sim",
+      "simulate", "stonne", "sweep", "tiles",   "train", "workers"};
+  std::error_code ec;
+  const std::string name = entry.path().filename().string();
+  if (entry.is_directory(ec)) return kDirectories.count(name) > 0 || holds_run(entry.path());
+  return kFiles.count(entry.path().extension().string()) > 0;
+}
+
+// Replacing `path` removes it whole: refused (one line, nothing removed) where it is the working
+// directory or holds it, or where it holds something no run writes.
+void check_replaceable(const fs::path& path) {
+  std::error_code ec;
+  fs::path target = fs::weakly_canonical(path, ec);
+  if (!target.has_filename()) target = target.parent_path();  // "runs/x/"
+  const fs::path here = fs::current_path(ec);
+  const auto [end, rest] = std::mismatch(target.begin(), target.end(), here.begin(), here.end());
+  require(end != target.end() || target.empty(),
+          "--overwrite would remove '{}', which holds the working directory; give --out a new "
+          "directory",
+          path.string());
+  for (const auto& entry : fs::directory_iterator(path, ec))
+    require(written_by_runs(entry),
+            "'{}' holds {}, which no telar run writes: --overwrite removes the whole directory, "
+            "so move that away first or give --out a new directory",
+            path.string(), entry.path().filename().string());
+}
+
+}  // namespace
+
 void check_run_path(const fs::path& path, RunReuse reuse, std::string_view overwrite_flag) {
+  if (reuse == RunReuse::Replace && holds_run(path)) check_replaceable(path);
   if (reuse != RunReuse::Refuse || !holds_run(path)) return;
   std::string what = "a run";
   try {

@@ -24,8 +24,10 @@ inline RunReuse reuse_for(bool overwrite) {
 // Whether `path` holds a run (a run.json).
 bool holds_run(const std::filesystem::path& path);
 
-// Throws one line with the way out when `path` holds a run and `reuse` is Refuse; commands call
-// it before any work. `overwrite_flag` is the option that replaces it.
+// Throws one line with the way out when `path` holds a run and `reuse` is Refuse, or when
+// `reuse` is Replace and removing the run's directory would remove more than a run: the working
+// directory, or anything no telar run writes (a user's notes.txt); commands call it before any
+// work. `overwrite_flag` is the option that replaces it.
 void check_run_path(const std::filesystem::path& path, RunReuse reuse,
                     std::string_view overwrite_flag = "--overwrite");
 

@@ -456,12 +456,17 @@ TEST(CliFoundation, AnExistingRunIsRefusedUnlessOverwritten) {
   ASSERT_EQ(run_telar({"train", "--resume", out, "--epochs", "2", "--quiet"}).status, 0);
   EXPECT_NE(telar::read_file(fs::path(out) / "checkpoint.telar"), checkpoint);
 
-  // --overwrite replaces it: a fresh one-epoch run, with nothing of the old one left.
-  telar::write_file_atomic(fs::path(out) / "leftover.txt", "from the old run");
+  // --overwrite replaces it: a fresh one-epoch run, with nothing of the old one left; but never
+  // a directory holding what no run writes (a user's notes: refused, nothing removed).
   auto replace = quick_train(out);
   replace.push_back("--overwrite");
+  telar::write_file_atomic(fs::path(out) / "notes.txt", "the user's");
+  expect_bad_input(run_telar(replace), "holds notes.txt, which no telar run writes");
+  EXPECT_EQ(telar::read_file(fs::path(out) / "notes.txt"), "the user's");
+  fs::remove(fs::path(out) / "notes.txt");
+  telar::write_file_atomic(fs::path(out) / "leftover.csv", "from the old run");
   ASSERT_EQ(run_telar(replace).status, 0);
-  EXPECT_FALSE(fs::exists(fs::path(out) / "leftover.txt"));
+  EXPECT_FALSE(fs::exists(fs::path(out) / "leftover.csv"));
   const auto j = nlohmann::json::parse(telar::read_file(fs::path(out) / "run.json"));
   EXPECT_EQ(j["config"]["epochs"], 1);
   fs::remove_all(fs::path(out).parent_path());

@@ -100,6 +100,58 @@ TEST(Report, ARunDirectoryIsRefusedReplacedOrContinued) {
   fs::remove_all(dir);
 }
 
+// --overwrite removes a run's whole directory, so it refuses one that holds what no run writes
+// (a user's file or folder: nothing removed) and one that is or holds the working directory.
+TEST(Report, ReplacingARunNeverRemovesWhatNoRunWrote) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("telar_replace_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto make_run = [&] {
+    RunDirectory run(dir, RunReuse::Replace);
+    run.write_run_json("train", {});
+    telar::write_file_atomic(dir / "metrics.csv", "x");
+    telar::write_file_atomic(dir / "checkpoint.telar", "x");
+    fs::create_directories(dir / "profile");
+  };
+  make_run();
+  const auto refused = [&](const std::string& needle) {
+    try {
+      check_run_path(dir, RunReuse::Replace);
+      ADD_FAILURE() << "not refused";
+    } catch (const telar::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(RunDirectory(dir, RunReuse::Replace), telar::Error);
+    EXPECT_TRUE(fs::exists(dir / "run.json"));
+  };
+  telar::write_file_atomic(dir / "notes.txt", "mine");
+  refused("holds notes.txt, which no telar run writes");
+  EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  fs::remove(dir / "notes.txt");
+  fs::create_directories(dir / "mine");
+  refused("holds mine,");
+  fs::remove(dir / "mine");
+  // A demo's runs (sub-directories holding runs) are a run's own.
+  fs::create_directories(dir / "elsewhere");
+  telar::write_file_atomic(dir / "elsewhere" / "run.json", "{}");
+  telar::write_file_atomic(dir / "old.csv", "x");
+  make_run();
+  EXPECT_FALSE(fs::exists(dir / "old.csv"));
+  EXPECT_FALSE(fs::exists(dir / "elsewhere"));
+  // The working directory, or a directory above it.
+  make_run();
+  fs::create_directories(dir / "train");
+  const fs::path before = fs::current_path();
+  fs::current_path(dir / "train");
+  for (const fs::path& p : {dir, fs::path(".."), fs::path("../")})
+    EXPECT_THROW(check_run_path(p, RunReuse::Replace), telar::Error) << p;
+  fs::current_path(dir);
+  EXPECT_THROW(check_run_path(".", RunReuse::Replace), telar::Error);
+  fs::current_path(before);
+  EXPECT_NO_THROW(check_run_path(dir, RunReuse::Replace));
+  fs::remove_all(dir);
+}
+
 TEST(Report, RunRecordTellsTheRunsLife) {
   auto dir =
       std::filesystem::temp_directory_path() / ("telar_runrecord_" + std::to_string(::getpid()));
