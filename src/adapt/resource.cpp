@@ -58,6 +58,29 @@ std::string_view ResourceMeter::unit() const {
   return "";
 }
 
+std::unique_ptr<backend::Executable> ResourceMeter::compile(const graph::Graph& graph,
+                                                            graph::ParameterSet& weights,
+                                                            Tensor& x) const {
+  Shape shape = graph.value(graph.inputs().at(0)).shape;
+  shape[0] = 1;
+  x = Tensor(shape);
+  Rng rng(1);
+  for (float& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
+  backend::CompileOptions options;
+  options.precision = precision_;
+  options.quantization = backend::latency_calibration(graph, weights, precision_, x);
+  return backend::compile_for_inference(backend::parse_backend_spec(target_), graph, weights, true,
+                                        options);
+}
+
+void ResourceMeter::check_target(const graph::Graph& graph,
+                                 const graph::ParameterSet& weights) const {
+  if (!needs_weights()) return;
+  graph::ParameterSet copy = weights;
+  Tensor x;
+  compile(graph, copy, x);
+}
+
 double ResourceMeter::operator()(const graph::Graph& graph,
                                  const graph::ParameterSet& weights) const {
   ++calls_;
@@ -66,16 +89,8 @@ double ResourceMeter::operator()(const graph::Graph& graph,
   if (kind_ == ResourceKind::Params) return static_cast<double>(graph.parameter_count());
   if (table_) return table_->estimate(graph, interpolation_);
   graph::ParameterSet copy = weights;  // compiling takes them mutable; inference changes nothing
-  Shape shape = graph.value(graph.inputs().at(0)).shape;
-  shape[0] = 1;
-  Tensor x(shape);
-  Rng rng(1);
-  for (float& v : x.span<float>()) v = rng.uniform(0.0f, 1.0f);
-  backend::CompileOptions options;
-  options.precision = precision_;
-  options.quantization = backend::latency_calibration(graph, copy, precision_, x);
-  auto exe = backend::compile_for_inference(backend::parse_backend_spec(target_), graph, copy, true,
-                                            options);
+  Tensor x;
+  const auto exe = compile(graph, copy, x);
   const std::span<const Tensor> inputs(&x, 1);
   // A simulated accelerator's latency is its cycles (at 1 GHz, as telar bench's default), not
   // the time the host takes to simulate them.

@@ -30,6 +30,10 @@ class ResourceMeter {
   // Latency from a look-up table instead of measurements (adapt/lut.hpp): refused when the table
   // was built on another target or precision.
   void use_table(std::shared_ptr<const LatencyTable> table, LutInterpolation interpolation);
+  // Compiles the model on the target at the precision (latency measured, not from a table)
+  // without running it: what the target refuses (a missing configuration file, a precision it
+  // lacks) is refused here, before a run directory is made. Nothing for other resources.
+  void check_target(const graph::Graph& graph, const graph::ParameterSet& weights) const;
   // The model's resource: milliseconds, MACs per sample or trainable parameters.
   double operator()(const graph::Graph& graph, const graph::ParameterSet& weights) const;
   // "ms", "MACs" or "parameters".
@@ -41,6 +45,10 @@ class ResourceMeter {
   std::int64_t calls() const { return calls_; }
 
  private:
+  // The model compiled for inference on the target at batch 1, and its input.
+  std::unique_ptr<backend::Executable> compile(const graph::Graph& graph,
+                                               graph::ParameterSet& weights, Tensor& x) const;
+
   ResourceKind kind_;
   std::string target_;
   backend::Precision precision_;

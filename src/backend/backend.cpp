@@ -96,9 +96,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   if (options.precision != Precision::FP32) {
     require(options.inference, "internal: {} is for models compiled for inference",
             precision_name(options.precision));
-    require(spec.kind == "cpu",
-            "--precision {}: the {} backend runs fp32 only here; use --backend cpu (or "
-            "--target cpu) for {}",
+    require(spec.kind == "cpu", "--precision {}: the {} backend runs fp32 only here; run {} on cpu",
             precision_name(options.precision), spec.kind, precision_name(options.precision));
   }
   if (spec.kind == "cpu") return cpu::compile(spec, graph, params, options);

@@ -196,6 +196,7 @@ int adapt_command(const Args& args,
   require(out_classes >= d.train.num_classes,
           "the network has {} outputs but the data has {} classes", out_classes,
           d.train.num_classes);
+  resource.check_target(net, weights);
   report::RunDirectory run(
       resume ? resume->first
              : (out.empty() ? report::default_run_path("adapt") : std::filesystem::path(out)),

@@ -438,6 +438,13 @@ TEST(AdaptCli, BadInputIsOneLineAndWritesNothing) {
   expect_refused(with({"--search", "binary"}), "linear or bisection");
   expect_refused(with({"--parallel", "0"}), "--parallel 0");
   expect_refused(with({"--target", "tpu:0"}), "tpu");
+  // What the target itself refuses, found by compiling the model there before the run starts.
+  expect_refused(with({"--target", "sim:no-such.cfg"}), "no-such.cfg");
+  expect_refused(
+      with({"--target", std::string("sim:") + TELAR_SOURCE_DIR + "/configs/tpu_16_16_pes.cfg",
+            "--precision", "bf16"}),
+      "run bf16 on cpu");
+  expect_refused(with({"--target", "cpu:ref", "--precision", "int8"}), "not cpu:ref");
   expect_refused(run_telar({"adapt", "--model", "mlp:256-10", "--data", kData, "--resource", "macs",
                             "--out", out}),
                  "no channel group that can be pruned");

@@ -394,8 +394,9 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   for (graph::ValueId id : graph.parameters())
     if (!params.has(id)) fail("internal: parameter '{}' has no tensor", graph.value(id).name);
   if (options.precision == Precision::BF16) {
-    require(use_dnnl, "--precision bf16 runs on oneDNN's primitives; cpu:ref has fp32 reference "
-                      "kernels only: use --backend cpu");
+    require(use_dnnl,
+            "--precision bf16 runs on oneDNN's primitives; cpu:ref has fp32 reference "
+            "kernels only: run it on cpu, not cpu:ref");
     require(has_bf16(),
             "--precision bf16 needs a CPU with AVX-512 BF16 (avx512_bf16) or AMX; oneDNN "
             "dispatches to {} here: use --precision fp32",
@@ -404,7 +405,7 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
   if (options.precision == Precision::INT8) {
     require(use_dnnl,
             "--precision int8 runs on oneDNN's primitives; cpu:ref has fp32 reference "
-            "kernels only: use --backend cpu");
+            "kernels only: run it on cpu, not cpu:ref");
     require(has_int8(),
             "--precision int8 needs a CPU with VNNI (avx512_vnni or avx_vnni); oneDNN "
             "dispatches to {} here: use --precision fp32",
