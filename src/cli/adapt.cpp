@@ -159,8 +159,8 @@ int adapt_command(const Args& args,
   // The run's seed gives the data it was trained on (synthetic sets are drawn from it).
   const std::uint64_t seed = config.value("seed", std::uint64_t{0});
   adapt::AdaptData d;
-  d.train = data.load_train(seed);
-  d.test = data.load_test(seed);
+  d.train = data.load_train(seed, config);
+  d.test = data.load_test(seed, config);
   if (trained) {
     net = std::move(trained->net);
     weights = std::move(trained->weights);

@@ -207,8 +207,9 @@ int run_bench(const Args& args) {
   // The test set is read before anything is written too.
   std::optional<train::Dataset> test_set;
   if (accuracy)
-    test_set.emplace(data.fitted(data.load_test(trained->config.value("seed", std::uint64_t{0})),
-                                 sample_input(trained->net), trained->config));
+    test_set.emplace(data.fitted(
+        data.load_test(trained->config.value("seed", std::uint64_t{0}), trained->config),
+        sample_input(trained->net), trained->config));
   std::optional<report::RunDirectory> run;
   if (!out.empty()) run.emplace(out, report::reuse_for(overwrite));
   if (accuracy)

@@ -144,10 +144,20 @@ std::vector<std::string> options_to_keep(const CLI::App& app) {
   return tokens;
 }
 
-Args with_resumed_options(const std::filesystem::path& dir, const Args& args) {
+Args with_resumed_options(const std::filesystem::path& dir, const Args& args,
+                          std::string_view command) {
   const std::filesystem::path run_json = dir / "run.json";
-  if (!std::filesystem::exists(run_json)) return args;
+  require(std::filesystem::is_directory(dir),
+          "--resume {}: no such directory; give the run directory telar {} wrote", dir.string(),
+          command);
+  require(std::filesystem::exists(run_json),
+          "--resume {}: holds no run (no run.json); give the run directory telar {} wrote",
+          dir.string(), command);
   const auto run = nlohmann::json::parse(read_file(run_json), nullptr, false);
+  if (run.is_object() && run.contains("command") && run["command"].is_string())
+    require(run["command"] == command,
+            "--resume {}: holds a run of '{}', not of '{}'; give the run directory telar {} wrote",
+            dir.string(), run["command"].get<std::string>(), command, command);
   if (!run.is_object() || !run.contains("config") || !run["config"].contains("options"))
     return args;
   Args merged = run["config"]["options"].get<std::vector<std::string>>();

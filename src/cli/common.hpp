@@ -47,7 +47,9 @@ std::vector<std::string> options_to_keep(const CLI::App& app);
 
 // `--resume DIR` continues with the options the run was started with (run.json's
 // config.options); options given again win (a repeated option takes its last value), e.g. a
-// larger --epochs.
-Args with_resumed_options(const std::filesystem::path& dir, const Args& args);
+// larger --epochs. Throws one line where `dir` is missing, holds no run, or holds a run of
+// another command than `command`.
+Args with_resumed_options(const std::filesystem::path& dir, const Args& args,
+                          std::string_view command);
 
 }  // namespace telar::cli

@@ -9,6 +9,7 @@
 namespace telar::cli {
 
 void DataOptions::add_to(CLI::App& app) {
+  app_ = &app;
   app.add_option("--data", data,
                  fmt::format("data set: {}", fmt::join(train::data_spec_forms(), " | ")));
   app.add_option("--train-images", train_images, "MNIST-format training images file");
@@ -40,8 +41,34 @@ train::Dataset load(const DataOptions& o, bool training, std::uint64_t seed) {
 
 }  // namespace
 
-train::Dataset DataOptions::load_train(std::uint64_t seed) const { return load(*this, true, seed); }
-train::Dataset DataOptions::load_test(std::uint64_t seed) const { return load(*this, false, seed); }
+DataOptions DataOptions::following(const nlohmann::json& run_config) const {
+  const bool given =
+      app_ && (app_->count("--data") > 0 || !train_images.empty() || !train_labels.empty() ||
+               !test_images.empty() || !test_labels.empty());
+  if (given || !run_config.contains("options") || !run_config["options"].is_array()) return *this;
+  DataOptions run = *this;
+  for (const auto& option : run_config["options"]) {
+    if (!option.is_string()) continue;
+    const std::string text = option.get<std::string>();
+    const auto eq = text.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string flag = text.substr(0, eq), value = text.substr(eq + 1);
+    for (auto [name, field] : {std::pair{"--data", &run.data},
+                               {"--train-images", &run.train_images},
+                               {"--train-labels", &run.train_labels},
+                               {"--test-images", &run.test_images},
+                               {"--test-labels", &run.test_labels}})
+      if (flag == name) *field = value;
+  }
+  return run;
+}
+
+train::Dataset DataOptions::load_train(std::uint64_t seed, const nlohmann::json& run_config) const {
+  return load(following(run_config), true, seed);
+}
+train::Dataset DataOptions::load_test(std::uint64_t seed, const nlohmann::json& run_config) const {
+  return load(following(run_config), false, seed);
+}
 
 train::FitMode DataOptions::fit_mode(const nlohmann::json& run_config) const {
   if (!fit.empty()) return train::parse_fit_mode(fit, "--fit");

@@ -16,9 +16,11 @@ struct DataOptions {
   std::string fit;         // --fit; "": as the run was trained, else resize
 
   void add_to(CLI::App& app);
-  // Loads the training and test sets (throws telar::Error naming the file and the fix).
-  train::Dataset load_train(std::uint64_t seed) const;
-  train::Dataset load_test(std::uint64_t seed) const;
+  // Loads the training and test sets (throws telar::Error naming the file and the fix). Where
+  // no data was given (neither --data nor files), the data of the run whose configuration is
+  // `run_config` (its --data or files, as its options record them), else Fashion-MNIST.
+  train::Dataset load_train(std::uint64_t seed, const nlohmann::json& run_config = {}) const;
+  train::Dataset load_test(std::uint64_t seed, const nlohmann::json& run_config = {}) const;
   std::string describe() const;
   // How samples of another shape are fitted to a model's input: --fit, else as the run whose
   // configuration is `run_config` was trained, else by resizing.
@@ -27,6 +29,11 @@ struct DataOptions {
   // (train/data/fit.hpp), by fit_mode(run_config).
   train::Dataset fitted(const train::Dataset& set, const Shape& input,
                         const nlohmann::json& run_config = {}) const;
+
+ private:
+  // These options, or where no data was given, the data options `run_config` records.
+  DataOptions following(const nlohmann::json& run_config) const;
+  const CLI::App* app_ = nullptr;  // where the options were parsed: which were given
 };
 
 }  // namespace telar::cli

@@ -129,7 +129,7 @@ int run_dlrm(const Args& given) {
     add_flags(*probe, p, &ignored);
     int code = 0;
     if (!parse(*probe, given, "dlrm", &code)) return code;
-    if (!p.resume.empty()) args = with_resumed_options(p.resume, given);
+    if (!p.resume.empty()) args = with_resumed_options(p.resume, given, "dlrm");
   }
   auto app_ptr = make_app();
   CLI::App& app = *app_ptr;

@@ -104,7 +104,7 @@ int run_quantize(const Args& args) {
   }
   const auto run_seed = config.value("seed", std::uint64_t{0});
   const Shape input = sample_input(trained.net);
-  train::Dataset train_set = data.load_train(run_seed);
+  train::Dataset train_set = data.load_train(run_seed, config);
   require(train_set.sample_shape() == input || !data.fit.empty() || config.contains("fit"),
           "the calibration data's samples ({}) are {} but the model takes {}; give data of the "
           "model's input shape, or --fit resize|pad",
@@ -115,7 +115,7 @@ int run_quantize(const Args& args) {
           "{}; ask for fewer",
           calibration_batches, batch_size, train_set.size(), train_set.name);
   std::optional<train::Dataset> test_set;
-  if (!no_accuracy) test_set.emplace(data.fitted(data.load_test(run_seed), input, config));
+  if (!no_accuracy) test_set.emplace(data.fitted(data.load_test(run_seed, config), input, config));
   report::RunDirectory run(out, report::reuse_for(overwrite));
 
   // Random training samples, a batch at a time.

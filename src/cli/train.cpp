@@ -171,7 +171,7 @@ int run_train(const Args& given) {
     if (!parse(*probe, given, "train", &code)) return code;
     if (!p.resume.empty()) {
       refuse_quantized(p.resume, "telar train --resume");
-      args = with_resumed_options(p.resume, given);
+      args = with_resumed_options(p.resume, given, "train");
     }
   }
   auto app_ptr = make_app();
@@ -222,6 +222,7 @@ int run_train(const Args& given) {
   r.overlap = !s.no_overlap;
   r.pin = !s.no_pin;
   r.loss = graph::parse_loss(s.loss_name);
+  s.data.fit_mode();  // a bad --fit is refused even where the samples need no fitting
   r.train_set = s.data.load_train(r.seed);
   r.test_set = s.data.load_test(r.seed);
   r.data_description = s.data.describe();

@@ -165,6 +165,14 @@ TEST(CliFoundation, SamplesAreFittedToTheModelsInput) {
   expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--input", "1x16x16", "--data", data,
                               "--fit", "pad", "--out", out + "2"}),
                    "--fit pad cannot shrink");
+  // A bad --fit is refused even where the data's samples are the model's input already.
+  expect_bad_input(run_telar({"train", "--model", "mnist_cnn", "--input", "1x20x20", "--data", data,
+                              "--fit", "crop", "--out", out + "2"}),
+                   "resize or pad");
+  // Evaluated without --data: the run's own data, fitted as it was trained.
+  auto own = run_telar({"eval", "--checkpoint", out, "--json"});
+  ASSERT_EQ(own.status, 0) << own.err;
+  EXPECT_DOUBLE_EQ(last_json_line(own.out)["accuracy"].get<double>(), accuracy);
   EXPECT_FALSE(fs::exists(out + "2"));
 }
 
@@ -293,6 +301,12 @@ TEST(CliFoundation, BadOptionsAndModelsAreOneLineErrors) {
   expect_bad_input(with({"--model", "mlp:100-10"}), "100");
   EXPECT_FALSE(fs::exists(out)) << "no run directory after bad input";
   expect_bad_input(run_telar({"frobnicate"}), "unknown command");
+  // --resume of what is not a training run says so (it asked for --model).
+  expect_bad_input(run_telar({"train", "--resume", out, "--epochs", "2"}), "no such directory");
+  fs::create_directories(out);
+  expect_bad_input(run_telar({"train", "--resume", out}), "holds no run (no run.json)");
+  telar::write_file_atomic(fs::path(out) / "run.json", R"({"command": "adapt", "config": {}})");
+  expect_bad_input(run_telar({"train", "--resume", out}), "holds a run of 'adapt', not of 'train'");
 }
 
 TEST(CliFoundation, UnwritableOutputDirectory) {
@@ -405,6 +419,13 @@ TEST(CliFoundation, EvalOfTheValidationSplitMatchesTheRun) {
   EXPECT_DOUBLE_EQ(evaluated["accuracy"].get<double>(),
                    trained["validation"]["accuracy"].get<double>());
   EXPECT_NEAR(evaluated["loss"].get<double>(), trained["validation"]["loss"].get<double>(), 1e-5);
+  // Without --data, the data the run was trained on (as its options record it).
+  auto own = run_telar({"eval", "--checkpoint", out, "--split", "validation", "--json"});
+  ASSERT_EQ(own.status, 0) << own.err;
+  EXPECT_NE(own.out.find("on synthetic/train (validation part) (64 samples)"), std::string::npos)
+      << own.out;
+  EXPECT_EQ(nlohmann::json::parse(own.out.substr(own.out.rfind("\n{") + 1))["accuracy"],
+            evaluated["accuracy"]);
   expect_bad_input(run_telar({"eval", "--checkpoint", out, "--data", "synthetic:256:1x28x28:10",
                               "--validation", "0.1"}),
                    "--split validation");
