@@ -81,6 +81,10 @@ Precision parse_precision(std::string_view text, std::string_view what) {
   fail("{} '{}' is not a precision telar runs; give fp32, bf16 or int8", what, text);
 }
 
+bool runs_int8(const BackendSpec& spec) {
+  return spec.kind == "cpu" && spec.target != "ref" && spec.options.count("ref") == 0;
+}
+
 bool built_in(const std::string& kind) {
   if (kind == "cuda") return modules::built("cuda");
   return kind == "cpu" || kind == "sim";

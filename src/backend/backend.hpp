@@ -32,6 +32,9 @@ enum class Precision : std::uint8_t { FP32, BF16, INT8 };
 std::string_view precision_name(Precision precision);  // "fp32", "bf16", "int8"
 // Parses "fp32", "bf16" or "int8"; throws telar::Error naming the choices.
 Precision parse_precision(std::string_view text, std::string_view what);
+// Whether the backend runs int8 (and bf16): the cpu on oneDNN's primitives, not cpu:ref, a sim
+// target or a GPU. A quantized model runs at int8 by default where this holds.
+bool runs_int8(const BackendSpec& spec);
 
 struct CompileOptions {
   CompileOptions() = default;

@@ -186,7 +186,7 @@ int run_bench(const Args& args) {
   }
 
   // Every target compiled (and so checked) before the run directory is made. A quantized
-  // model is benched at int8 too by default, where the target runs int8 (the cpu).
+  // model is benched at int8 too by default, where the target runs int8 (the cpu on oneDNN).
   const bool int8_by_default =
       precision_texts.empty() && trained && trained->quantization != nullptr;
   if (precision_texts.empty())
@@ -199,7 +199,7 @@ int run_bench(const Args& args) {
   for (const std::string& text : target_texts)
     for (const backend::Precision precision : precisions) {
       if (int8_by_default && precision == backend::Precision::INT8 &&
-          backend::parse_backend_spec(text).kind != "cpu")
+          !backend::runs_int8(backend::parse_backend_spec(text)))
         continue;
       targets.push_back(compile_target(text, precision, g, params, !no_optimize,
                                        trained ? trained->quantization : nullptr));

@@ -9,7 +9,7 @@ BenchTarget compile_target(const std::string& text, backend::Precision precision
                            const graph::Graph& graph, graph::ParameterSet& weights, bool optimize,
                            std::shared_ptr<const backend::QuantizationTable> quantization) {
   BenchTarget t{text, backend::parse_backend_spec(text), precision, nullptr, std::nullopt};
-  backend::check_usable(t.spec, "--target cpu");
+  backend::check_usable(t.spec, "cpu");  // bench --target, crosseval --targets
   backend::CompileOptions options;
   options.precision = precision;
   options.quantization = std::move(quantization);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,54 @@
 #include "core/threads.hpp"
 
 namespace telar::cli {
+
+namespace {
+
+// The names of `app`'s options and of its sub-commands' options ("--epochs", "-h").
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  const auto add = [&](const CLI::App& a) {
+    for (const CLI::Option* opt : a.get_options()) {
+      for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+      for (const std::string& n : opt->get_snames()) names.push_back("-" + n);
+    }
+  };
+  add(app);
+  for (const CLI::App* sub : app.get_subcommands({})) add(*sub);
+  return names;
+}
+
+// What was wrong, in the user's words where CLI11's are not: an unknown option or sub-command,
+// with the nearest one that exists.
+std::string explain(const CLI::App& app, const Args& args, const CLI::ParseError& error) {
+  const std::vector<std::string> options = option_names(app);
+  for (const std::string& a : args) {
+    if (a.size() < 2 || a[0] != '-' || a == "--" ||
+        std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.')
+      continue;  // a value (-1, -0.5), not an option
+    const std::string name = a.substr(0, a.find('='));
+    if (std::find(options.begin(), options.end(), name) != options.end()) continue;
+    const std::string near = closest_match(name, options);
+    return fmt::format("unknown option '{}'{}", name,
+                       near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+  }
+  std::vector<std::string> subcommands;
+  for (const CLI::App* sub : app.get_subcommands({})) subcommands.push_back(sub->get_name());
+  if (!subcommands.empty()) {
+    const auto first = std::find_if(args.begin(), args.end(),
+                                    [](const std::string& a) { return a.rfind("-", 0) != 0; });
+    if (first != args.end() &&
+        std::find(subcommands.begin(), subcommands.end(), *first) == subcommands.end()) {
+      const std::string near = closest_match(*first, subcommands);
+      return fmt::format("unknown sub-command '{}'{}; give one of {}", *first,
+                         near.empty() ? "" : fmt::format(" (did you mean {}?)", near),
+                         fmt::join(subcommands, ", "));
+    }
+  }
+  return error.what();
+}
+
+}  // namespace
 
 bool parse(CLI::App& app, const Args& args, const std::string& command, int* exit_code) {
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -33,7 +82,7 @@ bool parse(CLI::App& app, const Args& args, const std::string& command, int* exi
     *exit_code = 0;
     return false;
   } catch (const CLI::ParseError& e) {
-    fail("{}; see `telar {} --help`", e.what(), command);
+    fail("{}; see `telar {} --help`", explain(app, args, e), command);
   }
   return true;
 }

@@ -74,11 +74,12 @@ int run_eval(const Args& args) {
     for (std::int64_t i = 0; i < set.size(); ++i) indices.push_back(i);
   }
   const graph::Graph g = graph::with_loss(trained.net, trained.loss);
-  // A quantized model runs at int8 by default where the backend runs int8 (the cpu).
+  // A quantized model runs at int8 by default where the backend runs int8 (the cpu on oneDNN).
   if (precision.empty())
-    precision = trained.quantization && backend::parse_backend_spec(backend_name).kind == "cpu"
-                    ? "int8"
-                    : "fp32";
+    precision =
+        trained.quantization && backend::runs_int8(backend::parse_backend_spec(backend_name))
+            ? "int8"
+            : "fp32";
   backend::CompileOptions options;
   options.precision = backend::parse_precision(precision, "--precision");
   options.quantization = trained.quantization;

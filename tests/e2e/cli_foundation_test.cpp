@@ -301,6 +301,11 @@ TEST(CliFoundation, BadOptionsAndModelsAreOneLineErrors) {
   expect_bad_input(with({"--model", "mlp:100-10"}), "100");
   EXPECT_FALSE(fs::exists(out)) << "no run directory after bad input";
   expect_bad_input(run_telar({"frobnicate"}), "unknown command");
+  // A mistyped option or sub-command: the nearest that exists.
+  expect_bad_input(with({"--epoch", "2"}), "unknown option '--epoch' (did you mean --epochs?)");
+  expect_bad_input(run_telar({"lut", "biuld", "--model", "mnist_cnn"}),
+                   "unknown sub-command 'biuld' (did you mean build?)");
+  expect_bad_input(with({"--lr", "-0.5"}), "--lr");  // a negative value is not an option
   // --resume of what is not a training run says so (it asked for --model).
   expect_bad_input(run_telar({"train", "--resume", out, "--epochs", "2"}), "no such directory");
   fs::create_directories(out);

@@ -412,7 +412,8 @@ std::unique_ptr<Executable> compile(const BackendSpec& spec, const graph::Graph&
             dispatched_isa());
     require(options.quantization != nullptr,
             "--precision int8 needs calibration: quantize the model first (telar quantize "
-            "--checkpoint RUN --data fashion-mnist --out DIR) and give DIR as --checkpoint");
+            "--checkpoint RUN --data fashion-mnist --out DIR), then run DIR (telar eval|bench "
+            "--checkpoint DIR)");
   }
   std::string name = use_dnnl ? "cpu" : "cpu:ref";
   if (threads > 0) name += fmt::format(":threads={}", threads);
