@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -367,9 +368,10 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
     }
     require(h.header.target == target && h.header.precision == t.header_.precision &&
                 h.header.model == graph.name(),
-            "{} holds the table of {} on {} ({}); give another --out to build one for {} on {}",
+            "{} holds the table of {} on {} ({}); give another --out to build one for {} on {} "
+            "({})",
             file.string(), h.header.model, h.header.target, h.header.precision, graph.name(),
-            target);
+            target, t.header_.precision);
     std::string kept = line + "\n";
     for (int number = 2; std::getline(in, line); ++number) {
       FileLine e;
@@ -389,7 +391,9 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
     std::ofstream(file, std::ios::trunc) << kept;  // without the cut line, to append after
   } else {
     std::ofstream out(file);
-    require(static_cast<bool>(out), "cannot write {}", file.string());
+    require(static_cast<bool>(out),
+            "cannot write {}: {}; check that its directory exists and is writable", file.string(),
+            std::strerror(errno));
     out << nlohmann::json{{"format", "telar-lut"}, {"version", kFormatVersion},
                           {"target", target},      {"precision", t.header_.precision},
                           {"model", graph.name()}, {"layers", t.keys_}}

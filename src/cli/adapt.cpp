@@ -61,7 +61,7 @@ int adapt_command(const Args& args,
                  "the trained network: a run directory of telar train (or of telar adapt)");
   app.add_option("--target", target,
                  "where latency is measured: cpu, cpu:threads=N, cuda:N, sim:CFG (default cpu)");
-  add_precision_option(app, &precision);
+  add_precision_option(app, &precision, /*timed_only=*/true);
   app.add_option("--resource", resource_text,
                  "what to reduce: latency (measured on --target), macs or params");
   app.add_option("--budget", o.budget,
@@ -152,7 +152,7 @@ int adapt_command(const Args& args,
   nlohmann::json config = nlohmann::json::object();
   std::optional<TrainedModel> trained;
   if (!checkpoint.empty()) {
-    refuse_quantized(checkpoint, "telar adapt (it fine-tunes)");
+    refuse_quantized(checkpoint, "telar adapt fine-tunes it");
     trained.emplace(load_trained_model(checkpoint, "--checkpoint"));
     config = trained->config;
   }
@@ -414,11 +414,14 @@ int run_adapt(const Args& args) {
     merged.push_back(a);
   }
   merged.insert(merged.end(), extra.begin(), extra.end());
-  require(state.finished.empty() ||
-              std::find(extra.begin(), extra.end(), "--max-iterations") != extra.end(),
-          "the adaptation in {} has finished ({}); nothing to resume (give a larger "
-          "--max-iterations to go on)",
-          dir.string(), state.finished);
+  const bool by_iterations = state.finished.rfind("reached --max-iterations", 0) == 0;
+  require(state.finished.empty() || (by_iterations && std::find(extra.begin(), extra.end(),
+                                                                "--max-iterations") != extra.end()),
+          "the adaptation in {} has finished ({}); nothing to resume{}", dir.string(),
+          state.finished,
+          by_iterations ? " (give a larger --max-iterations to go on)"
+                        : " (adapt the run's checkpoint again, with another --budget, into a new "
+                          "--out)");
   return adapt_command(merged, std::make_pair(dir, std::move(state)));
 }
 

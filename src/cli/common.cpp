@@ -139,11 +139,15 @@ void add_no_optimize_flag(CLI::App& app, bool* no_optimize) {
                "identity (docs/inference.md)");
 }
 
-void add_precision_option(CLI::App& app, std::string* precision) {
-  app.add_option("--precision", *precision,
-                 "fp32 (default), bf16 (convolutions and Linear on oneDNN's bf16 primitives, f32 "
-                 "accumulation; needs avx512_bf16 or AMX; docs/inference.md) or int8 (a model "
-                 "quantized by telar quantize; the default for one; docs/quantize.md)");
+void add_precision_option(CLI::App& app, std::string* precision, bool timed_only) {
+  app.add_option(
+      "--precision", *precision,
+      fmt::format("fp32 (default), bf16 (convolutions and Linear on oneDNN's bf16 primitives, f32 "
+                  "accumulation; needs avx512_bf16 or AMX; docs/inference.md) or int8 ({})",
+                  timed_only ? "each model quantized with the ranges of the random input it is "
+                               "timed on: the int8 kernels' speed does not depend on them"
+                             : "a model quantized by telar quantize; the default for one; "
+                               "docs/quantize.md"));
 }
 
 void add_threads_option(CLI::App& app, int* threads) {

@@ -30,8 +30,10 @@ void add_overwrite_flag(CLI::App& app, bool* overwrite, const char* what = "run"
 // Adds --no-optimize: run the model as built, without inference compilation's graph passes.
 void add_no_optimize_flag(CLI::App& app, bool* no_optimize);
 
-// Adds --precision fp32|bf16 (backend::Precision; parsed with backend::parse_precision).
-void add_precision_option(CLI::App& app, std::string* precision);
+// Adds --precision fp32|bf16|int8 (backend::Precision; parsed with backend::parse_precision).
+// `timed_only`: the command times models at int8 with ranges of random input (adapt, lut), not
+// a model quantized by telar quantize.
+void add_precision_option(CLI::App& app, std::string* precision, bool timed_only = false);
 
 // Adds --threads (default: all cores) and applies it after parsing via apply_threads().
 void add_threads_option(CLI::App& app, int* threads);

@@ -65,6 +65,10 @@ int run_infer(const Args& args) {
             "--inputs {}: shape {} does not fit the model's input {} (the first dimension is "
             "the batch)",
             inputs_file, shape_str(x.shape()), shape_str(declared));
+    require(app.count("--batch") == 0 || batch == x.dim(0),
+            "--inputs {} holds a batch of {}, not --batch {}; leave --batch out (the file's "
+            "first dimension is the batch)",
+            inputs_file, x.dim(0), batch);
     batch = x.dim(0);
     require(batch >= 1, "--inputs {}: the batch is empty", inputs_file);
   } else {

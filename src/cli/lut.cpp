@@ -122,8 +122,10 @@ int run_lut(const Args& args) {
     a->add_option("--checkpoint", checkpoint, "the model of a run (telar train or adapt)");
     add_threads_option(*a, &threads);
   }
-  build->add_option("--target", target, "where to measure: cpu, cpu:threads=N, cuda:N");
-  add_precision_option(*build, &precision);
+  build->add_option("--target", target,
+                    "where to measure: cpu, cpu:threads=N, cuda:N or sim:CONFIG.cfg (a simulated "
+                    "accelerator: its cycles)");
+  add_precision_option(*build, &precision, /*timed_only=*/true);
   build->add_option("--out", out, "the table's file (a build that was stopped continues it)")
       ->required();
   build->add_flag("--refit", refit,

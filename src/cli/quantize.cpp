@@ -88,7 +88,7 @@ int run_quantize(const Args& args) {
           "int8 needs a CPU with VNNI (avx512_vnni or avx_vnni); oneDNN dispatches to {} here",
           backend::cpu::dispatched_isa());
 
-  refuse_quantized(checkpoint, "telar quantize (a model is quantized from its fp32 weights)");
+  refuse_quantized(checkpoint, "telar quantize starts from a model's fp32 weights");
   TrainedModel trained = load_trained_model(checkpoint, "--checkpoint");
   const nlohmann::json& config = trained.config;
   if (!excluded.empty()) {

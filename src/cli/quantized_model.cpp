@@ -61,13 +61,13 @@ std::shared_ptr<const backend::QuantizationTable> read_quantization(
   return table;
 }
 
-void refuse_quantized(const fs::path& dir, const std::string& what) {
+void refuse_quantized(const fs::path& dir, const std::string& why) {
   const fs::path folder = fs::is_directory(dir) ? dir : dir.parent_path();
   if (!fs::exists(folder / kQuantizationFileName)) return;
   fail(
-      "{} is a quantized model (telar quantize): it runs inference only, and {} trains; give "
-      "the run it was quantized from",
-      dir.string(), what);
+      "{} is a quantized model (telar quantize), for inference only, and {}; give the run it "
+      "was quantized from",
+      dir.string(), why);
 }
 
 }  // namespace telar::cli

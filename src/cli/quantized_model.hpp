@@ -25,7 +25,7 @@ std::shared_ptr<const backend::QuantizationTable> read_quantization(
     const std::filesystem::path& checkpoint_file);
 
 // Throws telar::Error where `dir` (a run directory or checkpoint file) is a quantized model:
-// `what` is the command that refuses it ("telar train --resume").
-void refuse_quantized(const std::filesystem::path& dir, const std::string& what);
+// `why` says why the command refuses it ("telar train --resume trains it").
+void refuse_quantized(const std::filesystem::path& dir, const std::string& why);
 
 }  // namespace telar::cli

@@ -170,7 +170,7 @@ int run_train(const Args& given) {
     int code = 0;
     if (!parse(*probe, given, "train", &code)) return code;
     if (!p.resume.empty()) {
-      refuse_quantized(p.resume, "telar train --resume");
+      refuse_quantized(p.resume, "telar train --resume trains it");
       args = with_resumed_options(p.resume, given, "train");
     }
   }

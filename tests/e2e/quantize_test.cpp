@@ -128,6 +128,11 @@ TEST(Quantize, CalibratesSavesAndRunsAtInt8InEvalAndBench) {
   auto me = run_telar({"eval", "--checkpoint", mixed_dir, "--data", kData, "--json"});
   ASSERT_EQ(me.status, 0) << me.err;
   EXPECT_EQ(last_json(me.out)["precision"], "int8");
+  // On the reference kernels (no int8) it runs at fp32 unless told otherwise.
+  auto ref = run_telar(
+      {"eval", "--checkpoint", mixed_dir, "--data", kData, "--backend", "cpu:ref", "--json"});
+  ASSERT_EQ(ref.status, 0) << ref.err;
+  EXPECT_EQ(last_json(ref.out)["precision"], "fp32");
   expect_refused(run_telar({"quantize", "--checkpoint", run, "--data", kData, "--exclude", "pool1",
                             "--out", dir + "/bad"}),
                  "--exclude pool1");

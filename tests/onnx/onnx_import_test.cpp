@@ -523,6 +523,12 @@ TEST(OnnxCli, ModelsShowAndInferOnGivenInputs) {
   // x W: (1,1)->(0, 2), (3,-1)->(4, 6), (0,2)->(-2, 0); relu.
   const std::vector<float> expected{0, 2, 4, 6, 0, 0};
   for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(out.f32()[i], expected[i]) << i;
+  // The file's batch is the batch: another --batch beside it is refused, not ignored.
+  const auto batch =
+      telar::testing::run_telar({"infer", "--model", model.string(), "--inputs", x.string(),
+                                 "--outputs", y.string(), "--batch", "4"});
+  EXPECT_EQ(batch.status, 2);
+  EXPECT_NE(batch.err.find("holds a batch of 3, not --batch 4"), std::string::npos) << batch.err;
 
   write_npy(x, Tensor::from(std::vector<float>{1, 2, 3}, {1, 3}));
   const auto bad = telar::testing::run_telar(
