@@ -115,15 +115,16 @@ int run_simulate(const Args& args) {
       "accelerator model. See docs/simulate.md.",
       "simulate"};
   ModelOptions model;
-  model.add_to(app);
+  model.add_to(app, "", /*required=*/false);
   std::string checkpoint, backends_text, out, tile_dir, energy_table;
   std::int64_t batch = 1;
   double weight_sparsity = 0.0;
   std::uint64_t seed = 0;
   bool json = false, exact = false, no_files = false, overwrite = false;
   app.add_option("--checkpoint", checkpoint,
-                 "weights from a telar train run (its directory or "
-                 "checkpoint file); default: random weights");
+                 "a model with its weights from a telar train or adapt run (its directory or "
+                 "checkpoint file); with --model, only the weights (checked against it); "
+                 "default: --model with random weights");
   app.add_option("--backend", backends_text,
                  "sim:CONFIG.cfg or sim:HYBRID.toml; several separated by commas to compare")
       ->required();
@@ -168,8 +169,22 @@ int run_simulate(const Args& args) {
     require(fs::is_directory(tile_dir), "--tiles {}: not a directory", tile_dir);
   if (!energy_table.empty()) sim::load_energy_table(energy_table);
 
-  auto [net, params] = model.load(seed);  // an ONNX model's own weights, unless --init random
-  if (!checkpoint.empty()) {
+  require(!model.model.empty() || !checkpoint.empty(),
+          "give the model to simulate: --model NAME|FILE.onnx, or --checkpoint RUN (a telar "
+          "train or adapt run)");
+  graph::Graph net;
+  graph::ParameterSet params;
+  if (model.model.empty()) {
+    // The run's own model: its input, classes, and channel counts as adapted.
+    TrainedModel trained = load_trained_model(checkpoint, "--checkpoint");
+    net = std::move(trained.net);
+    params = std::move(trained.weights);
+  } else {
+    LoadedModel loaded = model.load(seed);  // an ONNX model's own weights, unless --init random
+    net = std::move(loaded.graph);
+    params = std::move(loaded.weights);
+  }
+  if (!checkpoint.empty() && !model.model.empty()) {
     // The weights of a run of --model (its structure comes from --model, checked against the
     // checkpoint's fingerprint).
     const fs::path path = checkpoint_file(checkpoint, "--checkpoint");
@@ -236,12 +251,13 @@ int run_simulate(const Args& args) {
     results.push_back(std::move(r));
   }
 
-  SimulateRun info{model.model, batch, weight_sparsity, checkpoint, run_path};
+  const std::string model_name = model.model.empty() ? net.name() : model.model;
+  SimulateRun info{model_name, batch, weight_sparsity, checkpoint, run_path};
   for (const SimulatedBackend& r : results) print_layer_table(std::cout, info, r);
   if (results.size() > 1) print_comparison(std::cout, results);
   write_simulation_outputs(run, info, results);
   run.write_run_json("simulate",
-                     {{"model", model.model},
+                     {{"model", model_name},
                       {"input", model.input},
                       {"classes", model.classes},
                       {"checkpoint", checkpoint},

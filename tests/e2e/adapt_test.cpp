@@ -81,6 +81,18 @@ TEST(AdaptCli, HalvesTheMacsAndWritesACheckpointEvalBenchAndExportTake) {
     ASSERT_EQ(show.status, 0) << show.err;
     EXPECT_EQ(last_json(show.out)["parameters"], j["adapted_parameters"]) << file;
   }
+  // simulate takes it alone (its model, input and channel counts from the run): the simulated
+  // network computes what the CPU computes, with fewer cycles than the original's.
+  const std::string tpu = std::string("sim:") + TELAR_SOURCE_DIR + "/configs/tpu_16_16_pes.cfg";
+  const auto cycles = [&](const std::string& checkpoint) {
+    auto s =
+        run_telar({"simulate", "--checkpoint", checkpoint, "--backend", tpu, "--no-stonne-files",
+                   "--out", fresh_temp_dir("adapt-sim") + "/run", "--json"});
+    EXPECT_EQ(s.status, 0) << s.err;
+    EXPECT_NE(s.out.find("outputs equal the cpu backend's"), std::string::npos) << s.out;
+    return last_json(s.out)["cycles"].get<std::int64_t>();
+  };
+  EXPECT_LT(cycles(out), cycles(trained_run()));
 }
 
 TEST(AdaptCli, AMeasuredLatencyBudgetOnTheCpu) {
