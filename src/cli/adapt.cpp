@@ -252,7 +252,7 @@ int adapt_command(const Args& args,
   // Each iteration's model is kept as the run's checkpoint as it goes.
   const auto save = [&](const graph::Graph& g, const graph::ParameterSet& w,
                         const nlohmann::json& extra) {
-    nlohmann::json c = config;
+    nlohmann::json c = data.recorded_in(config);  // the data it was fine-tuned on
     c["channels"] = adapt::channel_counts(g);
     c["adapted_for"] = adapted_for;
     c.update(extra);

@@ -48,8 +48,15 @@ std::string explain(const CLI::App& app, const Args& args, const CLI::ParseError
   std::vector<std::string> subcommands;
   for (const CLI::App* sub : app.get_subcommands({})) subcommands.push_back(sub->get_name());
   if (!subcommands.empty()) {
-    const auto first = std::find_if(args.begin(), args.end(),
-                                    [](const std::string& a) { return a.rfind("-", 0) != 0; });
+    // The first word that is neither an option nor an option's value.
+    auto first = args.begin();
+    while (first != args.end() && first->rfind("-", 0) == 0) {
+      const CLI::Option* opt = app.get_option_no_throw(first->substr(0, first->find('=')));
+      const bool valued =
+          opt && opt->get_expected_min() > 0 && first->find('=') == std::string::npos;
+      ++first;
+      if (valued && first != args.end()) ++first;
+    }
     if (first != args.end() &&
         std::find(subcommands.begin(), subcommands.end(), *first) == subcommands.end()) {
       const std::string near = closest_match(*first, subcommands);
@@ -181,6 +188,24 @@ std::int64_t parse_bytes(const std::string& text, std::string_view what) {
   return static_cast<std::int64_t>(value * static_cast<double>(scale));
 }
 
+namespace {
+
+// A data option's value with its file or directory made absolute: a run's options are read
+// again from elsewhere (eval --checkpoint ../a/run, --resume).
+std::string with_absolute_paths(const std::string& name, const std::string& value) {
+  if (value.empty()) return value;
+  if (name == "--train-images" || name == "--train-labels" || name == "--test-images" ||
+      name == "--test-labels")
+    return std::filesystem::absolute(value).string();
+  if (name == "--data")
+    for (const std::string prefix : {"fashion-mnist:", "mnist:"})
+      if (value.rfind(prefix, 0) == 0 && value.size() > prefix.size())
+        return prefix + std::filesystem::absolute(value.substr(prefix.size())).string();
+  return value;
+}
+
+}  // namespace
+
 std::vector<std::string> options_to_keep(const CLI::App& app) {
   std::vector<std::string> tokens;
   for (const CLI::Option* opt : app.get_options()) {
@@ -192,7 +217,8 @@ std::vector<std::string> options_to_keep(const CLI::App& app) {
       tokens.push_back(name);
       continue;
     }
-    for (const std::string& value : opt->results()) tokens.push_back(name + "=" + value);
+    for (const std::string& value : opt->results())
+      tokens.push_back(name + "=" + with_absolute_paths(name, value));
   }
   return tokens;
 }

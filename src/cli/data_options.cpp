@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "train/data/data_spec.hpp"
 #include "train/data/mnist.hpp"
@@ -45,9 +47,13 @@ DataOptions DataOptions::following(const nlohmann::json& run_config) const {
   const bool given =
       app_ && (app_->count("--data") > 0 || !train_images.empty() || !train_labels.empty() ||
                !test_images.empty() || !test_labels.empty());
-  if (given || !run_config.contains("options") || !run_config["options"].is_array()) return *this;
+  if (given || !run_config.is_object()) return *this;
   DataOptions run = *this;
-  for (const auto& option : run_config["options"]) {
+  // A preset's data is set in code, not recorded among the options: the run's resolved --data.
+  if (run_config.contains("data") && run_config["data"].is_string())
+    run.data = run_config["data"].get<std::string>();
+  const nlohmann::json options = run_config.value("options", nlohmann::json::array());
+  for (const auto& option : options.is_array() ? options : nlohmann::json::array()) {
     if (!option.is_string()) continue;
     const std::string text = option.get<std::string>();
     const auto eq = text.find('=');
@@ -61,6 +67,29 @@ DataOptions DataOptions::following(const nlohmann::json& run_config) const {
       if (flag == name) *field = value;
   }
   return run;
+}
+
+nlohmann::json DataOptions::recorded_in(const nlohmann::json& run_config) const {
+  nlohmann::json config = run_config.is_object() ? run_config : nlohmann::json::object();
+  const bool given =
+      app_ && (app_->count("--data") > 0 || !train_images.empty() || !train_labels.empty() ||
+               !test_images.empty() || !test_labels.empty());
+  if (!given) return config;
+  nlohmann::json options = nlohmann::json::array();
+  const std::vector<std::string> flags = {"--data", "--train-images", "--train-labels",
+                                          "--test-images", "--test-labels"};
+  if (config.contains("options") && config["options"].is_array())
+    for (const auto& option : config["options"]) {
+      const std::string text = option.is_string() ? option.get<std::string>() : "";
+      if (std::find(flags.begin(), flags.end(), text.substr(0, text.find('='))) == flags.end())
+        options.push_back(option);
+    }
+  for (const std::string& token : options_to_keep(*app_))
+    if (std::find(flags.begin(), flags.end(), token.substr(0, token.find('='))) != flags.end())
+      options.push_back(token);
+  config["options"] = options;
+  config["data"] = describe();
+  return config;
 }
 
 train::Dataset DataOptions::load_train(std::uint64_t seed, const nlohmann::json& run_config) const {

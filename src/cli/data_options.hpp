@@ -22,6 +22,10 @@ struct DataOptions {
   train::Dataset load_train(std::uint64_t seed, const nlohmann::json& run_config = {}) const;
   train::Dataset load_test(std::uint64_t seed, const nlohmann::json& run_config = {}) const;
   std::string describe() const;
+  // The data options `run_config` records (its "data" and the data flags among its "options"),
+  // replaced by those given here, if any: what a run made from that run's model records, so
+  // that its eval, bench and quantize read the data it was made with (telar adapt).
+  nlohmann::json recorded_in(const nlohmann::json& run_config) const;
   // How samples of another shape are fitted to a model's input: --fit, else as the run whose
   // configuration is `run_config` was trained, else by resizing.
   train::FitMode fit_mode(const nlohmann::json& run_config = {}) const;

@@ -175,6 +175,11 @@ int run_simulate(const Args& args) {
   graph::Graph net;
   graph::ParameterSet params;
   if (model.model.empty()) {
+    for (const char* option : {"--input", "--classes", "--init"})
+      require(app.count(option) == 0,
+              "{} shapes --model; --checkpoint alone simulates the run's own model (its input, "
+              "classes and channel counts): leave {} out, or give --model",
+              option, option);
     // The run's own model: its input, classes, and channel counts as adapted.
     TrainedModel trained = load_trained_model(checkpoint, "--checkpoint");
     net = std::move(trained.net);
@@ -258,8 +263,8 @@ int run_simulate(const Args& args) {
   write_simulation_outputs(run, info, results);
   run.write_run_json("simulate",
                      {{"model", model_name},
-                      {"input", model.input},
-                      {"classes", model.classes},
+                      {"input", fmt::format("{}", fmt::join(sample_input(net), "x"))},
+                      {"classes", net.value(net.outputs()[0]).shape.back()},
                       {"checkpoint", checkpoint},
                       {"backends", backends},
                       {"batch", batch},

@@ -434,6 +434,23 @@ TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   EXPECT_FALSE(fs::exists(root + "/no"));
 }
 
+// An adapted run records the data it was fine-tuned on (here: given to adapt, not to a training
+// run), so that eval of its checkpoint reads that data without being told.
+TEST(AdaptCli, AnAdaptedRunRecordsTheDataItWasTunedOn) {
+  const std::string out = fresh_temp_dir("adapt-data") + "/run";
+  auto a = run_telar({"adapt", "--model", "mnist_cnn", "--input", "1x16x16", "--data", kData,
+                      "--resource", "macs", "--budget", "0.7", "--delta", "0.2",
+                      "--short-term-iterations", "2", "--max-iterations", "1", "--out", out});
+  ASSERT_EQ(a.status, 0) << a.err;
+  auto own = run_telar({"eval", "--checkpoint", out, "--json"});
+  auto told = run_telar({"eval", "--checkpoint", out, "--data", kData, "--json"});
+  ASSERT_EQ(own.status, 0) << own.err;
+  ASSERT_EQ(told.status, 0) << told.err;
+  EXPECT_EQ(last_json(own.out)["samples"], last_json(told.out)["samples"]);
+  EXPECT_EQ(last_json(own.out)["accuracy"], last_json(told.out)["accuracy"]);
+  EXPECT_NE(own.out.find("synthetic/test"), std::string::npos) << own.out;
+}
+
 TEST(AdaptCli, BadInputIsOneLineAndWritesNothing) {
   const std::string out = fresh_temp_dir("adapt-bad") + "/run";
   const std::vector<std::string> base = {

@@ -305,7 +305,8 @@ TEST(CliFoundation, BadOptionsAndModelsAreOneLineErrors) {
   expect_bad_input(with({"--epoch", "2"}), "unknown option '--epoch' (did you mean --epochs?)");
   expect_bad_input(run_telar({"lut", "biuld", "--model", "mnist_cnn"}),
                    "unknown sub-command 'biuld' (did you mean build?)");
-  expect_bad_input(with({"--lr", "-0.5"}), "--lr");  // a negative value is not an option
+  // A negative value is not an option: the mistyped one beside it is found.
+  expect_bad_input(with({"--lr", "-0.5", "--epoch", "2"}), "did you mean --epochs?");
   // --resume of what is not a training run says so (it asked for --model).
   expect_bad_input(run_telar({"train", "--resume", out, "--epochs", "2"}), "no such directory");
   fs::create_directories(out);
