@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "train/data/data_spec.hpp"
@@ -41,13 +43,37 @@ train::Dataset load(const DataOptions& o, bool training, std::uint64_t seed) {
                              seed);
 }
 
+// The options that say which data a command reads, and the fields they set (data_field).
+constexpr std::array<std::string_view, 5> kDataFlags = {
+    "--data", "--train-images", "--train-labels", "--test-images", "--test-labels"};
+
+bool is_data_flag(std::string_view flag) {
+  return std::find(kDataFlags.begin(), kDataFlags.end(), flag) != kDataFlags.end();
+}
+
+// The field of `o` that data flag `flag` sets, else nullptr.
+std::string* data_field(DataOptions& o, std::string_view flag) {
+  const std::array<std::string*, kDataFlags.size()> fields = {
+      &o.data, &o.train_images, &o.train_labels, &o.test_images, &o.test_labels};
+  for (std::size_t i = 0; i < kDataFlags.size(); ++i)
+    if (flag == kDataFlags[i]) return fields[i];
+  return nullptr;
+}
+
+// "--flag=value" -> "--flag".
+std::string_view flag_of(std::string_view token) {
+  return token.substr(0, token.find('='));
+}
+
 }  // namespace
 
+bool DataOptions::given() const {
+  return app_ && (app_->count("--data") > 0 || !train_images.empty() || !train_labels.empty() ||
+                  !test_images.empty() || !test_labels.empty());
+}
+
 DataOptions DataOptions::following(const nlohmann::json& run_config) const {
-  const bool given =
-      app_ && (app_->count("--data") > 0 || !train_images.empty() || !train_labels.empty() ||
-               !test_images.empty() || !test_labels.empty());
-  if (given || !run_config.is_object()) return *this;
+  if (given() || !run_config.is_object()) return *this;
   DataOptions run = *this;
   // A preset's data is set in code, not recorded among the options: the run's resolved --data.
   if (run_config.contains("data") && run_config["data"].is_string())
@@ -58,35 +84,21 @@ DataOptions DataOptions::following(const nlohmann::json& run_config) const {
     const std::string text = option.get<std::string>();
     const auto eq = text.find('=');
     if (eq == std::string::npos) continue;
-    const std::string flag = text.substr(0, eq), value = text.substr(eq + 1);
-    for (auto [name, field] : {std::pair{"--data", &run.data},
-                               {"--train-images", &run.train_images},
-                               {"--train-labels", &run.train_labels},
-                               {"--test-images", &run.test_images},
-                               {"--test-labels", &run.test_labels}})
-      if (flag == name) *field = value;
+    if (std::string* field = data_field(run, flag_of(text))) *field = text.substr(eq + 1);
   }
   return run;
 }
 
 nlohmann::json DataOptions::recorded_in(const nlohmann::json& run_config) const {
   nlohmann::json config = run_config.is_object() ? run_config : nlohmann::json::object();
-  const bool given =
-      app_ && (app_->count("--data") > 0 || !train_images.empty() || !train_labels.empty() ||
-               !test_images.empty() || !test_labels.empty());
-  if (!given) return config;
+  if (!given()) return config;
   nlohmann::json options = nlohmann::json::array();
-  const std::vector<std::string> flags = {"--data", "--train-images", "--train-labels",
-                                          "--test-images", "--test-labels"};
   if (config.contains("options") && config["options"].is_array())
-    for (const auto& option : config["options"]) {
-      const std::string text = option.is_string() ? option.get<std::string>() : "";
-      if (std::find(flags.begin(), flags.end(), text.substr(0, text.find('='))) == flags.end())
+    for (const auto& option : config["options"])
+      if (!option.is_string() || !is_data_flag(flag_of(option.get<std::string>())))
         options.push_back(option);
-    }
   for (const std::string& token : options_to_keep(*app_))
-    if (std::find(flags.begin(), flags.end(), token.substr(0, token.find('='))) != flags.end())
-      options.push_back(token);
+    if (is_data_flag(flag_of(token))) options.push_back(token);
   config["options"] = options;
   config["data"] = describe();
   return config;

@@ -35,6 +35,8 @@ struct DataOptions {
                         const nlohmann::json& run_config = {}) const;
 
  private:
+  // Whether data was given on this command line (--data or files).
+  bool given() const;
   // These options, or where no data was given, the data options `run_config` records.
   DataOptions following(const nlohmann::json& run_config) const;
   const CLI::App* app_ = nullptr;  // where the options were parsed: which were given

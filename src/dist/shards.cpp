@@ -107,22 +107,13 @@ const train::Batch& ShardedTrainSource::batch(std::int64_t epoch, std::int64_t i
   const std::int64_t size = local_first_[static_cast<std::size_t>(index) + 1] - first;
   train::Batch& b = buffers_[size];
   if (!b.images.defined()) {
-    Shape shape{size};
-    const Shape sample = data_.sample_shape();
-    shape.insert(shape.end(), sample.begin(), sample.end());
-    b.images = Tensor(shape, DType::F32);
+    b.images = Tensor(data_.batch_shape(size), DType::F32);
     b.labels = Tensor({size}, DType::I64);
     b.size = size;
   }
-  const std::int64_t numel = data_.sample_numel();
-  float* dst = b.images.f32();
-  const std::int64_t* src_label = data_.labels.data<std::int64_t>();
-  std::int64_t* dst_label = b.labels.data<std::int64_t>();
-  for (std::int64_t i = 0; i < size; ++i) {
-    const std::int64_t row = local_rows_[static_cast<std::size_t>(first + i)];
-    data_.read_sample(row, dst + i * numel);
-    dst_label[i] = src_label[row];
-  }
+  data_.read_batch(std::span<const std::int64_t>(local_rows_)
+                       .subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(size)),
+                   b.images, b.labels);
   b.epoch = epoch;
   b.index = index;
   return b;

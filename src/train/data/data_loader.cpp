@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "core/error.hpp"
-#include "core/parallel.hpp"
 #include "core/rng.hpp"
 
 namespace telar::train {
@@ -35,7 +34,6 @@ DataLoader::DataLoader(Dataset data, std::vector<std::int64_t> indices, LoaderOp
           "data set '{}' has {} samples, fewer than one batch of {}, and the last partial batch "
           "is dropped; lower --batch-size",
           data_.name, samples(), options_.batch_size);
-  sample_numel_ = data_.sample_numel();
   order_.resize(indices_.size());
 }
 
@@ -80,10 +78,7 @@ std::span<const std::int64_t> DataLoader::order(std::int64_t epoch) {
 Batch& DataLoader::buffers_for(std::int64_t size) {
   Batch& buffers = size == options_.batch_size ? full_batch_ : last_batch_;
   if (buffers.size != size) {
-    Shape shape{size};
-    const Shape sample = data_.sample_shape();
-    shape.insert(shape.end(), sample.begin(), sample.end());
-    buffers.images = Tensor(shape, DType::F32);
+    buffers.images = Tensor(data_.batch_shape(size), DType::F32);
     buffers.labels = Tensor({size}, DType::I64);
     buffers.size = size;
   }
@@ -99,17 +94,9 @@ void DataLoader::fill(std::int64_t epoch, std::int64_t index, Tensor& images, Te
   require(labels.dtype() == DType::I64 && labels.numel() == size,
           "internal: batch labels tensor {} does not hold {} labels", shape_str(labels.shape()),
           size);
-  const std::span<const std::int64_t> served = order(epoch);
-  float* dst = images.f32();
-  const std::int64_t* src_label = data_.labels.data<std::int64_t>();
-  std::int64_t* dst_label = labels.data<std::int64_t>();
-  const std::int64_t first = index * options_.batch_size;
-  // Fitting a sample costs far more than copying it: the rows are split across the threads.
-  parallel_for(0, size, data_.fit && size > 1, [&](std::int64_t i) {
-    const auto row = served[static_cast<std::size_t>(first + i)];
-    data_.read_sample(row, dst + i * sample_numel_);
-    dst_label[i] = src_label[row];
-  });
+  data_.read_batch(order(epoch).subspan(static_cast<std::size_t>(index * options_.batch_size),
+                                        static_cast<std::size_t>(size)),
+                   images, labels);
 }
 
 const Batch& DataLoader::batch(std::int64_t epoch, std::int64_t index) {

@@ -86,7 +86,6 @@ class DataLoader : public BatchSource {
   std::vector<std::int64_t> indices_;  // the samples drawn from, in ascending given order
   std::vector<std::int64_t> order_;    // indices_ permuted for order_epoch_
   std::int64_t order_epoch_ = -1;
-  std::int64_t sample_numel_ = 0;  // floats per sample as read
   Batch full_batch_;
   Batch last_batch_;  // only when the last batch is smaller
 };

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 
 namespace telar::train {
 
@@ -27,6 +28,28 @@ void Dataset::read_sample(std::int64_t index, float* out) const {
     fit->apply(in, out);
   else
     std::copy_n(in, stored, out);
+}
+
+Shape Dataset::batch_shape(std::int64_t size) const {
+  Shape shape{size};
+  const Shape sample = sample_shape();
+  shape.insert(shape.end(), sample.begin(), sample.end());
+  return shape;
+}
+
+void Dataset::read_batch(std::span<const std::int64_t> rows, Tensor& images, Tensor& labels) const {
+  const auto size = static_cast<std::int64_t>(rows.size());
+  if (size == 0) return;
+  const std::int64_t numel = images.numel() / size;  // per sample, as read
+  float* dst = images.f32();
+  const std::int64_t* src_label = this->labels.data<std::int64_t>();
+  std::int64_t* dst_label = labels.data<std::int64_t>();
+  // Fitting a sample costs far more than copying it: the rows are split across the threads.
+  parallel_for(0, size, fit && size > 1, [&](std::int64_t i) {
+    const std::int64_t row = rows[static_cast<std::size_t>(i)];
+    read_sample(row, dst + i * numel);
+    dst_label[i] = src_label[row];
+  });
 }
 
 void Dataset::validate() const {

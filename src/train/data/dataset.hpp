@@ -29,6 +29,11 @@ struct Dataset {
   Shape stored_sample_shape() const;
   // Sample `index` as it is read (fitted where `fit` is set) into `out`, sample_numel() floats.
   void read_sample(std::int64_t index, float* out) const;
+  // The shape of a batch of `size` samples as read: {size, ...sample_shape()}.
+  Shape batch_shape(std::int64_t size) const;
+  // Samples `rows`, as read, into `images` (f32 batch_shape(rows.size())) and their labels into
+  // `labels` (i64 [rows.size()]); fitted samples are split across the compute threads.
+  void read_batch(std::span<const std::int64_t> rows, Tensor& images, Tensor& labels) const;
 
   // Checks the invariants above (dtypes, matching counts, labels in range); throws
   // telar::Error naming the data set and the first offending label.
