@@ -190,6 +190,54 @@ TEST(CpuBackend, EveryOneDnnOpAndLayoutChangeMatchesReference) {
   expect_backends_agree(b.finish(), {8, 11, 11}, 3, 6, 1e-4);
 }
 
+// SqueezeNet's fire module and DenseNet's growth: channel concatenations of values that arrive
+// in different layouts (a convolution's channels-last output, a depthwise one's; the network's
+// plain input, which makes a concatenation plain), with channel counts the 16-wide blocks do not
+// divide, one value concatenated twice and also read elsewhere, and a concatenation of
+// features; forward and every gradient against the reference kernels.
+Graph fire_modules() {
+  GraphBuilder b("fire");
+  ValueId x = b.input("x", {6, 9, 9});
+  ValueId sq = b.relu(b.conv2d(x, 12, 1, 1, 0, 1, true, "squeeze"), "r0");
+  ValueId e1 = b.relu(b.conv2d(sq, 20, 1, 1, 0, 1, true, "expand1x1"), "r1");
+  ValueId e3 = b.relu(b.conv2d(sq, 20, 3, 1, 1, 1, true, "expand3x3"), "r3");
+  ValueId dw = b.conv2d(e3, 20, 3, 1, 1, 20, false, "dw");
+  ValueId cat = b.concat({e1, e3, dw}, "cat");  // 60 channels
+  ValueId dense = b.concat({cat, b.conv2d(cat, 10, 3, 1, 1, 1, true, "growth"), e3}, "dense");
+  ValueId y = b.maxpool2d(b.relu(dense, "r4"), 2, 2, 0, "pool");
+  ValueId side = b.conv2d(b.concat({x, e1}, "with_input"), 8, 3, 1, 1, 1, true, "side");
+  ValueId features = b.concat({b.global_avgpool(y, "gap"), b.global_avgpool(side, "gap2")}, "f");
+  b.output(b.linear(b.flatten(features, "flat"), 5, "fc"));
+  return b.finish();
+}
+
+TEST(CpuBackend, ChannelConcatenationsMatchReference) {
+  expect_backends_agree(fire_modules(), {6, 9, 9}, 3, 5, 1e-4);
+}
+
+// Between bf16 convolutions a concatenation keeps bf16; the result stays within bf16's
+// rounding of fp32's.
+TEST(CpuBackend, Bf16ConcatenationsStayWithinBf16RoundingOfFp32) {
+  if (!backend::cpu::has_bf16())
+    GTEST_SKIP() << "this CPU has no avx512_bf16 or AMX (oneDNN dispatches to "
+                 << backend::cpu::dispatched_isa() << "); bf16 is refused here";
+  const Graph g = fire_modules();
+  ParameterSet params = ParameterSet::initialize(g, 3);
+  const Tensor x = random_tensor({2, 6, 9, 9}, 4, 0.0f, 1.0f);
+  std::vector<Tensor> out;
+  for (const auto precision : {backend::Precision::FP32, backend::Precision::BF16}) {
+    backend::CompileOptions options;
+    options.precision = precision;
+    auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), g, params, true,
+                                              options);
+    exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+    out.push_back(exe->output(0).clone());
+  }
+  const auto [diff, scale] = telar::testing::max_difference(out[1], out[0]);
+  EXPECT_GT(diff, 1e-7 * scale) << "bf16 gave fp32's outputs exactly";
+  EXPECT_LE(diff, 3e-2 * scale);
+}
+
 // Linear's forward pass runs on oneDNN's inner product below 8 rows and on its matmul (the
 // weights read as a transposed operand) from 8 up: both, with and without bias.
 TEST(CpuBackend, LinearMatchesReferenceOnBothForwardPaths) {
