@@ -238,6 +238,63 @@ TEST(CpuBackend, Bf16ConcatenationsStayWithinBf16RoundingOfFp32) {
   EXPECT_LE(diff, 3e-2 * scale);
 }
 
+// Arithmetic with NumPy broadcasting, as imported models have it: squeeze-and-excitation's gate
+// [B, C, 1, 1] times a convolution's channels-last output (and the gate first: Mul commutes), a
+// per-channel weight [C, 1, 1] (also times a grouped convolution's output, which oneDNN keeps in
+// 8-channel blocks, where its binary has no jit kernel), a divisor along the width [1, 1, W], a
+// scalar, the difference of two convolutions of one shape, and a broadcast first operand of Sub
+// (which stays on the reference kernel); an inference plan runs them on oneDNN binary, against
+// the reference.
+TEST(CpuBackend, InferencePlansRunBroadcastingArithmeticOnOneDnn) {
+  GraphBuilder b("broadcasting");
+  Graph& g = b.graph();
+  ValueId x = b.input("x", {5, 6, 7});
+  ValueId c1 = b.relu(b.conv2d(x, 16, 3, 1, 1, 1, true, "c1"), "r1");
+  ValueId c2 = b.conv2d(x, 16, 1, 1, 0, 1, true, "c2");
+  ReshapeAttrs keep;
+  keep.dims = {16, 1, 1};
+  ValueId gate = g.add_node(OpKind::Reshape, "keepdims", keep,
+                            {b.sigmoid(b.linear(b.global_avgpool(c1, "squeeze"), 16, "fc1"), "s")});
+  ValueId excited = g.add_node(OpKind::Mul, "excite", {}, {c1, gate});
+  ValueId excited_too = g.add_node(OpKind::Mul, "excite_first", {}, {gate, c2});
+  ValueId weight = g.add_parameter("w", {16, 1, 1}, Initializer::uniform(0.5f, 1.5f));
+  ValueId scaled = g.add_node(OpKind::Mul, "scale", {}, {excited, weight});
+  ValueId divisor = g.add_parameter("divisor", {1, 1, 7}, Initializer::uniform(1.0f, 2.0f));
+  ValueId ratio = g.add_node(OpKind::Div, "ratio", {}, {scaled, divisor});
+  ValueId diff = g.add_node(OpKind::Sub, "diff", {}, {ratio, excited_too});
+  ValueId lift = g.add_parameter("lift", {1}, Initializer::constant(0.25f));
+  ValueId lifted = g.add_node(OpKind::Add, "lifted", {}, {diff, lift});
+  ValueId flipped = g.add_node(OpKind::Sub, "flipped", {}, {weight, lifted});
+  ValueId wide = b.conv2d(x, 48, 1, 1, 0, 1, true, "wide");
+  ValueId grouped = b.conv2d(wide, 48, 3, 1, 1, 6, true, "grouped");  // 8 channels a group
+  ValueId weight48 = g.add_parameter("w48", {48, 1, 1}, Initializer::uniform(0.5f, 1.5f));
+  ValueId grouped_scaled = g.add_node(OpKind::Mul, "grouped_scale", {}, {grouped, weight48});
+  ValueId features = b.concat(
+      {b.global_avgpool(flipped, "gap"), b.global_avgpool(grouped_scaled, "gap2")}, "features");
+  b.output(b.linear(b.flatten(features, "flat"), 4, "fc"));
+  const Graph model = b.finish();
+  ParameterSet params = ParameterSet::initialize(model, 2);
+  const Tensor input = random_tensor({3, 5, 6, 7}, 8);
+  std::vector<Tensor> out;
+  for (const char* spec : {"cpu:ref", "cpu"}) {
+    auto exe = backend::compile_for_inference(backend::parse_backend_spec(spec), model, params,
+                                              /*optimize=*/false);
+    exe->forward(std::span<const Tensor>(&input, 1), backend::Mode::Eval);
+    out.push_back(exe->output(0).clone());
+  }
+  EXPECT_LT(relative_difference(out[1], out[0]), 1e-5);
+  if (!backend::cpu::has_bf16()) return;  // (Bf16IsRefusedWhereItCannotRun says so)
+  // In bf16 the full operands arrive in bf16 and the broadcast ones in f32.
+  backend::CompileOptions bf16;
+  bf16.precision = backend::Precision::BF16;
+  auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), model, params,
+                                            /*optimize=*/false, bf16);
+  exe->forward(std::span<const Tensor>(&input, 1), backend::Mode::Eval);
+  const auto [error, scale] = telar::testing::max_difference(exe->output(0), out[0]);
+  EXPECT_GT(error, 1e-7 * scale) << "bf16 gave fp32's outputs exactly";
+  EXPECT_LE(error, 3e-2 * scale);
+}
+
 // Linear's forward pass runs on oneDNN's inner product below 8 rows and on its matmul (the
 // weights read as a transposed operand) from 8 up: both, with and without bias.
 TEST(CpuBackend, LinearMatchesReferenceOnBothForwardPaths) {

@@ -88,9 +88,10 @@ class CpuExecutable final : public CompiledExecutable {
         bf16_(options.precision == Precision::BF16),
         int8_(options.precision == Precision::INT8 ? options.quantization : nullptr),
         winograd_(winograd && options.inference),
-        memory_(!reuse                                                 ? PlanMemory::Own
-                : options.inference && options.input_gradients.empty() ? PlanMemory::Inference
-                                                                       : PlanMemory::Training) {}
+        inference_(options.inference && options.input_gradients.empty()),
+        memory_(!reuse       ? PlanMemory::Own
+                : inference_ ? PlanMemory::Inference
+                             : PlanMemory::Training) {}
 
   void forward(std::span<const Tensor> inputs, Mode mode) override {
     if (threads_ > 0) set_compute_threads(threads_);
@@ -160,9 +161,11 @@ class CpuExecutable final : public CompiledExecutable {
  private:
   // `together`: for the parts of a split batch, which run at once (they share no memory).
   PlanOptions plan_options(bool together = false) {
-    return {use_dnnl_,        seed_,   &params_version_,
-            input_gradients_, bf16_,   int8_.get(),
-            winograd_,        memory_, together ? nullptr : &shared_};
+    PlanOptions o{use_dnnl_,        seed_,   &params_version_,
+                  input_gradients_, bf16_,   int8_.get(),
+                  winograd_,        memory_, together ? nullptr : &shared_};
+    o.inference = inference_;
+    return o;
   }
 
   // The plan for `batch` in `cache`, its primitives made for the current compute threads.
@@ -329,6 +332,7 @@ class CpuExecutable final : public CompiledExecutable {
   bool bf16_;
   std::shared_ptr<const QuantizationTable> int8_;  // Precision::INT8's calibration
   bool winograd_;  // cpu:winograd=on (the default) in an inference executable
+  bool inference_;           // evaluation forwards only (PlanOptions::inference)
   PlanMemory memory_;        // cpu:reuse=on (the default): Inference or Training; off: Own
   SharedPlanMemory shared_;  // what its plans share (they never run at once)
   Plan* current_ = nullptr;

@@ -32,6 +32,7 @@ struct KernelIO {
   bool int8 = false;  // Precision::INT8: kernels that have int8 primitives use them where
                       // their input slot has a calibrated encoding
   bool winograd = false;  // inference only: Conv2d may choose oneDNN's Winograd algorithm
+  bool inference = false;        // the plan runs evaluation forwards only (PlanOptions::inference)
   SlotMemory* memory = nullptr;  // the output's storage comes from here (null: its own buffer)
   SharedPlanMemory* shared = nullptr;  // parameters' layouts shared between plans (null: owned)
 };

@@ -177,6 +177,7 @@ void Plan::build(graph::ParameterSet& params) {
     io.params_version = options.params_version;
     io.bf16 = options.bf16;
     io.winograd = options.winograd;
+    io.inference = options.inference;
     io.int8 = options.int8 && !options.int8->excluded.count(node.name);
     io.memory = this;
     io.shared = options.shared;

@@ -45,6 +45,9 @@ struct PlanOptions {
   // choice per thread count): the parameters' layouts, the arenas and the scratchpad they
   // share (shared_plan_memory.hpp). Null: the plan keeps its own.
   SharedPlanMemory* shared = nullptr;
+  // The plan runs evaluation forwards only (an inference executable without input gradients):
+  // kernels that have no backward may serve it.
+  bool inference = false;
 };
 
 // Rows [begin, end) of the caller's batch that a plan runs, when a batch is split across
