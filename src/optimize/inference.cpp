@@ -17,6 +17,7 @@ InferenceGraph optimize_for_inference(const graph::Graph& graph, const graph::Pa
       {"fold_batchnorm", fold_batchnorm, false},
       {"schedule_shortcuts_first", schedule_shortcuts_first, true},
       {"fuse_residual_add", fuse_residual_add, true},
+      {"fuse_gated_activation", fuse_gated_activation, true},
       {"fuse_activation", fuse_activation, true},
   };
   InferenceGraph out{graph, params, {}};

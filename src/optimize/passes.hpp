@@ -32,6 +32,11 @@ Rewritten schedule_shortcuts_first(const graph::Graph& graph, const graph::Param
 // qualify, the later Conv2d takes the sum.
 Rewritten fuse_residual_add(const graph::Graph& graph, const graph::ParameterSet& params);
 
+// x times a gate computed from x alone, read by nothing else, becomes one activation: x *
+// HardSigmoid(x) with PyTorch's 1/6 and 1/2 (how PyTorch exports hardswish before opset 14) is
+// HardSwish, which fuse_activation then gives to the convolution before it.
+Rewritten fuse_gated_activation(const graph::Graph& graph, const graph::ParameterSet& params);
+
 // A fusible activation (graph::fusible_activation) whose input is the output of a Conv2d or
 // Linear without an activation, read by nothing else, becomes that node's activation post-op
 // (after its sum, if it has one).

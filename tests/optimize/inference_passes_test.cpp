@@ -216,6 +216,48 @@ TEST(ScheduleShortcutsFirst, LeavesAConvolutionThatReadsTheMainPath) {
   EXPECT_EQ(optimize::schedule_shortcuts_first(g, params).rewrites, 0);
 }
 
+// PyTorch (opset 13) exports hardswish as x * HardSigmoid(x) (alpha 1/6, beta 1/2), either
+// operand first. Left alone: another gate (alpha 0.2), a gate read by another node too, and a
+// gate of another value.
+TEST(FuseGatedActivation, XTimesItsHardSigmoidIsHardSwish) {
+  GraphBuilder b("m");
+  Graph& g = b.graph();
+  ValueId x = b.input("x", {3, 8, 8});
+  const auto hsig = [&](ValueId v, float alpha, const std::string& name) {
+    return g.add_node(OpKind::HardSigmoid, name, EltwiseAttrs{alpha, 0.5f}, {v});
+  };
+  const auto mul = [&](ValueId a, ValueId c, const std::string& name) {
+    return g.add_node(OpKind::Mul, name, {}, {a, c});
+  };
+  ValueId c1 = b.conv2d(x, 4, 3, 1, 1, 1, true, "c1");
+  ValueId h = mul(c1, hsig(c1, 1.0f / 6.0f, "g1"), "swish1");
+  ValueId c2 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c2");
+  h = mul(hsig(c2, 1.0f / 6.0f, "g2"), c2, "swish2");  // the gate first
+  ValueId c3 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c3");
+  h = mul(c3, hsig(c3, 0.2f, "g3"), "other_gate");
+  ValueId c4 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c4");
+  ValueId g4 = hsig(c4, 1.0f / 6.0f, "g4");
+  h = b.add(mul(c4, g4, "gate_read_twice"), g4, "plus_gate");
+  ValueId c5 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c5");
+  h = mul(c5, hsig(c4, 1.0f / 6.0f, "g5"), "gate_of_another");
+  b.output(b.linear(b.flatten(b.global_avgpool(h, "gap"), "flat"), 5, "fc"));
+  const Graph src = b.finish();
+  ParameterSet params = weights_for(src, 9);
+  const optimize::Rewritten r = optimize::fuse_gated_activation(src, params);
+  EXPECT_EQ(r.rewrites, 2);
+  EXPECT_EQ(node_named(r.graph, "swish1").kind, OpKind::HardSwish);
+  EXPECT_EQ(node_named(r.graph, "swish2").kind, OpKind::HardSwish);
+  EXPECT_EQ(r.graph.find_node("g1"), nullptr);
+  EXPECT_EQ(node_named(r.graph, "other_gate").kind, OpKind::Mul);
+  EXPECT_EQ(node_named(r.graph, "gate_read_twice").kind, OpKind::Mul);
+  EXPECT_EQ(node_named(r.graph, "gate_of_another").kind, OpKind::Mul);
+  expect_same_outputs(src, params, r, {2, 3, 8, 8}, 1e-6);
+  // Compiled for inference, the convolutions take the HardSwish as their post-op.
+  const optimize::InferenceGraph all = optimize::optimize_for_inference(src, params, {});
+  EXPECT_EQ(node_named(all.graph, "c1").attr<Conv2dAttrs>().post.activation, OpKind::HardSwish);
+  EXPECT_EQ(node_named(all.graph, "c2").attr<Conv2dAttrs>().post.activation, OpKind::HardSwish);
+}
+
 TEST(FuseActivation, ConvolutionsAndLinearsTakeTheirActivation) {
   GraphBuilder b("m");
   ValueId x = b.input("x", {3, 8, 8});
