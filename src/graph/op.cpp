@@ -15,7 +15,9 @@ bool fusible_activation(OpKind kind) {
     case OpKind::Sigmoid:
     case OpKind::Tanh:
     case OpKind::LeakyReLU:
-    case OpKind::HardSwish: return true;
+    case OpKind::HardSwish:
+    case OpKind::SiLU:
+      return true;
     default: return false;
   }
 }

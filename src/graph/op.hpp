@@ -24,6 +24,7 @@ enum class OpKind : std::uint8_t {
   LeakyReLU,
   HardSigmoid,
   HardSwish,
+  SiLU,
   Sqrt,
   Erf,
   Pow,
@@ -105,7 +106,7 @@ struct PostOps {
   auto fields() const { return std::tie(sum, activation, eltwise.alpha, eltwise.beta); }
 };
 // The activations a PostOps may carry: those every CPU kernel fuses (ReLU, ReLU6, Sigmoid,
-// Tanh, LeakyReLU, HardSwish).
+// Tanh, LeakyReLU, HardSwish, SiLU).
 bool fusible_activation(OpKind kind);
 
 struct LinearAttrs {

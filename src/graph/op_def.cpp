@@ -27,6 +27,7 @@ constexpr Entry kTable[] = {
     {OpKind::LeakyReLU, &op_defs::kLeakyReLU},
     {OpKind::HardSigmoid, &op_defs::kHardSigmoid},
     {OpKind::HardSwish, &op_defs::kHardSwish},
+    {OpKind::SiLU, &op_defs::kSiLU},
     {OpKind::Sqrt, &op_defs::kSqrt},
     {OpKind::Erf, &op_defs::kErf},
     {OpKind::Pow, &op_defs::kPow},

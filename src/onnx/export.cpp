@@ -305,6 +305,12 @@ class Exporter {
           add("Mul", node_name, {in, gate}, out);
         }
         return;
+      case OpKind::SiLU: {  // x * Sigmoid(x), as PyTorch exports it
+        const std::string gate = unique(node_name + "/gate");
+        add("Sigmoid", gate, {in}, gate);
+        add("Mul", node_name, {in, gate}, out);
+        return;
+      }
       default:
         fail("internal: {} is not an activation export writes", graph::op_name(kind));
     }
@@ -366,6 +372,7 @@ class Exporter {
       case OpKind::Tanh:
       case OpKind::LeakyReLU:
       case OpKind::HardSwish:
+      case OpKind::SiLU:
         activation(n.kind, eltwise_of(n), n.name, in[0], out);
         return;
       case OpKind::Sqrt:

@@ -1,7 +1,8 @@
 // Element-wise activations. NaN inputs propagate (like PyTorch); derivatives at the kinks
 // follow PyTorch: ReLU passes the gradient where x > 0, ReLU6 where 0 < x < 6, LeakyReLU
 // scales it by alpha where x <= 0, HardSigmoid passes alpha where 0 < alpha x + beta < 1,
-// HardSwish's is 0 below -3, x / 3 + 1/2 up to 3 and 1 above. Sqrt's is 1 / (2 y) (infinite at
+// HardSwish's is 0 below -3, x / 3 + 1/2 up to 3 and 1 above; SiLU's is s (1 + x (1 - s)) with
+// s = sigmoid(x). Sqrt's is 1 / (2 y) (infinite at
 // 0, like PyTorch's), Erf's 2 / sqrt(pi) exp(-x^2), Pow's (x^e) e x^(e-1).
 #include <algorithm>
 #include <cmath>
@@ -35,6 +36,8 @@ Activation activation_of(graph::OpKind kind) {
     case graph::OpKind::LeakyReLU: return Activation::LeakyReLU;
     case graph::OpKind::HardSigmoid: return Activation::HardSigmoid;
     case graph::OpKind::HardSwish: return Activation::HardSwish;
+    case graph::OpKind::SiLU:
+      return Activation::SiLU;
     case graph::OpKind::Sqrt: return Activation::Sqrt;
     case graph::OpKind::Erf: return Activation::Erf;
     case graph::OpKind::Pow:
@@ -79,6 +82,10 @@ void activation_forward(Activation kind, const Tensor& x, Tensor& y, ActivationP
       parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
         yp[i] = xp[i] * std::clamp(xp[i] + 3.0f, 0.0f, 6.0f) / 6.0f;
       });
+      return;
+    case Activation::SiLU:
+      parallel_for(0, count, count > kParallelThreshold,
+                   [&](std::int64_t i) { yp[i] = xp[i] * sigmoid(xp[i]); });
       return;
     case Activation::Sqrt:
       parallel_for(0, count, count > kParallelThreshold,
@@ -137,6 +144,15 @@ void activation_backward(Activation kind, const Tensor& x, const Tensor& y, cons
       const float* yp = y.f32();
       parallel_for(0, count, count > kParallelThreshold,
                    [&](std::int64_t i) { dxp[i] = dyp[i] * 0.5f / yp[i]; });
+      return;
+    }
+    case Activation::SiLU: {
+      detail::expect_same_numel("activation_backward", "x", x, count);
+      const float* xp = x.f32();
+      parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
+        const float s = sigmoid(xp[i]);
+        dxp[i] = dyp[i] * s * (1.0f + xp[i] * (1.0f - s));
+      });
       return;
     }
     case Activation::Erf: {

@@ -63,8 +63,8 @@ void batchnorm_backward(const BatchNormAttrs& a, const Tensor& x, const Tensor& 
                         Tensor* dx, Tensor* dgamma, Tensor* dbeta);
 
 // ---- Element-wise activations. LeakyReLU: x < 0 ? alpha * x : x; HardSigmoid:
-// clamp(alpha * x + beta, 0, 1); HardSwish: x * clamp(x + 3, 0, 6) / 6 (PyTorch's); Sqrt; Erf
-// (the Gauss error function, GELU's); Pow: x ^ alpha.
+// clamp(alpha * x + beta, 0, 1); HardSwish: x * clamp(x + 3, 0, 6) / 6 (PyTorch's); SiLU:
+// x * sigmoid(x); Sqrt; Erf (the Gauss error function, GELU's); Pow: x ^ alpha.
 enum class Activation {
   ReLU,
   ReLU6,
@@ -73,6 +73,7 @@ enum class Activation {
   LeakyReLU,
   HardSigmoid,
   HardSwish,
+  SiLU,
   Sqrt,
   Erf,
   Pow

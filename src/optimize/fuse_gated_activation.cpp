@@ -10,11 +10,14 @@ namespace {
 using graph::NodeId;
 using graph::OpKind;
 
-// Whether `gate` is PyTorch's hard sigmoid, clamp(x / 6 + 1/2, 0, 1): x times it is HardSwish.
-bool is_hard_swish_gate(const graph::Node& gate) {
-  if (gate.kind != OpKind::HardSigmoid) return false;
+// The activation x * gate(x) is: SiLU for a sigmoid, HardSwish for PyTorch's hard sigmoid
+// clamp(x / 6 + 1/2, 0, 1); OpKind::Count for any other gate.
+OpKind gated_activation(const graph::Node& gate) {
+  if (gate.kind == OpKind::Sigmoid) return OpKind::SiLU;
+  if (gate.kind != OpKind::HardSigmoid) return OpKind::Count;
   const auto& e = gate.attr<graph::EltwiseAttrs>();
-  return std::fabs(e.alpha - 1.0f / 6.0f) <= 1e-7f && e.beta == 0.5f;
+  return std::fabs(e.alpha - 1.0f / 6.0f) <= 1e-7f && e.beta == 0.5f ? OpKind::HardSwish
+                                                                     : OpKind::Count;
 }
 
 // Each gate taken over, by its id, with the Mul it gates.
@@ -26,7 +29,7 @@ std::map<NodeId, NodeId> gated(const graph::Graph& g) {
       const graph::Value& gate_out = g.value(mul.inputs[i]);
       if (gate_out.producer < 0 || !read_only_by_one(g, gate_out.id)) continue;
       const graph::Node& gate = g.node(gate_out.producer);
-      if (is_hard_swish_gate(gate) && gate.inputs.at(0) == mul.inputs[1 - i]) {
+      if (gated_activation(gate) != OpKind::Count && gate.inputs.at(0) == mul.inputs[1 - i]) {
         out[gate.id] = mul.id;
         break;
       }
@@ -40,7 +43,8 @@ std::map<NodeId, NodeId> gated(const graph::Graph& g) {
 Rewritten fuse_gated_activation(const graph::Graph& graph, const graph::ParameterSet& params) {
   return fuse_pairs(graph, params, gated(graph),
                     [](GraphRewriter& r, const graph::Node& gate, const graph::Node& mul) {
-                      return r.add(OpKind::HardSwish, mul.name, {}, {r.map(gate.inputs.at(0))});
+                      return r.add(gated_activation(gate), mul.name, {},
+                                   {r.map(gate.inputs.at(0))});
                     });
 }
 

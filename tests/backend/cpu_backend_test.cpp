@@ -181,6 +181,7 @@ TEST(CpuBackend, EveryOneDnnOpAndLayoutChangeMatchesReference) {
   ValueId s = b.add(b.sigmoid(dw, "sig"), b.tanh(g2, "tanh"), "add");
   s = b.graph().add_node(OpKind::LeakyReLU, "leaky", EltwiseAttrs{0.2f, 0.0f}, {s});
   s = b.graph().add_node(OpKind::HardSwish, "hswish", {}, {s});
+  s = b.graph().add_node(OpKind::SiLU, "silu", {}, {s});
   ValueId m = b.maxpool2d(s, 2, 2, 0, "max");
   ValueId gap = b.global_avgpool(m, "gap");
   ValueId f = b.flatten(c1, "flat");  // a blocked value read again by a plain consumer

@@ -53,9 +53,10 @@ TEST(OpDef, AcceleratorsLowerLinearConvAndEmbeddingBagOnly) {
 // Families shared by several ops: the activations, the binary arithmetic ops, the relabellings
 // and the losses. Every other op has its own.
 TEST(OpDef, OnlyTheListedFamiliesAreShared) {
-  const std::set<OpKind> activations{
-      OpKind::ReLU,        OpKind::ReLU6,     OpKind::Sigmoid, OpKind::Tanh, OpKind::LeakyReLU,
-      OpKind::HardSigmoid, OpKind::HardSwish, OpKind::Sqrt,    OpKind::Erf,  OpKind::Pow};
+  const std::set<OpKind> activations{OpKind::ReLU,      OpKind::ReLU6,     OpKind::Sigmoid,
+                                     OpKind::Tanh,      OpKind::LeakyReLU, OpKind::HardSigmoid,
+                                     OpKind::HardSwish, OpKind::SiLU,      OpKind::Sqrt,
+                                     OpKind::Erf,       OpKind::Pow};
   const std::set<OpKind> binary{OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div};
   const std::set<OpKind> relabel{OpKind::Flatten, OpKind::Reshape};
   std::set<KernelFamily> own;

@@ -98,8 +98,8 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
-// The ops ONNX import brings, in one graph, at opset 13 (HardSwish written as x * HardSigmoid(x)),
-// 14 (HardSwish itself), 17 and 18 (ReduceMean's axes an input).
+// The ops ONNX import brings, and SiLU, in one graph, at opset 13 (HardSwish written as x *
+// HardSigmoid(x)), 14 (HardSwish itself), 17 and 18 (ReduceMean's axes an input).
 TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
   using namespace graph;
   GraphBuilder b("imported_ops");
@@ -136,6 +136,7 @@ TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
   ValueId divisor = g0.add_parameter("divisor", {1, 1, 7}, Initializer::uniform(1.0f, 2.0f));
   h = g0.add_node(OpKind::Sub, "diff", {}, {g0.add_node(OpKind::Div, "ratio", {}, {h, divisor}), second});
   h = g0.add_node(OpKind::HardSwish, "swish", {}, {h});
+  h = g0.add_node(OpKind::SiLU, "silu", {}, {h});  // written as x * Sigmoid(x)
   // GELU's and a layer norm's pieces: Pow, Sqrt, Erf, a mean over the channels.
   h = g0.add_node(OpKind::Pow, "cube", EltwiseAttrs{3.0f, 0.0f}, {h});
   ValueId mean = g0.add_node(OpKind::ReduceMean, "mean", ReduceAttrs{1}, {h});

@@ -68,6 +68,17 @@ TEST(OpsActivation, ParametrisedBackwardByHand) {
   expect_values(dx, {0, 0, 0.5f, 1, 1});  // x / 3 + 1/2 between -3 and 3
 }
 
+// SiLU = x sigmoid(x): sigmoid(±ln 3) = 3/4, 1/4 gives ±ln 3 * 3/4 and -ln 3 * 1/4; its slope
+// s (1 + x (1 - s)) is 1/2 at 0 and 3/4 (1 + ln 3 / 4) at ln 3.
+TEST(OpsActivation, SiLUByHand) {
+  const float ln3 = std::log(3.0f);
+  expect_values(forward(Activation::SiLU, f32({0, ln3, -ln3, 100, -100}, {5})),
+                {0, 0.75f * ln3, -0.25f * ln3, 100, 0});
+  Tensor dy = f32({1, 2}, {2}), dx({2});
+  activation_backward(Activation::SiLU, f32({0, ln3}, {2}), Tensor(), dy, dx);
+  expect_values(dx, {0.5f, 2 * 0.75f * (1 + ln3 / 4)});
+}
+
 TEST(OpsActivation, SqrtAndErfByHand) {
   expect_values(forward(Activation::Sqrt, f32({0, 0.25f, 4, 9}, {4})), {0, 0.5f, 2, 3});
   // erf(0) = 0, erf(-x) = -erf(x), erf(1) = 0.8427007929.
@@ -121,6 +132,7 @@ TEST(OpsActivation, GradientsMatchFiniteDifferences) {
     if (std::fabs(std::fabs(v) - 3.0f) < 0.1f) v *= 0.9f;
   check_gradient(Activation::HardSigmoid, xh, "hard sigmoid", kTorchHardSigmoid);
   check_gradient(Activation::HardSwish, xh, "hard swish");
+  check_gradient(Activation::SiLU, uniform({3, 7}, rng, -4, 4), "silu");
   check_gradient(Activation::Sqrt, uniform({3, 7}, rng, 0.5f, 3.0f), "sqrt");
   check_gradient(Activation::Erf, uniform({3, 7}, rng, -2, 2), "erf");
   // Pow: integer exponents over both signs (away from 0 for the negative one), fractional

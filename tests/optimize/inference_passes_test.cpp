@@ -217,9 +217,9 @@ TEST(ScheduleShortcutsFirst, LeavesAConvolutionThatReadsTheMainPath) {
 }
 
 // PyTorch (opset 13) exports hardswish as x * HardSigmoid(x) (alpha 1/6, beta 1/2), either
-// operand first. Left alone: another gate (alpha 0.2), a gate read by another node too, and a
-// gate of another value.
-TEST(FuseGatedActivation, XTimesItsHardSigmoidIsHardSwish) {
+// operand first, and SiLU as x * Sigmoid(x). Left alone: another gate (alpha 0.2), a gate read
+// by another node too, and a gate of another value.
+TEST(FuseGatedActivation, XTimesItsGateIsHardSwishOrSiLU) {
   GraphBuilder b("m");
   Graph& g = b.graph();
   ValueId x = b.input("x", {3, 8, 8});
@@ -240,12 +240,15 @@ TEST(FuseGatedActivation, XTimesItsHardSigmoidIsHardSwish) {
   h = b.add(mul(c4, g4, "gate_read_twice"), g4, "plus_gate");
   ValueId c5 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c5");
   h = mul(c5, hsig(c4, 1.0f / 6.0f, "g5"), "gate_of_another");
+  ValueId c6 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c6");
+  h = mul(c6, b.sigmoid(c6, "g6"), "silu");
   b.output(b.linear(b.flatten(b.global_avgpool(h, "gap"), "flat"), 5, "fc"));
   const Graph src = b.finish();
   ParameterSet params = weights_for(src, 9);
   const optimize::Rewritten r = optimize::fuse_gated_activation(src, params);
-  EXPECT_EQ(r.rewrites, 2);
+  EXPECT_EQ(r.rewrites, 3);
   EXPECT_EQ(node_named(r.graph, "swish1").kind, OpKind::HardSwish);
+  EXPECT_EQ(node_named(r.graph, "silu").kind, OpKind::SiLU);
   EXPECT_EQ(node_named(r.graph, "swish2").kind, OpKind::HardSwish);
   EXPECT_EQ(r.graph.find_node("g1"), nullptr);
   EXPECT_EQ(node_named(r.graph, "other_gate").kind, OpKind::Mul);
@@ -256,6 +259,7 @@ TEST(FuseGatedActivation, XTimesItsHardSigmoidIsHardSwish) {
   const optimize::InferenceGraph all = optimize::optimize_for_inference(src, params, {});
   EXPECT_EQ(node_named(all.graph, "c1").attr<Conv2dAttrs>().post.activation, OpKind::HardSwish);
   EXPECT_EQ(node_named(all.graph, "c2").attr<Conv2dAttrs>().post.activation, OpKind::HardSwish);
+  EXPECT_EQ(node_named(all.graph, "c6").attr<Conv2dAttrs>().post.activation, OpKind::SiLU);
 }
 
 TEST(FuseActivation, ConvolutionsAndLinearsTakeTheirActivation) {
@@ -302,12 +306,15 @@ TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
   EXPECT_TRUE(post.sum);
   EXPECT_EQ(post.activation, OpKind::ReLU);
   EXPECT_EQ(count_nodes(opt.graph, OpKind::ReLU), 0);
-  ASSERT_EQ(opt.passes.size(), 5u);
+  ASSERT_EQ(opt.passes.size(), 6u);
   EXPECT_EQ(opt.passes[2].pass, "schedule_shortcuts_first");
   EXPECT_EQ(opt.passes[2].rewrites, 0);
   EXPECT_EQ(opt.passes[3].pass, "fuse_residual_add");
   EXPECT_EQ(opt.passes[3].rewrites, 1);
-  EXPECT_EQ(opt.passes[4].rewrites, 3);
+  EXPECT_EQ(opt.passes[4].pass, "fuse_gated_activation");
+  EXPECT_EQ(opt.passes[4].rewrites, 0);
+  EXPECT_EQ(opt.passes[5].pass, "fuse_activation");
+  EXPECT_EQ(opt.passes[5].rewrites, 3);
 }
 
 // The executable of a model compiled for inference re-derives its folded weights when the

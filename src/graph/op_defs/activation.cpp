@@ -43,6 +43,9 @@ const OpDef kHardSigmoid{.name = "HardSigmoid",
                          .describe = describe_alpha_beta,
                          .channels = per_channel};
 const OpDef kHardSwish{.name = "HardSwish", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
+// x * sigmoid(x) (swish): made by inference compilation from ONNX's Sigmoid and Mul.
+const OpDef kSiLU{
+    .name = "SiLU", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
 const OpDef kSqrt{.name = "Sqrt", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
 const OpDef kErf{.name = "Erf", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
 const OpDef kPow{.name = "Pow",

@@ -34,6 +34,7 @@ extern const OpDef kTanh;
 extern const OpDef kLeakyReLU;
 extern const OpDef kHardSigmoid;
 extern const OpDef kHardSwish;
+extern const OpDef kSiLU;
 extern const OpDef kSqrt;
 extern const OpDef kErf;
 extern const OpDef kPow;
