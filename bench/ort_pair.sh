@@ -5,6 +5,8 @@
 # with 30 timed runs (as peer_compare.sh); the figure is the median over the repeats.
 #   bench/ort_pair.sh --model resnet18 --input 3x224x224 [--batch 1] [--threads 2]
 #                     [--repeats 9] [--busy] [--baseline OTHER_TELAR]
+# --model: a peer model of bench/peer/torch_models.py (mobilenet_v1, resnet18, mnist_cnn ...) or
+# any torchvision classifier as torchvision:NAME (torchvision:efficientnet_b0; 1000 classes).
 # --busy: one competing busy process for the whole run (killed at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +20,7 @@ while [ $# -gt 0 ]; do
     --repeats) repeats=$2; shift 2 ;;
     --busy) busy=1; shift ;;
     --baseline) baseline=$2; shift 2 ;;
-    -h|--help) sed -n 2,9p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,10p "$0"; exit 0 ;;
     *) echo "ort_pair.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -30,7 +32,7 @@ py=/usr/bin/python3
 tmp=$(mktemp -d)
 busy_pid=""
 trap '[ -n "$busy_pid" ] && kill "$busy_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-file="$tmp/$model-$input.onnx"
+file="$tmp/${model//:/_}-$input.onnx"
 "$py" bench/peer/torch_export.py --model "$model" --input "$input" --out "$file" 2>/dev/null
 ort_dir=$(bench/peer/install_ort.sh)
 export NODE_PATH="$ort_dir/node_modules"

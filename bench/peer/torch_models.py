@@ -52,4 +52,9 @@ def build(spec, classes=10):
     if name == "resnet18":  # telar's zoo resnet18 is torchvision's
         import torchvision
         return torchvision.models.resnet18(num_classes=classes)
+    if name == "torchvision":  # any torchvision classifier, e.g. torchvision:efficientnet_b0
+        import torchvision
+        if not hasattr(torchvision.models, args):
+            raise SystemExit(f"torch peer: torchvision has no model '{args}'")
+        return getattr(torchvision.models, args)()
     raise SystemExit(f"torch peer: no PyTorch version of model '{spec}'")
