@@ -71,7 +71,8 @@ ValueId GraphBuilder::batchnorm2d(ValueId x, const std::string& name) {
                               graph_.add_parameter(n + ".bias", {c}, Initializer::zeros()),
                               graph_.add_buffer(n + ".running_mean", {c}, Initializer::zeros()),
                               graph_.add_buffer(n + ".running_var", {c}, Initializer::ones())};
-  return graph_.add_node(OpKind::BatchNorm2d, n, BatchNormAttrs{c}, std::move(inputs));
+  return graph_.add_node(OpKind::BatchNorm2d, n, BatchNormAttrs{c, 1e-5f, 0.1f, {}},
+                         std::move(inputs));
 }
 
 ValueId GraphBuilder::relu(ValueId x, const std::string& name) {

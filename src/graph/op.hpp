@@ -173,8 +173,9 @@ struct BatchNormAttrs {
   std::int64_t channels = 0;
   float eps = 1e-5f;
   float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
+  PostOps post;  // inference only: a ReLU (DenseNet's BatchNorm-ReLU before each convolution)
 
-  auto fields() const { return std::tie(channels, eps, momentum); }
+  auto fields() const { return std::tie(channels, eps, momentum, post); }
 };
 
 struct Pool2dAttrs {

@@ -246,10 +246,11 @@ class Exporter {
     return out;
   }
 
-  // A Conv's or Gemm's fused post-ops as the ops they stand for: `result` is the primitive's
-  // output, the sum and the activation follow, the last writing `out`. QDQ export: a result
-  // added to a summand is quantized with what calibration saw there ("<output>/primitive"), so
-  // that runtimes run the convolution in int8 and the Add on quantized operands.
+  // A Conv's, Gemm's or BatchNormalization's fused post-ops as the ops they stand for: `result` is
+  // the primitive's output, the sum and the activation follow, the last writing `out`. QDQ export:
+  // a result added to a summand is quantized with what calibration saw there
+  // ("<output>/primitive"), so that runtimes run the convolution in int8 and the Add on quantized
+  // operands.
   void post_ops(const graph::Node& n, const graph::PostOps& post, const std::string& result,
                 const std::vector<std::string>& in, const std::string& out) {
     std::string value = result;
@@ -361,9 +362,11 @@ class Exporter {
       }
       case OpKind::BatchNorm2d: {
         const auto& a = n.attr<graph::BatchNormAttrs>();
-        auto* bn = add("BatchNormalization", n.name, in, out);
+        const std::string normalized = primitive_output(a.post, out);
+        auto* bn = add("BatchNormalization", n.name, in, normalized);
         set(bn, "epsilon", a.eps);
         set(bn, "momentum", 1.0f - a.momentum);  // ONNX weighs the running value
+        if (a.post.any()) post_ops(n, a.post, normalized, in, out);
         return;
       }
       case OpKind::ReLU:

@@ -14,7 +14,7 @@ using graph::OpKind;
 std::map<NodeId, NodeId> foldable(const graph::Graph& g, const graph::ParameterSet& params) {
   std::map<NodeId, NodeId> out;
   for (const graph::Node& bn : g.nodes()) {
-    if (bn.kind != OpKind::BatchNorm2d) continue;
+    if (bn.kind != OpKind::BatchNorm2d || bn.attr<graph::BatchNormAttrs>().post.any()) continue;
     const graph::Value& x = g.value(bn.inputs.at(0));
     if (x.producer < 0 || !read_only_by_one(g, x.id)) continue;
     const graph::Node& conv = g.node(x.producer);

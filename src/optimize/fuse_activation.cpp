@@ -9,9 +9,13 @@ namespace {
 using graph::NodeId;
 using graph::OpKind;
 
-graph::PostOps* post_ops_of(graph::Attrs& attrs) {
+// The post-ops of a node that can take `activation` over: a Conv2d's or Linear's (any fusible
+// activation), a BatchNorm2d's (a ReLU: oneDNN's fuse_norm_relu); null for any other.
+graph::PostOps* post_ops_of(graph::Attrs& attrs, OpKind activation) {
   if (auto* c = std::get_if<graph::Conv2dAttrs>(&attrs)) return &c->post;
   if (auto* l = std::get_if<graph::LinearAttrs>(&attrs)) return &l->post;
+  auto* b = std::get_if<graph::BatchNormAttrs>(&attrs);
+  if (b && activation == OpKind::ReLU) return &b->post;
   return nullptr;
 }
 
@@ -23,7 +27,7 @@ std::map<NodeId, NodeId> fusible(const graph::Graph& g) {
     const graph::Value& x = g.value(act.inputs.at(0));
     if (x.producer < 0 || !read_only_by_one(g, x.id)) continue;
     graph::Attrs attrs = g.node(x.producer).attrs;
-    const graph::PostOps* post = post_ops_of(attrs);
+    const graph::PostOps* post = post_ops_of(attrs, act.kind);
     if (post && post->activation == OpKind::Count) out[x.producer] = act.id;
   }
   return out;
@@ -35,7 +39,7 @@ Rewritten fuse_activation(const graph::Graph& graph, const graph::ParameterSet& 
   return fuse_pairs(graph, params, fusible(graph),
                     [](GraphRewriter& r, const graph::Node& producer, const graph::Node& act) {
                       graph::Attrs attrs = producer.attrs;
-                      graph::PostOps& post = *post_ops_of(attrs);
+                      graph::PostOps& post = *post_ops_of(attrs, act.kind);
                       post.activation = act.kind;
                       if (const auto* e = std::get_if<graph::EltwiseAttrs>(&act.attrs))
                         post.eltwise = *e;

@@ -33,13 +33,15 @@ Rewritten schedule_shortcuts_first(const graph::Graph& graph, const graph::Param
 Rewritten fuse_residual_add(const graph::Graph& graph, const graph::ParameterSet& params);
 
 // x times a gate computed from x alone, read by nothing else, becomes one activation: x *
-// HardSigmoid(x) with PyTorch's 1/6 and 1/2 (how PyTorch exports hardswish before opset 14) is
-// HardSwish, which fuse_activation then gives to the convolution before it.
+// Sigmoid(x) (how PyTorch exports SiLU, EfficientNet's swish) is SiLU, and x * HardSigmoid(x)
+// with PyTorch's 1/6 and 1/2 (hardswish before opset 14) is HardSwish; fuse_activation then
+// gives either to the convolution before it.
 Rewritten fuse_gated_activation(const graph::Graph& graph, const graph::ParameterSet& params);
 
 // A fusible activation (graph::fusible_activation) whose input is the output of a Conv2d or
 // Linear without an activation, read by nothing else, becomes that node's activation post-op
-// (after its sum, if it has one).
+// (after its sum, if it has one); so does a ReLU after a BatchNorm2d that no convolution took
+// (DenseNet's BatchNorm-ReLU before each convolution).
 Rewritten fuse_activation(const graph::Graph& graph, const graph::ParameterSet& params);
 
 }  // namespace telar::optimize

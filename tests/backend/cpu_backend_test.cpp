@@ -194,8 +194,8 @@ TEST(CpuBackend, EveryOneDnnOpAndLayoutChangeMatchesReference) {
 // SqueezeNet's fire module and DenseNet's growth: channel concatenations of values that arrive
 // in different layouts (a convolution's channels-last output, a depthwise one's; the network's
 // plain input, which makes a concatenation plain), with channel counts the 16-wide blocks do not
-// divide, one value concatenated twice and also read elsewhere, and a concatenation of
-// features; forward and every gradient against the reference kernels.
+// divide, one value concatenated twice and also read elsewhere, maps of 1 x 1, and a
+// concatenation of features; forward and every gradient against the reference kernels.
 Graph fire_modules() {
   GraphBuilder b("fire");
   ValueId x = b.input("x", {6, 9, 9});
@@ -207,7 +207,13 @@ Graph fire_modules() {
   ValueId dense = b.concat({cat, b.conv2d(cat, 10, 3, 1, 1, 1, true, "growth"), e3}, "dense");
   ValueId y = b.maxpool2d(b.relu(dense, "r4"), 2, 2, 0, "pool");
   ValueId side = b.conv2d(b.concat({x, e1}, "with_input"), 8, 3, 1, 1, 1, true, "side");
-  ValueId features = b.concat({b.global_avgpool(y, "gap"), b.global_avgpool(side, "gap2")}, "f");
+  // Maps of 1 x 1, whose channels-last layout is also the plain one.
+  ValueId dots = b.concat(
+      {b.conv2d(dense, 6, 9, 1, 0, 1, true, "dot1"), b.conv2d(cat, 5, 9, 1, 0, 1, true, "dot2")},
+      "dots");
+  ValueId features = b.concat(
+      {b.global_avgpool(y, "gap"), b.global_avgpool(side, "gap2"), b.flatten(dots, "dots_flat")},
+      "f");
   b.output(b.linear(b.flatten(features, "flat"), 5, "fc"));
   return b.finish();
 }
@@ -243,7 +249,7 @@ TEST(CpuBackend, Bf16ConcatenationsStayWithinBf16RoundingOfFp32) {
 // [B, C, 1, 1] times a convolution's channels-last output (and the gate first: Mul commutes), a
 // per-channel weight [C, 1, 1] (also times a grouped convolution's output, which oneDNN keeps in
 // 8-channel blocks, where its binary has no jit kernel), a divisor along the width [1, 1, W], a
-// scalar, the difference of two convolutions of one shape, and a broadcast first operand of Sub
+// scalar, a difference of two values of one shape, and a broadcast first operand of Sub
 // (which stays on the reference kernel); an inference plan runs them on oneDNN binary, against
 // the reference.
 TEST(CpuBackend, InferencePlansRunBroadcastingArithmeticOnOneDnn) {

@@ -216,6 +216,46 @@ TEST(ScheduleShortcutsFirst, LeavesAConvolutionThatReadsTheMainPath) {
   EXPECT_EQ(optimize::schedule_shortcuts_first(g, params).rewrites, 0);
 }
 
+// DenseNet's pre-activation: a BatchNorm2d of a concatenation (no convolution to fold it into)
+// takes the ReLU after it (oneDNN's fused ReLU); another activation after a BatchNorm stays.
+TEST(FuseActivation, ABatchNormTakesAReLU) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {3, 8, 8});
+  ValueId c1 = b.conv2d(x, 4, 3, 1, 1, 1, true, "c1");
+  ValueId cat = b.concat({x, c1}, "cat");
+  ValueId h = b.relu(b.batchnorm2d(cat, "bn1"), "relu1");
+  h = b.conv2d(h, 5, 1, 1, 0, 1, true, "c2");
+  h = b.sigmoid(b.batchnorm2d(b.concat({h, cat}, "cat2"), "bn2"), "sig");
+  b.output(b.linear(b.flatten(b.global_avgpool(h, "gap"), "flat"), 5, "fc"));
+  const Graph g = b.finish();
+  ParameterSet params = weights_for(g, 10);
+  const optimize::Rewritten r = optimize::fuse_activation(g, params);
+  EXPECT_EQ(r.rewrites, 1);
+  EXPECT_EQ(node_named(r.graph, "bn1").attr<BatchNormAttrs>().post.activation, OpKind::ReLU);
+  EXPECT_FALSE(node_named(r.graph, "bn2").attr<BatchNormAttrs>().post.any());
+  EXPECT_EQ(r.graph.find_node("relu1"), nullptr);
+  expect_same_outputs(g, params, r, {2, 3, 8, 8}, 1e-6);
+}
+
+// fold_batchnorm leaves a BatchNorm that carries a ReLU (folding it would lose the ReLU): an
+// optimized graph optimized again (a quantized model's) keeps it.
+TEST(FoldBatchNorm, LeavesABatchNormThatCarriesAReLU) {
+  GraphBuilder b("m");
+  Graph& g = b.graph();
+  ValueId c = b.conv2d(b.input("x", {3, 8, 8}), 4, 3, 1, 1, 1, true, "c");
+  BatchNormAttrs a;
+  a.channels = 4;
+  a.post.activation = OpKind::ReLU;
+  b.output(g.add_node(OpKind::BatchNorm2d, "bn", a,
+                      {c, g.add_parameter("bn.weight", {4}, Initializer::constant(1.0f)),
+                       g.add_parameter("bn.bias", {4}, Initializer::constant(0.0f)),
+                       g.add_buffer("bn.running_mean", {4}, Initializer::constant(0.0f)),
+                       g.add_buffer("bn.running_var", {4}, Initializer::constant(1.0f))}));
+  const Graph with_relu = b.finish();
+  ParameterSet params = weights_for(with_relu, 3);
+  EXPECT_EQ(optimize::fold_batchnorm(with_relu, params).rewrites, 0);
+}
+
 // PyTorch (opset 13) exports hardswish as x * HardSigmoid(x) (alpha 1/6, beta 1/2), either
 // operand first, and SiLU as x * Sigmoid(x). Left alone: another gate (alpha 0.2), a gate read
 // by another node too, and a gate of another value.

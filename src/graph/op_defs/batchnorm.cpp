@@ -1,4 +1,5 @@
-// BatchNorm2d: x[B,C,H,W], gamma[C], beta[C], running_mean[C], running_var[C] -> x's shape.
+// BatchNorm2d: x[B,C,H,W], gamma[C], beta[C], running_mean[C], running_var[C] -> x's shape;
+// inference graphs may give it a ReLU post-op (optimize/fuse_activation).
 #include <fmt/format.h>
 
 #include "graph/op_defs/op_defs.hpp"
@@ -14,11 +15,14 @@ InferredValue infer(const ShapeCheck& c) {
   if (c.in(0).shape[1] != a.channels)
     c.bad(fmt::format("input has {} channels, expected {}", c.in(0).shape[1], a.channels));
   for (std::size_t i = 1; i < 5; ++i) c.shape_is(i, {a.channels});
+  if (a.post.sum || (a.post.activation != OpKind::Count && a.post.activation != OpKind::ReLU))
+    c.bad("a BatchNorm2d's only post-op is a ReLU");
   return {c.in(0).shape, DType::F32};
 }
 
 std::string describe(const Node& n) {
-  return fmt::format("{}", n.attr<BatchNormAttrs>().channels);
+  const auto& a = n.attr<BatchNormAttrs>();
+  return fmt::format("{}", a.channels) + describe_post_ops(a.post);
 }
 
 }  // namespace

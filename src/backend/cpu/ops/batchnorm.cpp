@@ -28,9 +28,12 @@ class DnnlBatchNorm final : public DnnlKernel {
     const auto& a = node().attr<graph::BatchNormAttrs>();
     if (!training) {
       if (!infer_.ready()) {
+        // A ReLU post-op (inference graphs): oneDNN's fused ReLU.
+        const flags relu =
+            a.post.activation == graph::OpKind::ReLU ? flags::fuse_norm_relu : flags::none;
         bn_fwd::primitive_desc pd(
             bn_fwd::desc(prop_kind::forward_inference, data_md_, a.eps,
-                         flags::use_global_stats | flags::use_scale | flags::use_shift),
+                         flags::use_global_stats | flags::use_scale | flags::use_shift | relu),
             default_attr(), cpu_engine());
         infer_ = bind<bn_fwd>(pd, {{DNNL_ARG_SRC, in(0).data_memory()},
                                    {DNNL_ARG_SCALE, in(1).data_memory()},
@@ -42,6 +45,7 @@ class DnnlBatchNorm final : public DnnlKernel {
       infer_.run();
       return;
     }
+    if (a.post.any()) require_inference(training);
     if (!train_.ready()) make_train();
     train_.run();
     update_running_statistics(a);
@@ -117,12 +121,15 @@ class RefBatchNorm final : public Kernel {
   }
   void forward(bool training, std::uint64_t) override {
     const auto& a = node().attr<graph::BatchNormAttrs>();
-    if (training)
+    if (a.post.any()) require_inference(training);
+    if (training) {
       ops::batchnorm_forward_train(a, in(0).data, in(1).data, in(2).data, in_mut(3).data,
                                    in_mut(4).data, out().data, mean_, inv_std_);
-    else
+    } else {
       ops::batchnorm_forward_eval(a, in(0).data, in(1).data, in(2).data, in(3).data, in(4).data,
                                   out().data);
+      ops::apply_post_ops(a.post, nullptr, out().data);
+    }
   }
   void backward() override {
     ops::batchnorm_backward(node().attr<graph::BatchNormAttrs>(), in(0).data, in(1).data, mean_,

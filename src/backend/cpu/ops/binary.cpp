@@ -83,11 +83,16 @@ dnnl::memory::desc padded_plain(const Shape& shape, std::size_t rank) {
   return {dims, dnnl::memory::data_type::f32, strides};
 }
 
+// Whether oneDNN runs the binary on a jit kernel (false: on its reference one, or not at all).
 bool runs_on_jit(dnnl::algorithm alg, const dnnl::memory::desc& first,
                  const dnnl::memory::desc& second) {
-  const dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, first, second, first),
-                                        default_attr(), cpu_engine());
-  return std::string_view(pd.impl_info_str()).substr(0, 3) != "ref";
+  try {
+    const dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, first, second, first),
+                                          default_attr(), cpu_engine());
+    return std::string_view(pd.impl_info_str()).substr(0, 3) != "ref";
+  } catch (const dnnl::error&) {
+    return false;
+  }
 }
 
 // oneDNN's jit binary takes a channels-last first operand with a plain or channels-last second,
@@ -104,13 +109,13 @@ std::optional<BinaryLayouts> binary_layouts(const KernelIO& io, dnnl::algorithm 
   if (full == 2) return std::nullopt;
   const Slot& first = *io.inputs[full];
   const Shape& other = io.inputs[1 - full]->shape;
-  if (other.size() > y.size()) return std::nullopt;
   using tag = dnnl::memory::format_tag;
   const auto type = first.md.data_type();
   if (other == y) {
     if (runs_on_jit(alg, first.md, first.md)) return BinaryLayouts{full, first.md, first.md, false};
     if (y.size() != 4) return std::nullopt;
     const dnnl::memory::desc channels_last(to_dims(y), type, tag::acdb);
+    if (!runs_on_jit(alg, channels_last, channels_last)) return std::nullopt;
     return BinaryLayouts{full, channels_last, channels_last, false};
   }
   const dnnl::memory::desc plain = padded_plain(other, y.size());
@@ -161,7 +166,12 @@ class DnnlForwardBinary final : public DnnlKernel {
 
 std::unique_ptr<Kernel> fast_binary(KernelIO io, LayoutConverter& converter) {
   const graph::OpKind kind = io.node->kind;
-  if (kind == graph::OpKind::Add && io.inputs[0]->shape == io.inputs[1]->shape)
+  const bool same_shapes = io.inputs[0]->shape == io.inputs[1]->shape;
+  const dnnl::memory::desc& first = io.inputs[0]->md;
+  // An Add of one shape trains (DnnlAdd); in an inference plan, where oneDNN has no jit kernel
+  // for its layout (8-channel blocks), it runs as the others do.
+  if (kind == graph::OpKind::Add && same_shapes &&
+      (!io.inference || runs_on_jit(dnnl::algorithm::binary_add, first, first)))
     return fast_kernel<DnnlAdd>(std::move(io), converter);
   if (!io.inference || io.output->shape.size() > DNNL_MAX_NDIMS) return nullptr;
   const std::optional<BinaryLayouts> layouts = binary_layouts(io, algorithm_of(kind));

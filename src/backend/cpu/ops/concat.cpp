@@ -30,7 +30,7 @@ class DnnlConcat final : public DnnlKernel {
       io_.inputs[i] = converter.convert(io_.inputs[i], layout_of(in(i).shape));
       srcs.push_back(in(i).md);
     }
-    define_output(layout_of(y), /*plain=*/false);
+    define_output(layout_of(y), is_plain(layout_of(y), y));  // [B, C, 1, 1]: plain too
     dnnl::concat::primitive_desc pd(out().md, 1, srcs, cpu_engine(), default_attr());
     std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_DST, out().data_memory()}};
     for (std::size_t i = 0; i < srcs.size(); ++i)
@@ -65,12 +65,13 @@ class DnnlConcat final : public DnnlKernel {
   std::vector<BoundPrimitive> copies_;
 };
 
-// Images whose inputs all arrive in oneDNN's layouts; where one arrives plain, its producer
+// Images joined along the channels whose inputs all arrive in oneDNN's layouts; where one arrives
+// plain, its producer
 // runs on plain tensors (a Slice, a Transpose: ShuffleNet's channel shuffle), and so, likely,
 // do the readers: the reference kernel concatenates them as they are (two copies per sample,
 // faster than oneDNN's concat of plain tensors).
 std::unique_ptr<Kernel> fast_concat(KernelIO io, LayoutConverter& converter) {
-  if (io.output->shape.size() != 4) return nullptr;
+  if (io.output->shape.size() != 4 || io.node->attr<graph::ConcatAttrs>().axis != 1) return nullptr;
   for (const Slot* in : io.inputs)
     if (in->plain) return nullptr;
   return fast_kernel<DnnlConcat>(std::move(io), converter);

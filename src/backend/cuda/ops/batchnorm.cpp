@@ -11,6 +11,8 @@ namespace {
 class CudnnBatchNorm final : public Kernel {
  public:
   explicit CudnnBatchNorm(KernelIO io) : Kernel(std::move(io)) {
+    if (node().attr<graph::BatchNormAttrs>().post.any())
+      no_cuda_kernel(node(), "post-ops (the CPU's inference fusion)");
     define_output();
     x_desc_.set(in(0).shape);
     ok(cudnnDeriveBNTensorDescriptor(bn_desc_.get(), x_desc_.get(), CUDNN_BATCHNORM_SPATIAL),
