@@ -93,14 +93,14 @@ ValueId GraphBuilder::softmax(ValueId x, const std::string& name) {
 
 ValueId GraphBuilder::maxpool2d(ValueId x, std::int64_t k, std::int64_t s, std::int64_t p,
                                 const std::string& name) {
-  return graph_.add_node(OpKind::MaxPool2d, unique(name, "maxpool"), Pool2dAttrs{k, k, s, s, p, p},
-                         {x});
+  return graph_.add_node(OpKind::MaxPool2d, unique(name, "maxpool"),
+                         Pool2dAttrs{k, k, s, s, p, p, true, {}}, {x});
 }
 
 ValueId GraphBuilder::avgpool2d(ValueId x, std::int64_t k, std::int64_t s, std::int64_t p,
                                 const std::string& name) {
-  return graph_.add_node(OpKind::AvgPool2d, unique(name, "avgpool"), Pool2dAttrs{k, k, s, s, p, p},
-                         {x});
+  return graph_.add_node(OpKind::AvgPool2d, unique(name, "avgpool"),
+                         Pool2dAttrs{k, k, s, s, p, p, true, {}}, {x});
 }
 
 ValueId GraphBuilder::global_avgpool(ValueId x, const std::string& name) {

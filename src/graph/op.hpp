@@ -178,15 +178,27 @@ struct BatchNormAttrs {
   auto fields() const { return std::tie(channels, eps, momentum, post); }
 };
 
+// Padding at the bottom and right beyond a window's symmetric padding.
+struct EndPadding {
+  std::int64_t h = 0, w = 0;
+
+  bool any() const { return h != 0 || w != 0; }
+  auto fields() const { return std::tie(h, w); }
+};
+
 struct Pool2dAttrs {
   std::int64_t kernel_h = 2, kernel_w = 2;
   std::int64_t stride_h = 2, stride_w = 2;
   std::int64_t pad_h = 0, pad_w = 0;
   // AvgPool2d only: whether padded zeros count in the divisor (PyTorch's default is true).
   bool count_include_pad = true;
+  // MaxPool2d in inference graphs only: more padding at the bottom and right than pad_h and
+  // pad_w (ONNX's ceil_mode, imported as a Pad of -inf in front; optimize/fold_pad_into_maxpool).
+  EndPadding end_pad;
 
   auto fields() const {
-    return std::tie(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, count_include_pad);
+    return std::tie(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, count_include_pad,
+                    end_pad);
   }
 };
 

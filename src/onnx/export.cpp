@@ -317,11 +317,13 @@ class Exporter {
     }
   }
 
+  // `end_h`, `end_w`: more padding at the bottom and right (a max pooling's).
   void window(proto::NodeProto* n, std::int64_t kh, std::int64_t kw, std::int64_t sh,
-              std::int64_t sw, std::int64_t ph, std::int64_t pw) {
+              std::int64_t sw, std::int64_t ph, std::int64_t pw, std::int64_t end_h = 0,
+              std::int64_t end_w = 0) {
     set(n, "kernel_shape", std::vector<std::int64_t>{kh, kw});
     set(n, "strides", std::vector<std::int64_t>{sh, sw});
-    set(n, "pads", std::vector<std::int64_t>{ph, pw, ph, pw});
+    set(n, "pads", std::vector<std::int64_t>{ph, pw, ph + end_h, pw + end_w});
   }
 
   void export_node(const graph::Node& n) {
@@ -409,7 +411,8 @@ class Exporter {
         const auto& a = n.attr<graph::Pool2dAttrs>();
         const bool max = n.kind == OpKind::MaxPool2d;
         auto* pool = add(max ? "MaxPool" : "AveragePool", n.name, in, out);
-        window(pool, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
+        window(pool, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.end_pad.h,
+               a.end_pad.w);
         if (!max) set(pool, "count_include_pad", std::int64_t{a.count_include_pad ? 1 : 0});
         return;
       }

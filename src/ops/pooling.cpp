@@ -28,8 +28,8 @@ PoolGeometry geometry(std::string_view kernel, const Pool2dAttrs& a, const Tenso
   g.planes = x_or_dx.dim(0) * x_or_dx.dim(1);
   g.h = x_or_dx.dim(2);
   g.w = x_or_dx.dim(3);
-  g.oh = graph::window_output_size(g.h, a.kernel_h, a.stride_h, a.pad_h);
-  g.ow = graph::window_output_size(g.w, a.kernel_w, a.stride_w, a.pad_w);
+  g.oh = graph::window_output_size(g.h + a.end_pad.h, a.kernel_h, a.stride_h, a.pad_h);
+  g.ow = graph::window_output_size(g.w + a.end_pad.w, a.kernel_w, a.stride_w, a.pad_w);
   detail::expect_shape(kernel, "output", y_or_dy, {x_or_dx.dim(0), x_or_dx.dim(1), g.oh, g.ow});
   return g;
 }
@@ -45,8 +45,8 @@ struct Window {
 
 Window window(const Pool2dAttrs& a, const PoolGeometry& g, std::int64_t oh, std::int64_t ow) {
   const std::int64_t hs = oh * a.stride_h - a.pad_h, ws = ow * a.stride_w - a.pad_w;
-  const std::int64_t he = std::min(hs + a.kernel_h, g.h + a.pad_h);
-  const std::int64_t we = std::min(ws + a.kernel_w, g.w + a.pad_w);
+  const std::int64_t he = std::min(hs + a.kernel_h, g.h + a.pad_h + a.end_pad.h);
+  const std::int64_t we = std::min(ws + a.kernel_w, g.w + a.pad_w + a.end_pad.w);
   Window win{std::max<std::int64_t>(hs, 0), std::min(he, g.h), std::max<std::int64_t>(ws, 0),
              std::min(we, g.w), (he - hs) * (we - ws)};
   win.h1 = std::max(win.h1, win.h0);

@@ -32,6 +32,12 @@ Rewritten schedule_shortcuts_first(const graph::Graph& graph, const graph::Param
 // qualify, the later Conv2d takes the sum.
 Rewritten fuse_residual_add(const graph::Graph& graph, const graph::ParameterSet& params);
 
+// A Pad of -inf at the bottom and right whose only reader is a MaxPool2d without padding (ONNX's
+// ceil_mode as import writes it: GoogLeNet, Inception) becomes that pooling's end padding
+// (Pool2dAttrs::end_pad), which oneDNN's pooling pads itself: no copy of the input, and no
+// conversion of it to the plain layout Pad's reference kernel reads.
+Rewritten fold_pad_into_maxpool(const graph::Graph& graph, const graph::ParameterSet& params);
+
 // x times a gate computed from x alone, read by nothing else, becomes one activation: x *
 // Sigmoid(x) (how PyTorch exports SiLU, EfficientNet's swish) is SiLU, and x * HardSigmoid(x)
 // with PyTorch's 1/6 and 1/2 (hardswish before opset 14) is HardSwish; fuse_activation then

@@ -175,7 +175,7 @@ TEST(CpuBackend, EveryOneDnnOpAndLayoutChangeMatchesReference) {
   ValueId x = b.input("x", {8, 11, 11});
   ValueId c1 = b.conv2d(x, 16, 3, 1, 1, 1, true, "c1");
   ValueId y = b.relu6(b.batchnorm2d(c1, "bn"), "r6");
-  y = b.graph().add_node(OpKind::AvgPool2d, "avg", Pool2dAttrs{3, 3, 2, 2, 1, 1, false}, {y});
+  y = b.graph().add_node(OpKind::AvgPool2d, "avg", Pool2dAttrs{3, 3, 2, 2, 1, 1, false, {}}, {y});
   ValueId dw = b.conv2d(y, 16, 3, 1, 1, 16, false, "dw");
   ValueId g2 = b.conv2d(y, 16, 3, 1, 2, 4, true, "grouped", 2);
   ValueId s = b.add(b.sigmoid(dw, "sig"), b.tanh(g2, "tanh"), "add");

@@ -240,7 +240,8 @@ TEST(CudaBackendGpu, EveryElementwiseAndPoolingOpMatchesReference) {
   expect_single_op_agrees("avgpool", {4, 9, 9},
                           [](GraphBuilder& b, ValueId x) { return b.avgpool2d(x, 3, 2, 1); });
   expect_single_op_agrees("avgpool_exclude_pad", {4, 9, 9}, [](GraphBuilder& b, ValueId x) {
-    return b.graph().add_node(OpKind::AvgPool2d, "avg", Pool2dAttrs{3, 3, 2, 2, 1, 1, false}, {x});
+    return b.graph().add_node(OpKind::AvgPool2d, "avg", Pool2dAttrs{3, 3, 2, 2, 1, 1, false, {}},
+                              {x});
   });
   expect_single_op_agrees("gap", {4, 5, 6},
                           [](GraphBuilder& b, ValueId x) { return b.global_avgpool(x); });

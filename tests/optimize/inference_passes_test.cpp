@@ -3,6 +3,8 @@
 // reference kernels and on oneDNN.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "../ops/test_util.hpp"
 #include "backend/inference.hpp"
 #include "core/error.hpp"
@@ -216,6 +218,56 @@ TEST(ScheduleShortcutsFirst, LeavesAConvolutionThatReadsTheMainPath) {
   EXPECT_EQ(optimize::schedule_shortcuts_first(g, params).rewrites, 0);
 }
 
+// ONNX's ceil_mode, imported as a Pad of -inf at the bottom and right in front of the MaxPool2d,
+// becomes the pooling's end padding: on a 10x10 input (3x3, stride 2: 4x4 in floor mode, 5x5 in
+// ceil mode) and on a 10x8 one (1 row, 0 columns more: 5x3). Left alone: a Pad of zeros, a Pad at
+// the top, a Pad another node reads too, and a MaxPool2d that pads itself.
+TEST(FoldPadIntoMaxPool, CeilModeBecomesEndPadding) {
+  GraphBuilder b("m");
+  Graph& g = b.graph();
+  ValueId x = b.input("x", {3, 10, 10});
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto pad = [&](ValueId v, PadAttrs p, const std::string& name) {
+    return g.add_node(OpKind::Pad, name, p, {v});
+  };
+  ValueId c = b.conv2d(x, 4, 3, 1, 1, 1, true, "c");
+  ValueId p1 = b.maxpool2d(pad(c, {0, 0, 1, 1, -inf}, "ceil_pad"), 3, 2, 0, "pool1");
+  Conv2dAttrs wide;  // 1x3: 10x8
+  wide.in_channels = 3;
+  wide.out_channels = 4;
+  wide.kernel_h = 1;
+  wide.kernel_w = 3;
+  ValueId c2 = b.conv2d(x, wide, "c2");
+  ValueId rows = pad(c2, {0, 0, 1, 0, -inf}, "row_pad");  // 11x8
+  ValueId p2 = b.maxpool2d(rows, 3, 2, 0, "pool2");       // 5x3
+  ValueId p3 = b.maxpool2d(pad(c, {0, 0, 1, 1, 0.0f}, "zero_pad"), 3, 2, 0, "pool3");
+  ValueId p4 = b.maxpool2d(pad(c, {1, 0, 0, 0, -inf}, "top_pad"), 3, 2, 0, "pool4");
+  ValueId shared = pad(c, {0, 0, 1, 1, -inf}, "shared_pad");
+  ValueId p5 = b.maxpool2d(shared, 3, 2, 0, "pool5");
+  ValueId p6 = b.maxpool2d(pad(c, {0, 0, 1, 1, -inf}, "pad_padded"), 3, 2, 1, "pool6");
+  std::vector<ValueId> parts;
+  for (ValueId v : {p1, p2, p3, p4, p5, p6, shared}) parts.push_back(b.global_avgpool(v));
+  b.output(b.linear(b.concat(parts, "features"), 5, "fc"));
+  const Graph src = b.finish();
+  ParameterSet params = weights_for(src, 4);
+  const optimize::Rewritten r = optimize::fold_pad_into_maxpool(src, params);
+  EXPECT_EQ(r.rewrites, 2);
+  const auto& a1 = node_named(r.graph, "pool1").attr<Pool2dAttrs>();
+  EXPECT_EQ(a1.end_pad.h, 1);
+  EXPECT_EQ(a1.end_pad.w, 1);
+  EXPECT_EQ(r.graph.value(node_named(r.graph, "pool1").outputs[0]).shape,
+            (Shape{kBatchDim, 4, 5, 5}));
+  const auto& a2 = node_named(r.graph, "pool2").attr<Pool2dAttrs>();
+  EXPECT_EQ(a2.end_pad.h, 1);
+  EXPECT_EQ(a2.end_pad.w, 0);
+  EXPECT_EQ(r.graph.find_node("ceil_pad"), nullptr);
+  for (const char* kept : {"zero_pad", "top_pad", "shared_pad", "pad_padded"})
+    EXPECT_NE(r.graph.find_node(kept), nullptr) << kept;
+  EXPECT_EQ(r.graph.value(node_named(r.graph, "pool2").outputs[0]).shape,
+            (Shape{kBatchDim, 4, 5, 3}));
+  expect_same_outputs(src, params, r, {2, 3, 10, 10}, 1e-6);
+}
+
 // DenseNet's pre-activation: a BatchNorm2d of a concatenation (no convolution to fold it into)
 // takes the ReLU after it (oneDNN's fused ReLU); another activation after a BatchNorm stays.
 TEST(FuseActivation, ABatchNormTakesAReLU) {
@@ -346,15 +398,16 @@ TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
   EXPECT_TRUE(post.sum);
   EXPECT_EQ(post.activation, OpKind::ReLU);
   EXPECT_EQ(count_nodes(opt.graph, OpKind::ReLU), 0);
-  ASSERT_EQ(opt.passes.size(), 6u);
+  ASSERT_EQ(opt.passes.size(), 7u);
   EXPECT_EQ(opt.passes[2].pass, "schedule_shortcuts_first");
   EXPECT_EQ(opt.passes[2].rewrites, 0);
   EXPECT_EQ(opt.passes[3].pass, "fuse_residual_add");
   EXPECT_EQ(opt.passes[3].rewrites, 1);
   EXPECT_EQ(opt.passes[4].pass, "fuse_gated_activation");
   EXPECT_EQ(opt.passes[4].rewrites, 0);
-  EXPECT_EQ(opt.passes[5].pass, "fuse_activation");
-  EXPECT_EQ(opt.passes[5].rewrites, 3);
+  EXPECT_EQ(opt.passes[5].pass, "fold_pad_into_maxpool");
+  EXPECT_EQ(opt.passes[6].pass, "fuse_activation");
+  EXPECT_EQ(opt.passes[6].rewrites, 3);
 }
 
 // The executable of a model compiled for inference re-derives its folded weights when the

@@ -72,15 +72,19 @@ TEST(ModelFingerprint, AttributesCountWhereShapesAgree) {
   EXPECT_NE(conv(4, 0, 1), base);
   EXPECT_NE(conv(5, 1, 1), base);
   EXPECT_NE(conv(5, 0, 2), base);
-  const auto avgpool = [](bool count_include_pad) {
+  const auto pool = [](graph::OpKind kind, bool count_include_pad, std::int64_t end_pad) {
     graph::GraphBuilder b("pool");
     ValueId x = b.input("x", {4, 10, 10});
-    graph::Pool2dAttrs a{.kernel_h = 3, .kernel_w = 3, .pad_h = 1, .pad_w = 1};
+    graph::Pool2dAttrs a;
+    a.kernel_h = a.kernel_w = 3;
+    a.pad_h = a.pad_w = 1;
     a.count_include_pad = count_include_pad;
-    b.output(b.graph().add_node(graph::OpKind::AvgPool2d, "p", a, {x}));
+    a.end_pad.h = end_pad;
+    b.output(b.graph().add_node(kind, "p", a, {x}));
     return model_fingerprint(b.finish());
   };
-  EXPECT_NE(avgpool(true), avgpool(false));
+  EXPECT_NE(pool(graph::OpKind::AvgPool2d, true, 0), pool(graph::OpKind::AvgPool2d, false, 0));
+  EXPECT_NE(pool(graph::OpKind::MaxPool2d, true, 0), pool(graph::OpKind::MaxPool2d, true, 1));
 }
 
 TEST(ModelFingerprint, FormatsAsSixteenHexDigits) {

@@ -14,8 +14,12 @@ InferredValue infer_window(const ShapeCheck& c) {
   const auto& x = c.in(0).shape;
   if (a.pad_h * 2 > a.kernel_h || a.pad_w * 2 > a.kernel_w)
     c.bad("padding must be at most half the kernel size");
-  const auto oh = window_output_size(x[2], a.kernel_h, a.stride_h, a.pad_h);
-  const auto ow = window_output_size(x[3], a.kernel_w, a.stride_w, a.pad_w);
+  if (a.end_pad.h < 0 || a.end_pad.w < 0 || a.pad_h + a.end_pad.h >= a.kernel_h ||
+      a.pad_w + a.end_pad.w >= a.kernel_w)
+    c.bad("the padding at the end must leave every window some input");
+  // The end padding widens the input at the bottom and right (pad_h + end_pad.h there).
+  const auto oh = window_output_size(x[2] + a.end_pad.h, a.kernel_h, a.stride_h, a.pad_h);
+  const auto ow = window_output_size(x[3] + a.end_pad.w, a.kernel_w, a.stride_w, a.pad_w);
   if (oh <= 0 || ow <= 0) c.bad(fmt::format("input {}x{} is smaller than the window", x[2], x[3]));
   return {{x[0], x[1], oh, ow}, DType::F32};
 }
@@ -27,7 +31,9 @@ void cost_window(const Graph& g, const Node& n, const CostOptions& o, NodeCost& 
 
 std::string describe_window(const Node& n) {
   const auto& a = n.attr<Pool2dAttrs>();
-  return fmt::format("{}x{} s{} p{}", a.kernel_h, a.kernel_w, a.stride_h, a.pad_h);
+  std::string s = fmt::format("{}x{} s{} p{}", a.kernel_h, a.kernel_w, a.stride_h, a.pad_h);
+  if (a.end_pad.any()) s += fmt::format(" +{} bottom +{} right", a.end_pad.h, a.end_pad.w);
+  return s;
 }
 
 InferredValue infer_global(const ShapeCheck& c) {

@@ -55,6 +55,8 @@ kernels::PoolShape pool_shape(const graph::Pool2dAttrs& a, const Shape& x, const
 class MaxPool final : public Kernel {
  public:
   explicit MaxPool(KernelIO io) : Kernel(std::move(io)) {
+    const auto& a = node().attr<graph::Pool2dAttrs>();
+    if (a.end_pad.any()) no_cuda_kernel(node(), "padding at the end (the CPU's inference passes)");
     define_output();
     if (in(0).shape[2] * in(0).shape[3] > std::numeric_limits<std::int32_t>::max())
       fail("MaxPool2d: a {}x{} plane is too large for i32 argmax indices", in(0).shape[2],
