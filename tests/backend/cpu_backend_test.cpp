@@ -69,6 +69,25 @@ double relative_difference(const Tensor& a, const Tensor& b) {
   return diff / scale;
 }
 
+// Output 0 of `g` on input `x`, compiled for inference on `spec` at `precision`.
+Tensor inference_output(const Graph& g, ParameterSet& params, const Tensor& x, const char* spec,
+                        bool optimize = true,
+                        backend::Precision precision = backend::Precision::FP32) {
+  backend::CompileOptions options;
+  options.precision = precision;
+  auto exe = backend::compile_for_inference(backend::parse_backend_spec(spec), g, params, optimize,
+                                            options);
+  exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  return exe->output(0).clone();
+}
+
+// bf16's output within bf16 rounding of fp32's, and not fp32's exactly (bf16 did run).
+void expect_bf16_rounding_of(const Tensor& bf16, const Tensor& fp32, const std::string& what) {
+  const auto [diff, scale] = telar::testing::max_difference(bf16, fp32);
+  EXPECT_GT(diff, 1e-7 * scale) << what << ": bf16 gave fp32's outputs exactly";
+  EXPECT_LE(diff, 3e-2 * scale) << what;
+}
+
 struct Run {
   std::vector<Tensor> outputs;
   ParameterSet grads;
@@ -231,18 +250,8 @@ TEST(CpuBackend, Bf16ConcatenationsStayWithinBf16RoundingOfFp32) {
   const Graph g = fire_modules();
   ParameterSet params = ParameterSet::initialize(g, 3);
   const Tensor x = random_tensor({2, 6, 9, 9}, 4, 0.0f, 1.0f);
-  std::vector<Tensor> out;
-  for (const auto precision : {backend::Precision::FP32, backend::Precision::BF16}) {
-    backend::CompileOptions options;
-    options.precision = precision;
-    auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), g, params, true,
-                                              options);
-    exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
-    out.push_back(exe->output(0).clone());
-  }
-  const auto [diff, scale] = telar::testing::max_difference(out[1], out[0]);
-  EXPECT_GT(diff, 1e-7 * scale) << "bf16 gave fp32's outputs exactly";
-  EXPECT_LE(diff, 3e-2 * scale);
+  expect_bf16_rounding_of(inference_output(g, params, x, "cpu", true, backend::Precision::BF16),
+                          inference_output(g, params, x, "cpu"), "fire modules");
 }
 
 // Arithmetic with NumPy broadcasting, as imported models have it: squeeze-and-excitation's gate
@@ -282,24 +291,13 @@ TEST(CpuBackend, InferencePlansRunBroadcastingArithmeticOnOneDnn) {
   const Graph model = b.finish();
   ParameterSet params = ParameterSet::initialize(model, 2);
   const Tensor input = random_tensor({3, 5, 6, 7}, 8);
-  std::vector<Tensor> out;
-  for (const char* spec : {"cpu:ref", "cpu"}) {
-    auto exe = backend::compile_for_inference(backend::parse_backend_spec(spec), model, params,
-                                              /*optimize=*/false);
-    exe->forward(std::span<const Tensor>(&input, 1), backend::Mode::Eval);
-    out.push_back(exe->output(0).clone());
-  }
-  EXPECT_LT(relative_difference(out[1], out[0]), 1e-5);
+  const Tensor want = inference_output(model, params, input, "cpu:ref", /*optimize=*/false);
+  EXPECT_LT(relative_difference(inference_output(model, params, input, "cpu", false), want), 1e-5);
   if (!backend::cpu::has_bf16()) return;  // (Bf16IsRefusedWhereItCannotRun says so)
   // In bf16 the full operands arrive in bf16 and the broadcast ones in f32.
-  backend::CompileOptions bf16;
-  bf16.precision = backend::Precision::BF16;
-  auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), model, params,
-                                            /*optimize=*/false, bf16);
-  exe->forward(std::span<const Tensor>(&input, 1), backend::Mode::Eval);
-  const auto [error, scale] = telar::testing::max_difference(exe->output(0), out[0]);
-  EXPECT_GT(error, 1e-7 * scale) << "bf16 gave fp32's outputs exactly";
-  EXPECT_LE(error, 3e-2 * scale);
+  expect_bf16_rounding_of(
+      inference_output(model, params, input, "cpu", false, backend::Precision::BF16), want,
+      "broadcasting");
 }
 
 // Linear's forward pass runs on oneDNN's inner product below 8 rows and on its matmul (the
@@ -821,18 +819,8 @@ TEST(CpuBackend, Bf16InferenceStaysWithinBf16RoundingOfFp32) {
     Shape shape = g.value(g.inputs()[0]).shape;
     shape[0] = 2;
     const Tensor x = random_tensor(shape, 6, 0.0f, 1.0f);
-    std::vector<Tensor> out;
-    for (const auto precision : {backend::Precision::FP32, backend::Precision::BF16}) {
-      backend::CompileOptions options;
-      options.precision = precision;
-      auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), g, params,
-                                                true, options);
-      exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
-      out.push_back(exe->output(0).clone());
-    }
-    const auto [diff, scale] = telar::testing::max_difference(out[1], out[0]);
-    EXPECT_GT(diff, 1e-7 * scale) << model << ": bf16 gave fp32's outputs exactly";
-    EXPECT_LE(diff, 3e-2 * scale) << model;
+    expect_bf16_rounding_of(inference_output(g, params, x, "cpu", true, backend::Precision::BF16),
+                            inference_output(g, params, x, "cpu"), model);
   }
 }
 
