@@ -47,13 +47,17 @@ int run_models(const Args& args) {
   if (classes > 0) options.classes = classes;
 
   if (*show) {
-    graph::Graph g = build_model(spec, options);
+    graph::Graph g;
     std::vector<optimize::PassCount> passes;
     if (optimized) {
-      optimize::InferenceGraph opt =
-          optimize::optimize_for_inference(g, graph::ParameterSet::initialize(g, 0));
+      // With the model's own weights: an ONNX file's constants (GELU's sqrt 2, say) decide
+      // which rewrites apply.
+      LoadedModel m = load_model(spec, options, {});
+      optimize::InferenceGraph opt = optimize::optimize_for_inference(m.graph, m.weights);
       g = std::move(opt.graph);
       passes = std::move(opt.passes);
+    } else {
+      g = build_model(spec, options);
     }
     std::cout << graph::dump(g);
     if (optimized) {

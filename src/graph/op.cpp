@@ -17,6 +17,7 @@ bool fusible_activation(OpKind kind) {
     case OpKind::LeakyReLU:
     case OpKind::HardSwish:
     case OpKind::SiLU:
+    case OpKind::GELU:
       return true;
     default: return false;
   }

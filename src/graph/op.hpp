@@ -25,6 +25,7 @@ enum class OpKind : std::uint8_t {
   HardSigmoid,
   HardSwish,
   SiLU,
+  GELU,
   Sqrt,
   Erf,
   Pow,
@@ -106,7 +107,7 @@ struct PostOps {
   auto fields() const { return std::tie(sum, activation, eltwise.alpha, eltwise.beta); }
 };
 // The activations a PostOps may carry: those every CPU kernel fuses (ReLU, ReLU6, Sigmoid,
-// Tanh, LeakyReLU, HardSwish, SiLU).
+// Tanh, LeakyReLU, HardSwish, SiLU, GELU).
 bool fusible_activation(OpKind kind);
 
 struct LinearAttrs {

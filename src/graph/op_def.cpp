@@ -28,6 +28,7 @@ constexpr Entry kTable[] = {
     {OpKind::HardSigmoid, &op_defs::kHardSigmoid},
     {OpKind::HardSwish, &op_defs::kHardSwish},
     {OpKind::SiLU, &op_defs::kSiLU},
+    {OpKind::GELU, &op_defs::kGELU},
     {OpKind::Sqrt, &op_defs::kSqrt},
     {OpKind::Erf, &op_defs::kErf},
     {OpKind::Pow, &op_defs::kPow},

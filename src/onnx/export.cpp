@@ -312,6 +312,16 @@ class Exporter {
         add("Mul", node_name, {in, gate}, out);
         return;
       }
+      case OpKind::GELU: {  // x * (Erf(x / sqrt(2)) + 1) * 0.5, as PyTorch exports it
+        const std::string scaled = unique(node_name + "/scaled"), erf = unique(node_name + "/erf"),
+                          gate = unique(node_name + "/gate"), gated = unique(node_name + "/gated");
+        add("Div", scaled, {in, scalar(node_name + "/sqrt2", std::sqrt(2.0f))}, scaled);
+        add("Erf", erf, {scaled}, erf);
+        add("Add", gate, {erf, scalar(node_name + "/one", 1.0f)}, gate);
+        add("Mul", gated, {in, gate}, gated);
+        add("Mul", node_name, {gated, scalar(node_name + "/half", 0.5f)}, out);
+        return;
+      }
       default:
         fail("internal: {} is not an activation export writes", graph::op_name(kind));
     }
@@ -378,6 +388,7 @@ class Exporter {
       case OpKind::LeakyReLU:
       case OpKind::HardSwish:
       case OpKind::SiLU:
+      case OpKind::GELU:
         activation(n.kind, eltwise_of(n), n.name, in[0], out);
         return;
       case OpKind::Sqrt:

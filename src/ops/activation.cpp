@@ -2,8 +2,9 @@
 // follow PyTorch: ReLU passes the gradient where x > 0, ReLU6 where 0 < x < 6, LeakyReLU
 // scales it by alpha where x <= 0, HardSigmoid passes alpha where 0 < alpha x + beta < 1,
 // HardSwish's is 0 below -3, x / 3 + 1/2 up to 3 and 1 above; SiLU's is s (1 + x (1 - s)) with
-// s = sigmoid(x). Sqrt's is 1 / (2 y) (infinite at
-// 0, like PyTorch's), Erf's 2 / sqrt(pi) exp(-x^2), Pow's (x^e) e x^(e-1).
+// s = sigmoid(x); GELU's is Phi(x) + x phi(x) (the normal distribution's cdf and density). Sqrt's
+// is 1 / (2 y) (infinite at 0, like PyTorch's), Erf's 2 / sqrt(pi) exp(-x^2), Pow's (x^e) e
+// x^(e-1).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +18,7 @@ namespace telar::ops {
 namespace {
 
 constexpr std::int64_t kParallelThreshold = 1 << 16;
+constexpr float kOneOverSqrtTwo = 0.7071067811865476f;
 
 float sigmoid(float x) {
   // Two branches so exp never overflows.
@@ -38,6 +40,8 @@ Activation activation_of(graph::OpKind kind) {
     case graph::OpKind::HardSwish: return Activation::HardSwish;
     case graph::OpKind::SiLU:
       return Activation::SiLU;
+    case graph::OpKind::GELU:
+      return Activation::GELU;
     case graph::OpKind::Sqrt: return Activation::Sqrt;
     case graph::OpKind::Erf: return Activation::Erf;
     case graph::OpKind::Pow:
@@ -86,6 +90,11 @@ void activation_forward(Activation kind, const Tensor& x, Tensor& y, ActivationP
     case Activation::SiLU:
       parallel_for(0, count, count > kParallelThreshold,
                    [&](std::int64_t i) { yp[i] = xp[i] * sigmoid(xp[i]); });
+      return;
+    case Activation::GELU:
+      parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
+        yp[i] = 0.5f * xp[i] * (1.0f + std::erf(xp[i] * kOneOverSqrtTwo));
+      });
       return;
     case Activation::Sqrt:
       parallel_for(0, count, count > kParallelThreshold,
@@ -152,6 +161,16 @@ void activation_backward(Activation kind, const Tensor& x, const Tensor& y, cons
       parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
         const float s = sigmoid(xp[i]);
         dxp[i] = dyp[i] * s * (1.0f + xp[i] * (1.0f - s));
+      });
+      return;
+    }
+    case Activation::GELU: {
+      detail::expect_same_numel("activation_backward", "x", x, count);
+      const float* xp = x.f32();
+      constexpr float kOneOverSqrtTwoPi = 0.3989422804014327f;
+      parallel_for(0, count, count > kParallelThreshold, [&](std::int64_t i) {
+        const float phi = kOneOverSqrtTwoPi * std::exp(-0.5f * xp[i] * xp[i]);
+        dxp[i] = dyp[i] * (0.5f * (1.0f + std::erf(xp[i] * kOneOverSqrtTwo)) + xp[i] * phi);
       });
       return;
     }

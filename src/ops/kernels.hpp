@@ -64,7 +64,8 @@ void batchnorm_backward(const BatchNormAttrs& a, const Tensor& x, const Tensor& 
 
 // ---- Element-wise activations. LeakyReLU: x < 0 ? alpha * x : x; HardSigmoid:
 // clamp(alpha * x + beta, 0, 1); HardSwish: x * clamp(x + 3, 0, 6) / 6 (PyTorch's); SiLU:
-// x * sigmoid(x); Sqrt; Erf (the Gauss error function, GELU's); Pow: x ^ alpha.
+// x * sigmoid(x); GELU: x * (1 + erf(x / sqrt(2))) / 2; Sqrt; Erf (the Gauss error function,
+// GELU's); Pow: x ^ alpha.
 enum class Activation {
   ReLU,
   ReLU6,
@@ -74,6 +75,7 @@ enum class Activation {
   HardSigmoid,
   HardSwish,
   SiLU,
+  GELU,
   Sqrt,
   Erf,
   Pow

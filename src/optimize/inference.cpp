@@ -18,6 +18,7 @@ InferenceGraph optimize_for_inference(const graph::Graph& graph, const graph::Pa
       {"schedule_shortcuts_first", schedule_shortcuts_first, true},
       {"fuse_residual_add", fuse_residual_add, true},
       {"fuse_gated_activation", fuse_gated_activation, true},
+      {"fuse_gelu", fuse_gelu, true},
       {"fold_pad_into_maxpool", fold_pad_into_maxpool, true},
       {"fuse_activation", fuse_activation, true},
   };

@@ -44,6 +44,12 @@ Rewritten fold_pad_into_maxpool(const graph::Graph& graph, const graph::Paramete
 // gives either to the convolution before it.
 Rewritten fuse_gated_activation(const graph::Graph& graph, const graph::ParameterSet& params);
 
+// GELU as PyTorch exports it, Mul(Mul(x, Add(Erf(Div(x, sqrt(2))), 1)), 0.5) (either operand
+// order of the Add and the Muls; the inner four results read by nothing else), becomes one GELU
+// activation (one oneDNN eltwise on the CPU, where the five ran as four binaries and a
+// single-threaded Erf), which fuse_activation then gives to the convolution or Linear before it.
+Rewritten fuse_gelu(const graph::Graph& graph, const graph::ParameterSet& params);
+
 // A fusible activation (graph::fusible_activation) whose input is the output of a Conv2d or
 // Linear without an activation, read by nothing else, becomes that node's activation post-op
 // (after its sum, if it has one); so does a ReLU after a BatchNorm2d that no convolution took

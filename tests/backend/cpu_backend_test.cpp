@@ -201,6 +201,7 @@ TEST(CpuBackend, EveryOneDnnOpAndLayoutChangeMatchesReference) {
   s = b.graph().add_node(OpKind::LeakyReLU, "leaky", EltwiseAttrs{0.2f, 0.0f}, {s});
   s = b.graph().add_node(OpKind::HardSwish, "hswish", {}, {s});
   s = b.graph().add_node(OpKind::SiLU, "silu", {}, {s});
+  s = b.graph().add_node(OpKind::GELU, "gelu", {}, {s});
   ValueId m = b.maxpool2d(s, 2, 2, 0, "max");
   ValueId gap = b.global_avgpool(m, "gap");
   ValueId f = b.flatten(c1, "flat");  // a blocked value read again by a plain consumer

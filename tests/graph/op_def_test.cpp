@@ -55,8 +55,8 @@ TEST(OpDef, AcceleratorsLowerLinearConvAndEmbeddingBagOnly) {
 TEST(OpDef, OnlyTheListedFamiliesAreShared) {
   const std::set<OpKind> activations{OpKind::ReLU,      OpKind::ReLU6,     OpKind::Sigmoid,
                                      OpKind::Tanh,      OpKind::LeakyReLU, OpKind::HardSigmoid,
-                                     OpKind::HardSwish, OpKind::SiLU,      OpKind::Sqrt,
-                                     OpKind::Erf,       OpKind::Pow};
+                                     OpKind::HardSwish, OpKind::SiLU,      OpKind::GELU,
+                                     OpKind::Sqrt,      OpKind::Erf,       OpKind::Pow};
   const std::set<OpKind> binary{OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div};
   const std::set<OpKind> relabel{OpKind::Flatten, OpKind::Reshape};
   std::set<KernelFamily> own;

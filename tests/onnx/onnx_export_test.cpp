@@ -98,8 +98,8 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
-// The ops ONNX import brings, and SiLU, in one graph, at opset 13 (HardSwish written as x *
-// HardSigmoid(x)), 14 (HardSwish itself), 17 and 18 (ReduceMean's axes an input).
+// The ops ONNX import brings, and SiLU and GELU, in one graph, at opset 13 (HardSwish written as x
+// * HardSigmoid(x)), 14 (HardSwish itself), 17 and 18 (ReduceMean's axes an input).
 TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
   using namespace graph;
   GraphBuilder b("imported_ops");
@@ -137,6 +137,7 @@ TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
   h = g0.add_node(OpKind::Sub, "diff", {}, {g0.add_node(OpKind::Div, "ratio", {}, {h, divisor}), second});
   h = g0.add_node(OpKind::HardSwish, "swish", {}, {h});
   h = g0.add_node(OpKind::SiLU, "silu", {}, {h});  // written as x * Sigmoid(x)
+  h = g0.add_node(OpKind::GELU, "gelu", {}, {h});  // written as x * (Erf(x / sqrt 2) + 1) / 2
   // GELU's and a layer norm's pieces: Pow, Sqrt, Erf, a mean over the channels.
   h = g0.add_node(OpKind::Pow, "cube", EltwiseAttrs{3.0f, 0.0f}, {h});
   ValueId mean = g0.add_node(OpKind::ReduceMean, "mean", ReduceAttrs{1}, {h});

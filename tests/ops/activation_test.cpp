@@ -79,6 +79,17 @@ TEST(OpsActivation, SiLUByHand) {
   expect_values(dx, {0.5f, 2 * 0.75f * (1 + ln3 / 4)});
 }
 
+// GELU = x Phi(x) (Phi the standard normal cdf): Phi(1) = 0.8413447461, so GELU(1) = 0.8413447,
+// GELU(-1) = -(1 - 0.8413447) = -0.1586553; its slope Phi(x) + x phi(x) is 1/2 at 0 and
+// 0.8413447 + 0.2419707 (phi(1) = exp(-1/2) / sqrt(2 pi)) at 1.
+TEST(OpsActivation, GELUByHand) {
+  expect_values(forward(Activation::GELU, f32({0, 1, -1, 10, -10}, {5})),
+                {0, 0.8413447f, -0.1586553f, 10, 0});
+  Tensor dy = f32({1, 2}, {2}), dx({2});
+  activation_backward(Activation::GELU, f32({0, 1}, {2}), Tensor(), dy, dx);
+  expect_values(dx, {0.5f, 2 * (0.8413447f + 0.2419707f)});
+}
+
 TEST(OpsActivation, SqrtAndErfByHand) {
   expect_values(forward(Activation::Sqrt, f32({0, 0.25f, 4, 9}, {4})), {0, 0.5f, 2, 3});
   // erf(0) = 0, erf(-x) = -erf(x), erf(1) = 0.8427007929.
@@ -133,6 +144,7 @@ TEST(OpsActivation, GradientsMatchFiniteDifferences) {
   check_gradient(Activation::HardSigmoid, xh, "hard sigmoid", kTorchHardSigmoid);
   check_gradient(Activation::HardSwish, xh, "hard swish");
   check_gradient(Activation::SiLU, uniform({3, 7}, rng, -4, 4), "silu");
+  check_gradient(Activation::GELU, uniform({3, 7}, rng, -4, 4), "gelu");
   check_gradient(Activation::Sqrt, uniform({3, 7}, rng, 0.5f, 3.0f), "sqrt");
   check_gradient(Activation::Erf, uniform({3, 7}, rng, -2, 2), "erf");
   // Pow: integer exponents over both signs (away from 0 for the negative one), fractional

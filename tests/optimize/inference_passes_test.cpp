@@ -354,6 +354,62 @@ TEST(FuseGatedActivation, XTimesItsGateIsHardSwishOrSiLU) {
   EXPECT_EQ(node_named(all.graph, "c6").attr<Conv2dAttrs>().post.activation, OpKind::SiLU);
 }
 
+// GELU as PyTorch exports it: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), also with every
+// commutative operand swapped. Left alone: a division by 2 (not sqrt 2), an Erf read twice, and
+// a Div of another value than the one multiplied.
+TEST(FuseGelu, PyTorchsFiveOpsBecomeOneGELU) {
+  GraphBuilder b("m");
+  Graph& g = b.graph();
+  ValueId x = b.input("x", {3, 8, 8});
+  const auto scalar = [&](const std::string& name, float v) {
+    return g.add_buffer(name, {1}, Initializer::constant(v));
+  };
+  const auto op = [&](OpKind k, const std::string& name, std::vector<ValueId> in) {
+    return g.add_node(k, name, {}, std::move(in));
+  };
+  // swapped: Add(1, erf), Mul(add, x), Mul(0.5, product); divisor: sqrt 2 or another.
+  ValueId e = graph::kNoValue;  // the last GELU's Erf
+  const auto gelu = [&](ValueId v, const std::string& p, bool swapped, float divisor,
+                        ValueId divided) {
+    e = op(OpKind::Erf, p + "erf",
+           {op(OpKind::Div, p + "div", {divided, scalar(p + "s", divisor)})});
+    const ValueId one = scalar(p + "one", 1.0f), half = scalar(p + "half", 0.5f);
+    const ValueId plus =
+        op(OpKind::Add, p + "add", swapped ? std::vector{one, e} : std::vector{e, one});
+    const ValueId prod =
+        op(OpKind::Mul, p + "mul", swapped ? std::vector{plus, v} : std::vector{v, plus});
+    return op(OpKind::Mul, p + "gelu", swapped ? std::vector{half, prod} : std::vector{prod, half});
+  };
+  const float sqrt2 = std::sqrt(2.0f);
+  ValueId c1 = b.conv2d(x, 4, 3, 1, 1, 1, true, "c1");
+  ValueId h = gelu(c1, "a_", false, sqrt2, c1);
+  ValueId c2 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c2");
+  h = gelu(c2, "b_", true, sqrt2, c2);
+  ValueId c3 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c3");
+  h = gelu(c3, "c_", false, 2.0f, c3);
+  ValueId c4 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c4");
+  h = gelu(c4, "d_", false, sqrt2, c4);
+  h = b.add(h, e, "plus_erf");
+  ValueId c5 = b.conv2d(h, 4, 3, 1, 1, 1, true, "c5");
+  h = gelu(c5, "e_", false, sqrt2, c4);
+  b.output(b.linear(b.flatten(b.global_avgpool(h, "gap"), "flat"), 5, "fc"));
+  const Graph src = b.finish();
+  ParameterSet params = weights_for(src, 9);
+  const optimize::Rewritten r = optimize::fuse_gelu(src, params);
+  EXPECT_EQ(r.rewrites, 2);
+  EXPECT_EQ(node_named(r.graph, "a_gelu").kind, OpKind::GELU);
+  EXPECT_EQ(node_named(r.graph, "b_gelu").kind, OpKind::GELU);
+  EXPECT_EQ(r.graph.find_node("a_erf"), nullptr);
+  EXPECT_EQ(r.graph.find_node("b_mul"), nullptr);
+  for (const char* kept : {"c_gelu", "d_gelu", "e_gelu"})
+    EXPECT_EQ(node_named(r.graph, kept).kind, OpKind::Mul) << kept;
+  expect_same_outputs(src, params, r, {2, 3, 8, 8}, 1e-6);
+  // Compiled for inference, the convolutions take the GELU as their post-op.
+  const optimize::InferenceGraph all = optimize::optimize_for_inference(src, params, {});
+  EXPECT_EQ(node_named(all.graph, "c1").attr<Conv2dAttrs>().post.activation, OpKind::GELU);
+  EXPECT_EQ(node_named(all.graph, "c2").attr<Conv2dAttrs>().post.activation, OpKind::GELU);
+}
+
 TEST(FuseActivation, ConvolutionsAndLinearsTakeTheirActivation) {
   GraphBuilder b("m");
   ValueId x = b.input("x", {3, 8, 8});
@@ -398,16 +454,17 @@ TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
   EXPECT_TRUE(post.sum);
   EXPECT_EQ(post.activation, OpKind::ReLU);
   EXPECT_EQ(count_nodes(opt.graph, OpKind::ReLU), 0);
-  ASSERT_EQ(opt.passes.size(), 7u);
+  ASSERT_EQ(opt.passes.size(), 8u);
   EXPECT_EQ(opt.passes[2].pass, "schedule_shortcuts_first");
   EXPECT_EQ(opt.passes[2].rewrites, 0);
   EXPECT_EQ(opt.passes[3].pass, "fuse_residual_add");
   EXPECT_EQ(opt.passes[3].rewrites, 1);
   EXPECT_EQ(opt.passes[4].pass, "fuse_gated_activation");
   EXPECT_EQ(opt.passes[4].rewrites, 0);
-  EXPECT_EQ(opt.passes[5].pass, "fold_pad_into_maxpool");
-  EXPECT_EQ(opt.passes[6].pass, "fuse_activation");
-  EXPECT_EQ(opt.passes[6].rewrites, 3);
+  EXPECT_EQ(opt.passes[5].pass, "fuse_gelu");
+  EXPECT_EQ(opt.passes[6].pass, "fold_pad_into_maxpool");
+  EXPECT_EQ(opt.passes[7].pass, "fuse_activation");
+  EXPECT_EQ(opt.passes[7].rewrites, 3);
 }
 
 // The executable of a model compiled for inference re-derives its folded weights when the

@@ -22,6 +22,8 @@ std::optional<EltwiseAlgorithm> dnnl_eltwise(graph::OpKind kind, const graph::El
       return EltwiseAlgorithm{algorithm::eltwise_hardswish};
     case graph::OpKind::SiLU:  // oneDNN's swish is x * sigmoid(alpha * x)
       return EltwiseAlgorithm{algorithm::eltwise_swish, 1.0f};
+    case graph::OpKind::GELU:
+      return EltwiseAlgorithm{algorithm::eltwise_gelu_erf};
     case graph::OpKind::Sqrt:
       return EltwiseAlgorithm{algorithm::eltwise_sqrt};
     case graph::OpKind::Pow:  // oneDNN's pow is alpha * x^beta

@@ -46,6 +46,10 @@ const OpDef kHardSwish{.name = "HardSwish", .kernels = KernelFamily::Activation,
 // x * sigmoid(x) (swish): made by inference compilation from ONNX's Sigmoid and Mul.
 const OpDef kSiLU{
     .name = "SiLU", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
+// x * (1 + erf(x / sqrt(2))) / 2 (GELU, the exact form): made by inference compilation from the
+// five ops PyTorch exports it as.
+const OpDef kGELU{
+    .name = "GELU", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
 const OpDef kSqrt{.name = "Sqrt", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
 const OpDef kErf{.name = "Erf", .kernels = KernelFamily::Activation, .infer = infer, .channels = per_channel};
 const OpDef kPow{.name = "Pow",

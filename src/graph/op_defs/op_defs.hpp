@@ -35,6 +35,7 @@ extern const OpDef kLeakyReLU;
 extern const OpDef kHardSigmoid;
 extern const OpDef kHardSwish;
 extern const OpDef kSiLU;
+extern const OpDef kGELU;
 extern const OpDef kSqrt;
 extern const OpDef kErf;
 extern const OpDef kPow;

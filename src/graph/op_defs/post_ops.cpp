@@ -11,7 +11,7 @@ void check_post_ops(const ShapeCheck& check, const PostOps& post, std::size_t ar
   if (post.activation != OpKind::Count && !fusible_activation(post.activation))
     check.bad(
         fmt::format("{} cannot be a post-op (fusible: ReLU, ReLU6, Sigmoid, Tanh, "
-                    "LeakyReLU, HardSwish, SiLU)",
+                    "LeakyReLU, HardSwish, SiLU, GELU)",
                     op_name(post.activation)));
   if (!post.sum) return;
   const Value& summand = check.in(arity - 1);

@@ -1,5 +1,5 @@
 // ReLU, ReLU6, Sigmoid and Tanh on the kernels of kernels.cu (LeakyReLU, HardSigmoid,
-// HardSwish, SiLU, Sqrt, Erf and Pow have no CUDA kernel yet).
+// HardSwish, SiLU, GELU, Sqrt, Erf and Pow have no CUDA kernel yet).
 #include "backend/cuda/ops/op_kernels.hpp"
 
 namespace telar::backend::cuda {
