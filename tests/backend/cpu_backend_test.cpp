@@ -205,7 +205,11 @@ TEST(CpuBackend, EveryOneDnnOpAndLayoutChangeMatchesReference) {
   ValueId m = b.maxpool2d(s, 2, 2, 0, "max");
   ValueId gap = b.global_avgpool(m, "gap");
   ValueId f = b.flatten(c1, "flat");  // a blocked value read again by a plain consumer
-  ValueId h = b.concat({gap, b.linear(f, 16, "fc_side")}, "cat");
+  TransposeAttrs nhwc;  // a convolution's output to channels-last axes (oneDNN's reorder)
+  nhwc.perm = {0, 2, 3, 1};
+  ValueId t = b.graph().add_node(OpKind::Transpose, "to_nhwc", nhwc, {g2});
+  ValueId h = b.concat(
+      {gap, b.linear(f, 16, "fc_side"), b.linear(b.flatten(t, "flat_t"), 4, "fc_t")}, "cat");
   ValueId logits = b.linear(b.softmax(h, "sm"), 6, "fc");
   b.output(logits);
   expect_backends_agree(b.finish(), {8, 11, 11}, 3, 6, 1e-4);
