@@ -31,6 +31,24 @@ void reduce_mean_forward(std::int64_t axis, const Tensor& x, Tensor& y) {
   const Extent e = extent("reduce_mean_forward", axis, x, y);
   const float* xp = x.f32();
   float* yp = y.f32();
+  if (e.inner == 1) {
+    // The last axis (a layer norm's mean over NHWC channels): each row summed in kLanes
+    // interleaved partial sums, which the compiler vectorises; one running sum is a chain of
+    // dependent additions.
+    constexpr std::int64_t kLanes = 16;
+    parallel_for(0, e.outer, x.numel() > (1 << 16), [&](std::int64_t o) {
+      const float* in = xp + o * e.n;
+      float lanes[kLanes] = {};
+      std::int64_t k = 0;
+      for (; k + kLanes <= e.n; k += kLanes)
+        for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] += in[k + l];
+      float sum = 0.0f;
+      for (; k < e.n; ++k) sum += in[k];
+      for (float lane : lanes) sum += lane;
+      yp[o] = sum / static_cast<float>(e.n);
+    });
+    return;
+  }
   parallel_for(0, e.outer, x.numel() > (1 << 16), [&](std::int64_t o) {
     float* out = yp + o * e.inner;
     for (std::int64_t j = 0; j < e.inner; ++j) out[j] = 0.0f;

@@ -109,6 +109,13 @@ TEST(OpsReduceMean, ForwardBackwardByHand) {
   Tensor z = f32({1, 2, 5, 10}, {1, 2, 2}), m({1, 1, 2});
   reduce_mean_forward(1, z, m);
   expect_values(m, {3, 6});
+  // Rows longer than the kernel's 16 partial sums, with a remainder: row r of [3, 37] holds
+  // r, r + 1, ..., r + 36, whose mean is r + 18.
+  Tensor long_rows({3, 37}), means({3, 1});
+  for (std::int64_t r = 0; r < 3; ++r)
+    for (std::int64_t k = 0; k < 37; ++k) long_rows.f32()[r * 37 + k] = static_cast<float>(r + k);
+  reduce_mean_forward(1, long_rows, means);
+  expect_values(means, {18, 19, 20});
 }
 
 TEST(OpsReduceMean, GradientMatchesFiniteDifferences) {
