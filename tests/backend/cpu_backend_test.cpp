@@ -208,8 +208,14 @@ TEST(CpuBackend, EveryOneDnnOpAndLayoutChangeMatchesReference) {
   TransposeAttrs nhwc;  // a convolution's output to channels-last axes (oneDNN's reorder)
   nhwc.perm = {0, 2, 3, 1};
   ValueId t = b.graph().add_node(OpKind::Transpose, "to_nhwc", nhwc, {g2});
-  ValueId h = b.concat(
-      {gap, b.linear(f, 16, "fc_side"), b.linear(b.flatten(t, "flat_t"), 4, "fc_t")}, "cat");
+  TransposeAttrs nchw;  // and back, into a convolution (which reads it as it is laid out)
+  nchw.perm = {0, 3, 1, 2};
+  ValueId back = b.graph().add_node(OpKind::Transpose, "to_nchw", nchw, {t});
+  ValueId c_back = b.conv2d(back, 4, 1, 1, 0, 1, true, "c_back");
+  ValueId h =
+      b.concat({gap, b.linear(f, 16, "fc_side"), b.linear(b.flatten(t, "flat_t"), 4, "fc_t"),
+                b.linear(b.flatten(c_back, "flat_back"), 4, "fc_back")},
+               "cat");
   ValueId logits = b.linear(b.softmax(h, "sm"), 6, "fc");
   b.output(logits);
   expect_backends_agree(b.finish(), {8, 11, 11}, 3, 6, 1e-4);

@@ -1,24 +1,46 @@
 // Transpose as one oneDNN reorder: the input, in whatever layout it arrives (a convolution's
-// channels-last or blocked output included), is copied into the plain output through a view of
-// the output with the input's axes (its strides permuted). ConvNeXt's and the transformers'
+// channels-last or blocked output included), is copied into the output through a view of the
+// output with the input's axes (its strides permuted); the output keeps the input's order of
+// the bytes where it can. ConvNeXt's and the transformers'
 // NCHW <-> NHWC transposes are then one vectorised pass where the reference kernel, a strided
 // gather, also needed the input reordered to plain first. The reference kernel permutes plain
 // tensors of up to 8 axes.
+#include <optional>
+
 #include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
 
 namespace {
 
-// The plain output `y` seen with the input's axes: axis perm[d] of the input is axis d of y.
-dnnl::memory::desc output_with_input_axes(std::span<const std::int64_t> perm, const Shape& x,
-                                          const Shape& y) {
-  dnnl::memory::dims y_strides(y.size()), strides(y.size());
+// The strides of a layout without blocks, padding or offset (plain, channels-last and other
+// orders of the axes); none for a blocked one.
+std::optional<dnnl::memory::dims> strides_of(const dnnl::memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.format_desc.blocking.inner_nblks != 0 || d.offset0 != 0)
+    return std::nullopt;
+  for (int k = 0; k < d.ndims; ++k)
+    if (d.padded_dims[k] != d.dims[k]) return std::nullopt;
+  return dnnl::memory::dims(d.format_desc.blocking.strides,
+                            d.format_desc.blocking.strides + d.ndims);
+}
+
+// The row-major strides of `shape`.
+dnnl::memory::dims plain_strides(const Shape& shape) {
+  dnnl::memory::dims strides(shape.size());
   dnnl::memory::dim step = 1;
-  for (std::size_t d = y.size(); d-- > 0;) {
-    y_strides[d] = step;
-    step *= y[d];
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    strides[d] = step;
+    step *= shape[d];
   }
+  return strides;
+}
+
+// The output, whose axis d has stride `y_strides[d]`, seen with the input's axes: axis perm[d]
+// of the input is axis d of the output.
+dnnl::memory::desc output_with_input_axes(std::span<const std::int64_t> perm, const Shape& x,
+                                          const dnnl::memory::dims& y_strides) {
+  dnnl::memory::dims strides(y_strides.size());
   for (std::size_t d = 0; d < perm.size(); ++d)
     strides[static_cast<std::size_t>(perm[d])] = y_strides[d];
   return {to_dims(x), dnnl::memory::data_type::f32, strides};
@@ -28,8 +50,17 @@ class DnnlTranspose final : public DnnlKernel {
  public:
   DnnlTranspose(KernelIO io, LayoutConverter&) : DnnlKernel(std::move(io)) {
     const Shape& y = out().shape;
-    view_ = output_with_input_axes(node().attr<graph::TransposeAttrs>().perm, in(0).shape, y);
-    define_output(plain_f32(y), true);
+    const auto& perm = node().attr<graph::TransposeAttrs>().perm;
+    // The output keeps the input's order of the bytes where the input has strides (the copy is
+    // then a straight one, and a channels-last NHWC -> NCHW transpose hands the convolution
+    // after it the channels-last layout it reads); a blocked input's output is plain.
+    dnnl::memory::dims y_strides = plain_strides(y);
+    if (const auto x_strides = strides_of(in(0).md))
+      for (std::size_t d = 0; d < perm.size(); ++d)
+        y_strides[d] = (*x_strides)[static_cast<std::size_t>(perm[d])];
+    const dnnl::memory::desc y_md(to_dims(y), dnnl::memory::data_type::f32, y_strides);
+    view_ = output_with_input_axes(perm, in(0).shape, y_strides);
+    define_output(y_md, is_plain(y_md, y));
     dnnl::memory to(view_, cpu_engine(), out().data.raw());
     dnnl::memory from = in(0).data_memory();
     fwd_ = {dnnl::reorder(from, to), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}};
