@@ -111,6 +111,17 @@ class Exporter {
   std::string scalar(const std::string& name, float value) {
     return tensor(name, proto::TensorProto::FLOAT, {}, &value, sizeof value);
   }
+  // A constant of the computation as a Constant node's output, as PyTorch writes GELU's: import
+  // keeps it fixed, where an initializer operand of arithmetic becomes a trainable weight.
+  std::string constant_scalar(const std::string& base, float value) {
+    const std::string out = unique(base);
+    auto* a = add("Constant", out, {}, out)->add_attribute();
+    a->set_name("value");
+    a->set_type(proto::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(proto::TensorProto::FLOAT);
+    a->mutable_t()->set_raw_data(std::string(reinterpret_cast<const char*>(&value), sizeof value));
+    return out;
+  }
   // `base`, made unique among the file's tensor names, and claimed.
   std::string unique(const std::string& base) {
     std::string n = unique_name(base, [&](const std::string& v) { return used_.count(v) > 0; });
@@ -315,11 +326,11 @@ class Exporter {
       case OpKind::GELU: {  // x * (Erf(x / sqrt(2)) + 1) * 0.5, as PyTorch exports it
         const std::string scaled = unique(node_name + "/scaled"), erf = unique(node_name + "/erf"),
                           gate = unique(node_name + "/gate"), gated = unique(node_name + "/gated");
-        add("Div", scaled, {in, scalar(node_name + "/sqrt2", std::sqrt(2.0f))}, scaled);
+        add("Div", scaled, {in, constant_scalar(node_name + "/sqrt2", std::sqrt(2.0f))}, scaled);
         add("Erf", erf, {scaled}, erf);
-        add("Add", gate, {erf, scalar(node_name + "/one", 1.0f)}, gate);
+        add("Add", gate, {erf, constant_scalar(node_name + "/one", 1.0f)}, gate);
         add("Mul", gated, {in, gate}, gated);
-        add("Mul", node_name, {gated, scalar(node_name + "/half", 0.5f)}, out);
+        add("Mul", node_name, {gated, constant_scalar(node_name + "/half", 0.5f)}, out);
         return;
       }
       default:
