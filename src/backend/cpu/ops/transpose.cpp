@@ -1,7 +1,7 @@
 // Transpose as one oneDNN reorder: the input, in whatever layout it arrives (a convolution's
 // channels-last or blocked output included), is copied into the output through a view of the
-// output with the input's axes (its strides permuted); the output keeps the input's order of
-// the bytes where it can. ConvNeXt's and the transformers'
+// output with the input's axes (its strides permuted); the output is plain, or channels-last
+// where that is the input's own order of the bytes. ConvNeXt's and the transformers'
 // NCHW <-> NHWC transposes are then one vectorised pass where the reference kernel, a strided
 // gather, also needed the input reordered to plain first. The reference kernel permutes plain
 // tensors of up to 8 axes.
@@ -25,17 +25,6 @@ std::optional<dnnl::memory::dims> strides_of(const dnnl::memory::desc& md) {
                             d.format_desc.blocking.strides + d.ndims);
 }
 
-// The row-major strides of `shape`.
-dnnl::memory::dims plain_strides(const Shape& shape) {
-  dnnl::memory::dims strides(shape.size());
-  dnnl::memory::dim step = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    strides[d] = step;
-    step *= shape[d];
-  }
-  return strides;
-}
-
 // The output, whose axis d has stride `y_strides[d]`, seen with the input's axes: axis perm[d]
 // of the input is axis d of the output.
 dnnl::memory::desc output_with_input_axes(std::span<const std::int64_t> perm, const Shape& x,
@@ -51,13 +40,20 @@ class DnnlTranspose final : public DnnlKernel {
   DnnlTranspose(KernelIO io, LayoutConverter&) : DnnlKernel(std::move(io)) {
     const Shape& y = out().shape;
     const auto& perm = node().attr<graph::TransposeAttrs>().perm;
-    // The output keeps the input's order of the bytes where the input has strides (the copy is
-    // then a straight one, and a channels-last NHWC -> NCHW transpose hands the convolution
-    // after it the channels-last layout it reads); a blocked input's output is plain.
-    dnnl::memory::dims y_strides = plain_strides(y);
-    if (const auto x_strides = strides_of(in(0).md))
+    // The output is plain, except where keeping the input's order of the bytes makes it the
+    // channels-last image convolutions read (a plain NHWC -> NCHW transpose in front of one:
+    // the copy is a straight one and the convolution reorders nothing); elsewhere a plain
+    // output spares its plain readers a second copy.
+    dnnl::memory::dims y_strides = *strides_of(plain_f32(y));
+    if (const auto x_strides = strides_of(in(0).md); x_strides && y.size() == 4) {
+      dnnl::memory::dims kept(y.size());
       for (std::size_t d = 0; d < perm.size(); ++d)
-        y_strides[d] = (*x_strides)[static_cast<std::size_t>(perm[d])];
+        kept[d] = (*x_strides)[static_cast<std::size_t>(perm[d])];
+      const dnnl::memory::desc channels_last(to_dims(y), dnnl::memory::data_type::f32,
+                                             dnnl::memory::format_tag::nhwc);
+      if (dnnl::memory::desc(to_dims(y), dnnl::memory::data_type::f32, kept) == channels_last)
+        y_strides = kept;
+    }
     const dnnl::memory::desc y_md(to_dims(y), dnnl::memory::data_type::f32, y_strides);
     view_ = output_with_input_axes(perm, in(0).shape, y_strides);
     define_output(y_md, is_plain(y_md, y));
