@@ -47,7 +47,7 @@ Rewritten fuse_gated_activation(const graph::Graph& graph, const graph::Paramete
 // GELU as PyTorch exports it, Mul(Mul(x, Add(Erf(Div(x, sqrt(2))), 1)), 0.5) (either operand
 // order of the Add and the Muls; the inner four results read by nothing else), becomes one GELU
 // activation (one oneDNN eltwise on the CPU, where the five ran as four binaries and a
-// single-threaded Erf), which fuse_activation then gives to the convolution or Linear before it.
+// scalar libm Erf), which fuse_activation then gives to the convolution or Linear before it.
 Rewritten fuse_gelu(const graph::Graph& graph, const graph::ParameterSet& params);
 
 // A fusible activation (graph::fusible_activation) whose input is the output of a Conv2d or
