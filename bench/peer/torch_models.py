@@ -52,6 +52,10 @@ def build(spec, classes=10):
     if name == "resnet18":  # telar's zoo resnet18 is torchvision's
         import torchvision
         return torchvision.models.resnet18(num_classes=classes)
+    if name == "vit":  # vit:DIM-HEADS-DEPTH-PATCH at 224x224, written batch-first
+        from vit_batch_first import VisionTransformer
+        dim, heads, depth, patch = (int(v) for v in (args or "768-12-12-16").split("-"))
+        return VisionTransformer(dim, heads, depth, patch, 224, classes)
     if name == "torchvision":  # any torchvision classifier, e.g. torchvision:efficientnet_b0
         import torchvision
         if not hasattr(torchvision.models, args):

@@ -30,6 +30,7 @@ enum class OpKind : std::uint8_t {
   Erf,
   Pow,
   Softmax,
+  MatMul,
   MaxPool2d,
   AvgPool2d,
   GlobalAvgPool,
@@ -40,6 +41,7 @@ enum class OpKind : std::uint8_t {
   Mul,
   Div,
   Concat,
+  Expand,
   Reshape,
   Transpose,
   Slice,
@@ -59,16 +61,19 @@ inline constexpr std::size_t kOpKindCount = static_cast<std::size_t>(OpKind::Cou
 // kernel set per family, k<Family> in its op_kernel_defs, and builds its table from this list,
 // so the list is written once (a backend missing a family fails to link, naming it).
 // Binary serves Add, Sub, Mul and Div; Flatten serves every relabelling (Flatten, Reshape).
-#define TELAR_KERNEL_FAMILIES(X)                                                                \
-  X(Linear)                                                                                     \
-  X(Conv2d)                                                                                     \
-  X(ConvTranspose2d)                                                                            \
-  X(BatchNorm2d)                                                                                \
-  X(Activation)                                                                                 \
-  X(Softmax)                                                                                    \
-  X(MaxPool2d)                                                                                  \
-  X(AvgPool2d) X(GlobalAvgPool) X(Flatten) X(Dropout) X(Binary) X(Concat) X(Transpose) X(Slice) \
-      X(Pad) X(ReduceMean) X(EmbeddingBag) X(DotInteraction) X(Loss)
+#define TELAR_KERNEL_FAMILIES(X)                                                                 \
+  X(Linear)                                                                                      \
+  X(Conv2d)                                                                                      \
+  X(ConvTranspose2d)                                                                             \
+  X(BatchNorm2d)                                                                                 \
+  X(Activation)                                                                                  \
+  X(Softmax)                                                                                     \
+  X(MatMul)                                                                                      \
+  X(MaxPool2d)                                                                                   \
+  X(AvgPool2d)                                                                                   \
+  X(GlobalAvgPool)                                                                               \
+  X(Flatten) X(Dropout) X(Binary) X(Concat) X(Expand) X(Transpose) X(Slice) X(Pad) X(ReduceMean) \
+      X(EmbeddingBag) X(DotInteraction) X(Loss)
 #define TELAR_KERNEL_FAMILY_ENUMERATOR(family) family,
 enum class KernelFamily : std::uint8_t {
   TELAR_KERNEL_FAMILIES(TELAR_KERNEL_FAMILY_ENUMERATOR) Count

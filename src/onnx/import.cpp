@@ -404,14 +404,21 @@ class Importer {
     } else if (op == "Gemm") {
       gemm(n, at);
     } else if (op == "MatMul") {
-      const Constant& w = constant(n, 1);
       const ValueId x = dynamic(n, 0);
+      if (!known(n.input(1))) {
+        matmul(n, x, dynamic(n, 1));
+        return;
+      }
+      const Constant& w = constant(n, 1);
       if (w.dims.size() == 2 && shape_of(x).size() == 4) {
         matmul_channels_last(n, x, w);
+      } else if (w.dims.size() == 2 && shape_of(x).size() == 3) {
+        matmul_rows(n, x, w);
       } else {
         if (w.dims.size() != 2 || shape_of(x).size() != 2)
-          unsupported(n, "telar imports MatMul of a [batch, K] or [batch, H, W, K] tensor by a "
-                         "constant [K, N] matrix");
+          unsupported(n,
+                      "telar imports MatMul of a [batch, K], [batch, L, K] or [batch, H, W, "
+                      "K] tensor by a constant [K, N] matrix, or of two computed tensors");
         linear(n, x, transpose(w, n.input(1)), w.dims[1], w.dims[0], nullptr, 1.0f, 1.0f);
       }
     } else if (op == "BatchNormalization") {
@@ -422,8 +429,11 @@ class Importer {
       const ValueId x = dynamic(n, 0);
       const auto rank = static_cast<std::int64_t>(shape_of(x).size());
       const std::int64_t axis = at.i("axis", opset_ >= 13 ? -1 : 1);
-      if (rank != 2 || (axis != 1 && axis != -1))
-        unsupported(n, "telar imports Softmax over the last axis of a [batch, classes] tensor");
+      // Before opset 13 Softmax flattens the axes from `axis` on: the last axis alone either way.
+      if (rank < 2 || (axis != rank - 1 && axis != -1))
+        unsupported(n, fmt::format("axis {} of a rank-{} tensor: telar imports Softmax over the "
+                                   "last axis",
+                                   axis, rank));
       define(n, graph_.add_node(OpKind::Softmax, node_name(n), {}, {x}));
     } else if (op == "MaxPool" || op == "AveragePool") {
       pool(n, at);
@@ -437,6 +447,10 @@ class Importer {
       define(n, shape_of(x).size() == 2 ? x : graph_.add_node(OpKind::Flatten, node_name(n), {}, {x}));
     } else if (op == "Reshape") {
       reshape(n, at);
+    } else if (op == "Expand") {
+      expand(n);
+    } else if (op == "Gather") {
+      gather(n, at);
     } else if (op == "Transpose") {
       transpose_node(n, at);
     } else if (op == "Slice") {
@@ -886,6 +900,88 @@ class Importer {
     define(n, graph_.add_node(OpKind::Transpose, name + "/nhwc", to_last, {conv}));
   }
 
+  // MatMul of [B, L, K] by a constant [K, N]: the channels-last Linear on [B, L, 1, K].
+  void matmul_rows(const proto::NodeProto& n, ValueId x, const Constant& w) {
+    const Shape& xs = shape_of(x);
+    graph::ReshapeAttrs to4, to3;
+    to4.dims = {xs[1], 1, xs[2]};
+    const ValueId x4 = graph_.add_node(OpKind::Reshape, node_name(n, "/rows"), to4, {x});
+    matmul_channels_last(n, x4, w);
+    to3.dims = {xs[1], w.dims[1]};
+    define(n,
+           graph_.add_node(OpKind::Reshape, node_name(n, "/back"), to3, {values_.at(n.output(0))}));
+  }
+
+  // MatMul of two computed tensors [B, ..., M, K] x [B, ..., K, N] (attention's scores and
+  // context).
+  void matmul(const proto::NodeProto& n, ValueId a, ValueId b) {
+    const Shape &as = shape_of(a), &bs = shape_of(b);
+    if (as.size() < 3 || as.size() != bs.size() ||
+        !std::equal(as.begin(), as.end() - 2, bs.begin()))
+      unsupported(n, fmt::format("MatMul of {} by {}: telar multiplies two computed tensors of "
+                                 "one rank with the same leading dimensions (no broadcasting)",
+                                 shape_str(as), shape_str(bs)));
+    define(n, graph_.add_node(OpKind::MatMul, node_name(n), {}, {a, b}));
+  }
+
+  // Expand of a constant [1, ...] over the batch (a class token, cls.expand(B, -1, -1)): telar's
+  // Expand of a parameter, the batch read from the model's input.
+  void expand(const proto::NodeProto& n) {
+    const Constant& w = constant(n, 0);
+    const Constant& t = constant(n, 1, true);
+    const auto target = t.ints();
+    const std::string what =
+        fmt::format("Expand of {} to [{}]", shape_str(w.dims), fmt::join(target, ", "));
+    bool ok = w.dims.size() >= 2 && w.dims[0] == 1 && target.size() == w.dims.size() &&
+              t.batch_at(0) == Constant::Batch::Is;
+    for (std::size_t k = 1; ok && k < target.size(); ++k)
+      ok = t.batch_at(k) == Constant::Batch::No && (target[k] == 1 || target[k] == w.dims[k]);
+    if (!ok)
+      unsupported(n, what +
+                         ": telar expands a constant of one sample, [1, ...], over the batch "
+                         "and nothing else");
+    const ValueId param = initializers_.count(n.input(0))
+                              ? weight(n.input(0), w, w.dims, graph::Initializer::zeros())
+                              : fixed(n.input(0), w, w.dims);
+    define(n, graph_.add_node(OpKind::Expand, node_name(n), {}, {graph_.inputs().at(0), param}));
+  }
+
+  // Gather of one index along an axis after the batch (x[:, 0], a transformer's class token):
+  // a slice, and the axis dropped where the index is a scalar.
+  void gather(const proto::NodeProto& n, Attributes& at) {
+    const ValueId x = dynamic(n, 0);
+    const Constant& index = constant(n, 1);
+    const Shape& xs = shape_of(x);
+    const auto rank = static_cast<std::int64_t>(xs.size());
+    std::int64_t axis = at.i("axis", 0);
+    if (axis < 0) axis += rank;
+    if (index.numel() != 1 || index.dims.size() > 1 || axis <= 0 || axis >= rank)
+      unsupported(n, fmt::format("telar imports Gather of one index along an axis after the "
+                                 "batch (axis {} of {}, {} indices)",
+                                 at.i("axis", 0), shape_str(xs), index.numel()));
+    std::int64_t k = index.ints()[0];
+    const std::int64_t size = xs[static_cast<std::size_t>(axis)];
+    if (k < 0) k += size;
+    if (k < 0 || k >= size)
+      unsupported(
+          n, fmt::format("index {} is outside axis {} of size {}", index.ints()[0], axis, size));
+    const ValueId y =
+        slice_axis(n, node_name(n, index.dims.empty() ? "/slice" : ""), x, axis, k, k + 1);
+    if (!index.dims.empty()) {
+      define(n, y);
+      return;
+    }
+    Shape dims(xs.begin() + 1, xs.end());
+    dims.erase(dims.begin() + (axis - 1));
+    if (dims.empty()) unsupported(n, "the gather would leave the batch alone");
+    if (dims.size() == 1) {
+      define(n, graph_.add_node(OpKind::Flatten, node_name(n), {}, {y}));
+    } else {
+      graph::ReshapeAttrs a;
+      a.dims = dims;
+      define(n, graph_.add_node(OpKind::Reshape, node_name(n), a, {y}));
+    }
+  }
 
   // A Reshape whose first target dimension is the batch (read from the input's shape, 0 to copy
   // it, or -1), the others fixed at import.
@@ -1166,9 +1262,12 @@ class Importer {
       }
       return true;
     }
-    if (op == "Shape" && present(n, 0) && values_.count(n.input(0))) {
-      // The batch size stands as 1; its element is marked (only a Reshape's first may use it).
-      const Shape& s = shape_of(values_.at(n.input(0)));
+    if (op == "Shape" && present(n, 0) && (values_.count(n.input(0)) || known(n.input(0)))) {
+      // Of a computed tensor, the batch size stands as 1 and its element is marked (only a
+      // Reshape's first may use it); of a constant, its dimensions, which the batch size never
+      // changes (only its values may).
+      const bool computed = values_.count(n.input(0)) > 0;
+      const Shape& s = computed ? shape_of(values_.at(n.input(0))) : constants_.at(n.input(0)).dims;
       const auto rank = static_cast<std::int64_t>(s.size());
       std::int64_t start = at.i("start", 0), end = at.i("end", rank);
       if (start < 0) start += rank;
@@ -1176,9 +1275,11 @@ class Importer {
       start = std::clamp<std::int64_t>(start, 0, rank);
       end = std::clamp<std::int64_t>(end, start, rank);
       Constant c = ints({s.begin() + start, s.begin() + end}, {end - start});
-      for (std::int64_t d = start; d < end; ++d)
-        c.batch.push_back(d == 0 ? Constant::Batch::Is : Constant::Batch::No);
-      if (start == 0) c.i[0] = 1;
+      if (computed) {
+        for (std::int64_t d = start; d < end; ++d)
+          c.batch.push_back(d == 0 ? Constant::Batch::Is : Constant::Batch::No);
+        if (start == 0) c.i[0] = 1;
+      }
       set_constant(n, std::move(c));
       return true;
     }
@@ -1220,6 +1321,74 @@ class Importer {
         unsupported(n, fmt::format("a Cast of a constant to {}", type_name(static_cast<int>(to))));
       }
       set_constant(n, std::move(c));
+      return true;
+    }
+    if (op == "Slice" && opset_ >= 10) {  // of a 1-D constant (a shape)
+      const Constant& data = folded_input(n, 0);
+      const auto starts = folded_input(n, 1).ints(), ends = folded_input(n, 2).ints();
+      const auto axes = present(n, 3) ? folded_input(n, 3).ints() : std::vector<std::int64_t>{0};
+      const auto steps = present(n, 4) ? folded_input(n, 4).ints() : std::vector<std::int64_t>{1};
+      if (data.dims.size() != 1 || starts.size() != 1 || ends.size() != 1 || axes.size() != 1 ||
+          (axes[0] != 0 && axes[0] != -1) || steps.size() != 1 || steps[0] != 1)
+        unsupported(n, "telar folds a Slice of a 1-D constant with step 1");
+      const std::int64_t size = data.numel();
+      auto clamp = [size](std::int64_t v) {
+        return std::clamp<std::int64_t>(v < 0 ? v + size : v, 0, size);
+      };
+      const std::int64_t start = clamp(starts[0]), end = std::max(start, clamp(ends[0]));
+      Constant c = data;
+      c.dims = {end - start};
+      if (c.integer)
+        c.i.assign(data.i.begin() + start, data.i.begin() + end);
+      else
+        c.f.assign(data.f.begin() + start, data.f.begin() + end);
+      if (!data.batch.empty()) c.batch.assign(data.batch.begin() + start, data.batch.begin() + end);
+      set_constant(n, std::move(c));
+      return true;
+    }
+    if (op == "Reshape") {  // of a constant: the values in the same order
+      Constant c = folded_input(n, 0);
+      const Constant& shape = folded_input(n, 1);
+      if (shape.depends_on_batch()) return false;
+      const bool allowzero = at.i("allowzero", 0) != 0;
+      auto dims = shape.ints();
+      std::int64_t known = 1;
+      int infer_at = -1;
+      for (std::size_t k = 0; k < dims.size(); ++k) {
+        if (dims[k] == 0 && !allowzero && k < c.dims.size()) dims[k] = c.dims[k];
+        if (dims[k] == -1)
+          infer_at = static_cast<int>(k);
+        else
+          known *= dims[k];
+      }
+      if (infer_at >= 0 && known > 0) dims[static_cast<std::size_t>(infer_at)] = c.numel() / known;
+      if (shape_numel(dims) != c.numel())
+        unsupported(
+            n, fmt::format("a Reshape of {} values to [{}]", c.numel(), fmt::join(dims, ", ")));
+      c.dims = std::move(dims);
+      set_constant(n, std::move(c));
+      return true;
+    }
+    if (op == "ConstantOfShape") {
+      const Constant& shape = constant(n, 0);  // an output sized by the batch is not folded
+      Constant c = at.tensor("value") ? read_tensor(*at.tensor("value"), dir_) : Constant{};
+      if (!at.tensor("value")) c.f = {0.0f};
+      if (c.numel() != 1) unsupported(n, "a 'value' of more than one element");
+      c.dims = shape.ints();
+      const auto count = static_cast<std::size_t>(shape_numel(c.dims));
+      if (c.integer)
+        c.i.assign(count, c.i.at(0));
+      else
+        c.f.assign(count, c.f.at(0));
+      set_constant(n, std::move(c));
+      return true;
+    }
+    if (op == "Equal") {
+      set_constant(n, equal(n, folded_input(n, 0), folded_input(n, 1)));
+      return true;
+    }
+    if (op == "Where") {
+      set_constant(n, where(n, folded_input(n, 0), folded_input(n, 1), folded_input(n, 2)));
       return true;
     }
     if (op == "Gather") {
@@ -1300,6 +1469,60 @@ class Importer {
       return true;
     }
     return false;
+  }
+
+  // Element-wise a == b (1 or 0) of two integer constants of one shape or a scalar. The batch
+  // size compared with a constant below 1 is unequal whatever it is bound to (the -1 test of
+  // x.expand(B, -1)); any other comparison with it depends on the batch.
+  Constant equal(const proto::NodeProto& n, const Constant& a, const Constant& b) const {
+    const std::int64_t count = std::max(a.numel(), b.numel());
+    if ((a.numel() != count && a.numel() != 1) || (b.numel() != count && b.numel() != 1) ||
+        !a.integer || !b.integer)
+      unsupported(n, "telar folds Equal of integer constants of one shape");
+    Constant c = ints({}, a.numel() == count ? a.dims : b.dims);
+    const bool marked = a.depends_on_batch() || b.depends_on_batch();
+    for (std::int64_t e = 0; e < count; ++e) {
+      const auto ia = static_cast<std::size_t>(a.numel() == 1 ? 0 : e);
+      const auto ib = static_cast<std::size_t>(b.numel() == 1 ? 0 : e);
+      const auto ma = a.batch_at(ia), mb = b.batch_at(ib);
+      const bool never = (ma == Constant::Batch::Is && mb == Constant::Batch::No && b.i[ib] < 1) ||
+                         (mb == Constant::Batch::Is && ma == Constant::Batch::No && a.i[ia] < 1);
+      c.i.push_back(never ? 0 : a.i[ia] == b.i[ib]);
+      if (marked)
+        c.batch.push_back(never || (ma == Constant::Batch::No && mb == Constant::Batch::No)
+                              ? Constant::Batch::No
+                              : Constant::Batch::From);
+    }
+    return c;
+  }
+
+  // Element-wise cond ? x : y, each of one shape or a scalar; an element keeps the mark of the
+  // one chosen, or is computed from the batch where the condition is.
+  Constant where(const proto::NodeProto& n, const Constant& cond, const Constant& x,
+                 const Constant& y) const {
+    const std::int64_t count = std::max({cond.numel(), x.numel(), y.numel()});
+    for (const Constant* k : {&cond, &x, &y})
+      if (k->numel() != count && k->numel() != 1)
+        unsupported(n, "telar folds Where of constants of one shape (or scalars)");
+    if (x.integer != y.integer) unsupported(n, "Where of an integer and a float constant");
+    Constant c;
+    c.integer = x.integer;
+    c.dims = cond.numel() == count ? cond.dims : x.numel() == count ? x.dims : y.dims;
+    const bool marked = cond.depends_on_batch() || x.depends_on_batch() || y.depends_on_batch();
+    const auto conds = cond.ints();
+    for (std::int64_t e = 0; e < count; ++e) {
+      auto at = [e](const Constant& k) { return static_cast<std::size_t>(k.numel() == 1 ? 0 : e); };
+      const bool pick_x = conds[at(cond)] != 0;
+      const Constant& from = pick_x ? x : y;
+      if (c.integer)
+        c.i.push_back(from.i[at(from)]);
+      else
+        c.f.push_back(from.f[at(from)]);
+      if (marked)
+        c.batch.push_back(cond.batch_at(at(cond)) != Constant::Batch::No ? Constant::Batch::From
+                                                                         : from.batch_at(at(from)));
+    }
+    return c;
   }
 
   // Element-wise arithmetic of two constants of one shape, or of one and a scalar (the shape

@@ -96,9 +96,18 @@ void activation_backward(Activation kind, const Tensor& x, const Tensor& y, cons
 // inference passes that set them never run on a training graph.
 void apply_post_ops(const graph::PostOps& post, const Tensor* summand, Tensor& y);
 
-// ---- Softmax over axis 1 of [B,N]
+// ---- Softmax over the last axis (of [B, N], or of [B, ..., N]: each row on its own)
 void softmax_forward(const Tensor& x, Tensor& y);
 void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx);
+
+// ---- MatMul: y[i] = a[i] b[i] for each leading index i of a[..., M, K] and b[..., K, N]; the
+// backward: da[i] = dy[i] b[i]^T, db[i] = a[i]^T dy[i].
+void matmul_forward(const Tensor& a, const Tensor& b, Tensor& y);
+void matmul_backward(const Tensor& a, const Tensor& b, const Tensor& dy, Tensor* da, Tensor* db);
+
+// ---- Expand: y[n] = w[0] for each sample n of y (w is [1, ...]); dw sums dy over the samples.
+void expand_forward(const Tensor& w, Tensor& y);
+void expand_backward(const Tensor& dy, Tensor& dw);
 
 // ---- Pooling. MaxPool records the flat input index (within its [H*W] plane) of each max in
 // `argmax` (i32, same shape as y); ties go to the first element in window order.

@@ -1,4 +1,4 @@
-// Softmax over axis 1 of [B, N], one row per thread; the row maximum is subtracted before
+// Softmax over the last axis, one row per thread; the row maximum is subtracted before
 // exponentiating so large logits do not overflow.
 #include <cmath>
 #include <cstdint>
@@ -11,9 +11,8 @@
 namespace telar::ops {
 
 void softmax_forward(const Tensor& x, Tensor& y) {
-  detail::expect_rank("softmax_forward", "x", x, 2);
   detail::expect_shape("softmax_forward", "y", y, x.shape());
-  const std::int64_t rows = x.dim(0), n = x.dim(1);
+  const std::int64_t n = x.dim(x.rank() - 1), rows = x.numel() / n;
   const float* xp = x.f32();
   float* yp = y.f32();
   parallel_for(0, rows, rows * n > 32768, [&](std::int64_t r) {
@@ -32,10 +31,9 @@ void softmax_forward(const Tensor& x, Tensor& y) {
 }
 
 void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
-  detail::expect_rank("softmax_backward", "y", y, 2);
   detail::expect_shape("softmax_backward", "dy", dy, y.shape());
   detail::expect_shape("softmax_backward", "dx", dx, y.shape());
-  const std::int64_t rows = y.dim(0), n = y.dim(1);
+  const std::int64_t n = y.dim(y.rank() - 1), rows = y.numel() / n;
   const float* yp = y.f32();
   const float* dyp = dy.f32();
   float* dxp = dx.f32();

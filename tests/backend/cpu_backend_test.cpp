@@ -221,6 +221,35 @@ TEST(CpuBackend, EveryOneDnnOpAndLayoutChangeMatchesReference) {
   expect_backends_agree(b.finish(), {8, 11, 11}, 3, 6, 1e-4);
 }
 
+// A transformer's attention, as ONNX import builds it: heads split by a reshape and a
+// transpose, scores by a MatMul of two computed tensors (oneDNN's matmul), softmax over the last
+// axis of a rank-4 tensor (oneDNN's, along that axis), a class token expanded over the batch
+// and concatenated in front; forward and every gradient against the reference kernels.
+TEST(CpuBackend, AttentionMatchesReference) {
+  GraphBuilder b("attention");
+  ValueId x = b.input("x", {4, 6});  // 4 tokens of 6 features
+  ReshapeAttrs heads;
+  heads.dims = {4, 2, 3};
+  TransposeAttrs by_head, keys;
+  by_head.perm = {0, 2, 1, 3};  // [B, 2 heads, 4 tokens, 3]
+  keys.perm = {0, 1, 3, 2};     // [B, 2, 3, 4]
+  Graph& g = b.graph();
+  ValueId q = g.add_node(OpKind::Transpose, "q", by_head,
+                         {g.add_node(OpKind::Reshape, "split", heads, {x})});
+  ValueId k = g.add_node(OpKind::Transpose, "k", keys, {q});
+  ValueId scores = g.add_node(OpKind::MatMul, "scores", {}, {q, k});
+  ValueId p = g.add_node(OpKind::Softmax, "p", {}, {scores});
+  ValueId context = g.add_node(OpKind::MatMul, "context", {}, {p, q});  // [B, 2, 4, 3]
+  ReshapeAttrs tokens;
+  tokens.dims = {8, 3};
+  ValueId cls =
+      g.add_node(OpKind::Expand, "cls", {},
+                 {x, g.add_parameter("cls_token", {1, 1, 3}, Initializer::uniform(-1, 1))});
+  ValueId seq = b.concat({cls, g.add_node(OpKind::Reshape, "merge", tokens, {context})}, "seq");
+  b.output(b.linear(b.flatten(seq, "flat"), 5, "fc"));
+  expect_backends_agree(b.finish(), {4, 6}, 3, 5, 1e-4);
+}
+
 // SqueezeNet's fire module and DenseNet's growth: channel concatenations of values that arrive
 // in different layouts (a convolution's channels-last output, a depthwise one's; the network's
 // plain input, which makes a concatenation plain), with channel counts the 16-wide blocks do not

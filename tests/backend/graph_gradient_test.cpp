@@ -2,7 +2,8 @@
 // backward lives only in the graph wiring (Add sends its gradient to both branches, Flatten
 // relabels it): every parameter of both Add branches and of the layer after the Flatten. And
 // the ops ONNX import brings (Pad, Reshape, Transpose, Slice, broadcasting arithmetic,
-// HardSigmoid, HardSwish, ReduceMean, Sqrt, Erf, Pow, ConvTranspose) wired into one graph, on the
+// HardSigmoid, HardSwish, ReduceMean, Sqrt, Erf, Pow, ConvTranspose; attention's MatMul, Softmax
+// over the last axis and Expand) wired into graphs, on the
 // reference and the oneDNN kernels.
 #include <gtest/gtest.h>
 
@@ -123,5 +124,44 @@ TEST(GraphGradient, TheImportedOpsMatchFiniteDifferences) {
   for (const char* backend : {"cpu:ref", "cpu"}) {
     SCOPED_TRACE(backend);
     expect_parameter_gradients(g, backend, {2, 2, 4, 4});
+  }
+}
+
+// Attention as ONNX import builds it: queries and keys scaled by parameters, split into heads,
+// scores by a MatMul of two computed tensors, softmax over the last axis, the context by a
+// second MatMul, a class token expanded over the batch and concatenated in front. The gradient
+// of every parameter flows through both operands of both products.
+TEST(GraphGradient, AttentionMatchesFiniteDifferences) {
+  GraphBuilder b("attention");
+  Graph& g0 = b.graph();
+  ValueId x = b.input("x", {4, 6});  // 4 tokens of 6 features
+  auto scaled = [&](const std::string& name) {
+    ValueId w = g0.add_parameter(name, {1, 4, 6}, Initializer::uniform(0.5f, 1.5f));
+    ReshapeAttrs heads;
+    heads.dims = {4, 2, 3};
+    TransposeAttrs by_head;
+    by_head.perm = {0, 2, 1, 3};  // [B, 2 heads, 4 tokens, 3]
+    return g0.add_node(OpKind::Transpose, name + "/heads", by_head,
+                       {g0.add_node(OpKind::Reshape, name + "/split", heads,
+                                    {g0.add_node(OpKind::Mul, name + "/scale", {}, {x, w})})});
+  };
+  ValueId q = scaled("wq"), k = scaled("wk"), v = scaled("wv");
+  TransposeAttrs keys;
+  keys.perm = {0, 1, 3, 2};
+  ValueId scores = g0.add_node(OpKind::MatMul, "scores", {},
+                               {q, g0.add_node(OpKind::Transpose, "kt", keys, {k})});
+  ValueId p = g0.add_node(OpKind::Softmax, "p", {}, {scores});
+  ValueId context = g0.add_node(OpKind::MatMul, "context", {}, {p, v});  // [B, 2, 4, 3]
+  ReshapeAttrs tokens;
+  tokens.dims = {8, 3};
+  ValueId cls =
+      g0.add_node(OpKind::Expand, "cls", {},
+                  {x, g0.add_parameter("cls_token", {1, 1, 3}, Initializer::uniform(-1.0f, 1.0f))});
+  ValueId seq = b.concat({cls, g0.add_node(OpKind::Reshape, "merge", tokens, {context})}, "seq");
+  b.output(b.linear(b.flatten(seq, "flat"), 4, "fc"));
+  const Graph g = with_loss(b.finish(), LossKind::CrossEntropy);
+  for (const char* backend : {"cpu:ref", "cpu"}) {
+    SCOPED_TRACE(backend);
+    expect_parameter_gradients(g, backend, {2, 4, 6});
   }
 }

@@ -376,6 +376,44 @@ TEST(OnnxImport, AReshapeThatMergesTheBatchIsRefused) {
                                {"(Reshape)", "batch"});
 }
 
+// A class token expanded over the batch as PyTorch exports cls.expand(B, -1): the target shape
+// is folded from the input's shape, its -1 resolved by Where(Equal(shape, -1), 1, shape). The
+// batch size compared with -1 is unequal whatever batch telar binds, so the target's first
+// element stays the batch; compared with 2 it depends on the batch, and the Expand is refused.
+// A MatMul of computed tensors of different ranks is refused.
+TEST(OnnxImport, ExpandOverTheBatchFoldsItsShapeAndMatMulOfComputedTensorsIsChecked) {
+  for (std::int64_t compared : {-1, 2}) {
+    SCOPED_TRACE("batch size compared with " + std::to_string(compared));
+    auto m = base_model({0, 3});
+    add_initializer(m, "cls", {1, 3}, {1.5f, -2.0f, 4.0f});
+    add_int_initializer(m, "zero", {0});
+    add_int_initializer(m, "one", {1});
+    add_int_initializer(m, "compared", {compared});
+    add_node(m, "Shape", {"x"}, "s");
+    add_node(m, "Slice", {"s", "zero", "one"}, "b");
+    add_node(m, "Equal", {"b", "compared"}, "e");
+    add_node(m, "Where", {"e", "one", "b"}, "b1");
+    set_int(add_node(m, "Concat", {"b1", "one"}, "t"), "axis", 0);
+    add_node(m, "Expand", {"cls", "t"}, "y");
+    add_output(m, "y");
+    const fs::path file = save(m, "expand" + std::to_string(compared) + ".onnx");
+    if (compared == 2) {
+      train::testing::expect_error([&] { import_model(file); }, {"(Expand)", "over the batch"});
+      continue;
+    }
+    ImportedModel model = import_model(file);
+    Tensor x({2, 3});
+    expect_floats(run(std::move(model), x), {1.5f, -2.0f, 4.0f, 1.5f, -2.0f, 4.0f});
+  }
+  auto m = base_model({2, 2, 6});
+  add_int_initializer(m, "heads", {0, 2, 2, 3});
+  add_node(m, "Reshape", {"x", "heads"}, "h");
+  add_node(m, "MatMul", {"x", "h"}, "y");
+  add_output(m, "y");
+  train::testing::expect_error([&] { import_model(save(m, "matmul.onnx")); },
+                               {"(MatMul)", "leading dimensions"});
+}
+
 // Samples of one channel and a smaller image fed to a 3-channel model: the channel is copied
 // and the image centred in zeros, before the model's first node.
 TEST(OnnxImport, AFeedOfOtherSamplesIsReplicatedAndPadded) {

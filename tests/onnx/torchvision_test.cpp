@@ -170,15 +170,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"convnext_tiny", 13, 64}, Case{"convnext_tiny", 17, 64}),
     case_name);
 
-// PyTorch's nn.ConvTranspose2d (stride, padding, output padding, groups, dilation, no bias)
-// exported at opsets 13 and 17 gives PyTorch's outputs; exported again by telar and imported,
-// the same outputs bit for bit.
-TEST(OnnxConvTranspose, MatchesPyTorchAndRoundTrips) {
-  if (!torchvision_available()) GTEST_SKIP() << "python3-torch is not installed";
+// A model of export_<name>.py exported at opsets 13 and 17 gives PyTorch's outputs; exported
+// again by telar and imported, the same outputs bit for bit.
+void expect_matches_pytorch_and_round_trips(const std::string& name) {
   for (int opset : {13, 17}) {
     SCOPED_TRACE("opset " + std::to_string(opset));
-    const fs::path stem = fixture_dir() / ("conv_transpose-opset" + std::to_string(opset));
-    export_once(stem.string() + ".y.npy", std::to_string(opset), "export_conv_transpose.py");
+    const fs::path stem = fixture_dir() / (name + "-opset" + std::to_string(opset));
+    export_once(stem.string() + ".y.npy", std::to_string(opset), "export_" + name + ".py");
     ImportedModel m = import_model(stem.string() + ".onnx");
     const Tensor x = read_npy(stem.string() + ".x.npy");
     const Tensor y = read_npy(stem.string() + ".y.npy");
@@ -192,12 +190,26 @@ TEST(OnnxConvTranspose, MatchesPyTorchAndRoundTrips) {
     for (std::int64_t i = 0; i < y.numel(); ++i)
       ASSERT_NEAR(t.f32()[i], y.f32()[i], 1e-4f * (1.0f + std::fabs(y.f32()[i]))) << i;
     const fs::path again = fs::path(telar::testing::fresh_temp_dir("onnx_again")) /
-                           ("conv_transpose-" + std::to_string(opset) + ".onnx");
+                           (name + "-" + std::to_string(opset) + ".onnx");
     export_model(m.graph, m.weights, again, {opset, "test", {}, {}});
     ImportedModel back = import_model(again);
     const Tensor u = outputs_of(back.graph, back.weights);
     for (std::int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(u.f32()[i], t.f32()[i]) << i;
   }
+}
+
+// PyTorch's nn.ConvTranspose2d (stride, padding, output padding, groups, dilation, no bias).
+TEST(OnnxConvTranspose, MatchesPyTorchAndRoundTrips) {
+  if (!torchvision_available()) GTEST_SKIP() << "python3-torch is not installed";
+  expect_matches_pytorch_and_round_trips("conv_transpose");
+}
+
+// A small vision transformer written batch-first, as Hugging Face's ViT and BERT write their
+// attention (export_attention.py): a class token expanded over the batch, MatMul of queries and
+// transposed keys, softmax over the last axis of [B, heads, L, L], layer norms, GELU, x[:, 0].
+TEST(OnnxAttention, MatchesPyTorchAndRoundTrips) {
+  if (!torchvision_available()) GTEST_SKIP() << "python3-torch is not installed";
+  expect_matches_pytorch_and_round_trips("attention");
 }
 
 // Imported classifiers prune like the zoo's models: with every third channel of every prunable

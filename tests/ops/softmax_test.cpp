@@ -45,3 +45,22 @@ TEST(OpsSoftmax, GradientMatchesFiniteDifferences) {
   softmax_backward(y, r, dx);
   expect_gradient("dx", x, dx, objective);
 }
+
+TEST(OpsSoftmax, EachRowOfTheLastAxisOnItsOwn) {
+  // [1, 2, 3]: two rows of three (the last axis), each normalised alone; the first row's
+  // logits ln 1, ln 2, ln 5 give 1/8, 2/8, 5/8 whatever the second holds.
+  Tensor x = f32({0, std::log(2.0f), std::log(5.0f), 7, 7, 7}, {1, 2, 3});
+  Tensor y(x.shape());
+  softmax_forward(x, y);
+  expect_values(y, {0.125f, 0.25f, 0.625f, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f});
+  Rng rng(73);
+  Tensor x4 = uniform({2, 3, 2, 5}, rng, -3, 3), r = uniform({2, 3, 2, 5}, rng), y4(x4.shape());
+  auto objective = [&] {
+    softmax_forward(x4, y4);
+    return project(y4, r);
+  };
+  objective();
+  Tensor dx(x4.shape());
+  softmax_backward(y4, r, dx);
+  expect_gradient("dx", x4, dx, objective);
+}

@@ -1,4 +1,4 @@
-// Softmax: x[B,N] -> [B,N], over axis 1.
+// Softmax: x[B, ..., N] -> the same shape, over the last axis (each row on its own).
 #include "graph/op_defs/op_defs.hpp"
 
 namespace telar::graph::op_defs {
@@ -7,7 +7,7 @@ namespace {
 
 InferredValue infer(const ShapeCheck& c) {
   c.arity(1, 1);
-  c.rank(0, 2, "batch x classes");
+  if (c.in(0).shape.size() < 2) c.bad("the input needs an axis after the batch");
   return {c.in(0).shape, DType::F32};
 }
 

@@ -1,4 +1,4 @@
-// Softmax over the class axis on oneDNN.
+// Softmax over the last axis on oneDNN.
 #include "backend/cpu/ops/op_kernels.hpp"
 
 namespace telar::backend::cpu {
@@ -27,7 +27,7 @@ class DnnlSoftmax final : public DnnlKernel {
 
   void prepare_backward() override {
     if (!grad_of(0).tensor) return;
-    sm_bwd::primitive_desc pd(sm_bwd::desc(md_, md_, 1), default_attr(), cpu_engine(),
+    sm_bwd::primitive_desc pd(sm_bwd::desc(md_, md_, axis()), default_attr(), cpu_engine(),
                               make_fwd(prop_kind::forward_training));
     bwd_ = bind<sm_bwd>(pd, {{DNNL_ARG_DST, out().data_memory()},
                              {DNNL_ARG_DIFF_DST, out().grad_memory()},
@@ -40,8 +40,9 @@ class DnnlSoftmax final : public DnnlKernel {
 
  private:
   sm_fwd::primitive_desc make_fwd(prop_kind kind) const {
-    return sm_fwd::primitive_desc(sm_fwd::desc(kind, md_, 1), default_attr(), cpu_engine());
+    return sm_fwd::primitive_desc(sm_fwd::desc(kind, md_, axis()), default_attr(), cpu_engine());
   }
+  int axis() const { return md_.data.ndims - 1; }
   dnnl::memory::desc md_;
   BoundPrimitive train_, infer_, bwd_;
 };

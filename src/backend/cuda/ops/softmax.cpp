@@ -1,4 +1,4 @@
-// Softmax over the class axis on cuDNN.
+// Softmax over the last axis on cuDNN: each row of the last axis as one instance.
 #include "backend/cuda/ops/op_kernels.hpp"
 
 namespace telar::backend::cuda {
@@ -9,7 +9,8 @@ class CudnnSoftmax final : public Kernel {
  public:
   explicit CudnnSoftmax(KernelIO io) : Kernel(std::move(io)) {
     define_output();
-    desc_.set(out().shape.at(0), out().shape.at(1), 1, 1);
+    const std::int64_t n = out().shape.back();
+    desc_.set(shape_numel(out().shape) / n, n, 1, 1);
   }
   void forward(bool, std::uint64_t) override {
     ok(cudnnSoftmaxForward(io_.ctx->cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE,

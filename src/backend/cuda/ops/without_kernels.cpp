@@ -1,5 +1,5 @@
-// The ops the CUDA backend has no kernel for yet (ConvTranspose2d and the data-movement ops of
-// ONNX import): a model
+// The ops the CUDA backend has no kernel for yet (ConvTranspose2d, and the data-movement ops and
+// attention's MatMul of ONNX import): a model
 // using them is refused when its plan is built, naming the node.
 #include "backend/cuda/ops/op_kernels.hpp"
 
@@ -10,5 +10,7 @@ const OpKernels op_kernel_defs::kTranspose{no_kernel};
 const OpKernels op_kernel_defs::kSlice{no_kernel};
 const OpKernels op_kernel_defs::kPad{no_kernel};
 const OpKernels op_kernel_defs::kReduceMean{no_kernel};
+const OpKernels op_kernel_defs::kMatMul{no_kernel};
+const OpKernels op_kernel_defs::kExpand{no_kernel};
 
 }  // namespace telar::backend::cuda
