@@ -434,12 +434,12 @@ class Exporter {
       case OpKind::Expand: {  // to [B, 1, ...]: the batch read from the first input's shape
         const std::string shape = unique(n.name + "/shape"), batch = unique(n.name + "/batch"),
                           target = unique(n.name + "/target");
-        add("Shape", n.name + "/shape", {in[0]}, shape);
-        add("Slice", n.name + "/batch",
-            {shape, ints(n.name + "/start", {0}), ints(n.name + "/end", {1})}, batch);
+        add("Shape", shape, {in[0]}, shape);
+        add("Slice", batch, {shape, ints(n.name + "/start", {0}), ints(n.name + "/end", {1})},
+            batch);
         const std::vector<std::int64_t> ones(g_.value(n.outputs[0]).shape.size() - 1, 1);
-        set(add("Concat", n.name + "/target", {batch, ints(n.name + "/ones", ones)}, target),
-            "axis", std::int64_t{0});
+        set(add("Concat", target, {batch, ints(n.name + "/ones", ones)}, target), "axis",
+            std::int64_t{0});
         add("Expand", n.name, {in[1], target}, out);
         return;
       }

@@ -902,7 +902,7 @@ class Importer {
 
   // MatMul of [B, L, K] by a constant [K, N]: the channels-last Linear on [B, L, 1, K].
   void matmul_rows(const proto::NodeProto& n, ValueId x, const Constant& w) {
-    const Shape& xs = shape_of(x);
+    const Shape xs = shape_of(x);  // a copy: adding nodes moves the graph's values
     graph::ReshapeAttrs to4, to3;
     to4.dims = {xs[1], 1, xs[2]};
     const ValueId x4 = graph_.add_node(OpKind::Reshape, node_name(n, "/rows"), to4, {x});
@@ -951,7 +951,7 @@ class Importer {
   void gather(const proto::NodeProto& n, Attributes& at) {
     const ValueId x = dynamic(n, 0);
     const Constant& index = constant(n, 1);
-    const Shape& xs = shape_of(x);
+    const Shape xs = shape_of(x);  // a copy: adding nodes moves the graph's values
     const auto rank = static_cast<std::int64_t>(xs.size());
     std::int64_t axis = at.i("axis", 0);
     if (axis < 0) axis += rank;
@@ -1325,9 +1325,10 @@ class Importer {
     }
     if (op == "Slice" && opset_ >= 10) {  // of a 1-D constant (a shape)
       const Constant& data = folded_input(n, 0);
-      const auto starts = folded_input(n, 1).ints(), ends = folded_input(n, 2).ints();
-      const auto axes = present(n, 3) ? folded_input(n, 3).ints() : std::vector<std::int64_t>{0};
-      const auto steps = present(n, 4) ? folded_input(n, 4).ints() : std::vector<std::int64_t>{1};
+      // Bounds that depend on the batch size are refused (constant() without batch_ok).
+      const auto starts = constant(n, 1).ints(), ends = constant(n, 2).ints();
+      const auto axes = present(n, 3) ? constant(n, 3).ints() : std::vector<std::int64_t>{0};
+      const auto steps = present(n, 4) ? constant(n, 4).ints() : std::vector<std::int64_t>{1};
       if (data.dims.size() != 1 || starts.size() != 1 || ends.size() != 1 || axes.size() != 1 ||
           (axes[0] != 0 && axes[0] != -1) || steps.size() != 1 || steps[0] != 1)
         unsupported(n, "telar folds a Slice of a 1-D constant with step 1");
@@ -1471,15 +1472,30 @@ class Importer {
     return false;
   }
 
+  // The shape and element count of an element-wise fold: operands of one shape, or one-element
+  // ones of no greater rank (which broadcast without changing the shape); others are refused.
+  std::pair<std::vector<std::int64_t>, std::int64_t> elementwise(
+      const proto::NodeProto& n, std::initializer_list<const Constant*> operands) const {
+    const Constant* full = *operands.begin();
+    for (const Constant* k : operands)
+      if (k->numel() > full->numel() ||
+          (k->numel() == full->numel() && k->dims.size() > full->dims.size()))
+        full = k;
+    for (const Constant* k : operands)
+      if (k->dims != full->dims && (k->numel() != 1 || k->dims.size() > full->dims.size()))
+        unsupported(n, fmt::format("folding constants of shapes {} and {}: telar folds operands "
+                                   "of one shape, or one-element ones",
+                                   shape_str(k->dims), shape_str(full->dims)));
+    return {full->dims, full->numel()};
+  }
+
   // Element-wise a == b (1 or 0) of two integer constants of one shape or a scalar. The batch
   // size compared with a constant below 1 is unequal whatever it is bound to (the -1 test of
   // x.expand(B, -1)); any other comparison with it depends on the batch.
   Constant equal(const proto::NodeProto& n, const Constant& a, const Constant& b) const {
-    const std::int64_t count = std::max(a.numel(), b.numel());
-    if ((a.numel() != count && a.numel() != 1) || (b.numel() != count && b.numel() != 1) ||
-        !a.integer || !b.integer)
-      unsupported(n, "telar folds Equal of integer constants of one shape");
-    Constant c = ints({}, a.numel() == count ? a.dims : b.dims);
+    if (!a.integer || !b.integer) unsupported(n, "telar folds Equal of integer constants");
+    const std::int64_t count = elementwise(n, {&a, &b}).second;
+    Constant c = ints({}, elementwise(n, {&a, &b}).first);
     const bool marked = a.depends_on_batch() || b.depends_on_batch();
     for (std::int64_t e = 0; e < count; ++e) {
       const auto ia = static_cast<std::size_t>(a.numel() == 1 ? 0 : e);
@@ -1500,14 +1516,11 @@ class Importer {
   // one chosen, or is computed from the batch where the condition is.
   Constant where(const proto::NodeProto& n, const Constant& cond, const Constant& x,
                  const Constant& y) const {
-    const std::int64_t count = std::max({cond.numel(), x.numel(), y.numel()});
-    for (const Constant* k : {&cond, &x, &y})
-      if (k->numel() != count && k->numel() != 1)
-        unsupported(n, "telar folds Where of constants of one shape (or scalars)");
+    const auto [dims, count] = elementwise(n, {&cond, &x, &y});
     if (x.integer != y.integer) unsupported(n, "Where of an integer and a float constant");
     Constant c;
     c.integer = x.integer;
-    c.dims = cond.numel() == count ? cond.dims : x.numel() == count ? x.dims : y.dims;
+    c.dims = dims;
     const bool marked = cond.depends_on_batch() || x.depends_on_batch() || y.depends_on_batch();
     const auto conds = cond.ints();
     for (std::int64_t e = 0; e < count; ++e) {
@@ -1529,17 +1542,14 @@ class Importer {
   // computations of x.view(b, g, c // g, h, w)); integers stay integers (Div truncates).
   Constant arithmetic(const proto::NodeProto& n, OpKind kind, const Constant& a,
                       const Constant& b) const {
-    const std::int64_t count = std::max(a.numel(), b.numel());
-    if ((a.numel() != count && a.numel() != 1) || (b.numel() != count && b.numel() != 1))
-      unsupported(n, fmt::format("folding constants of shapes {} and {}", shape_str(a.dims),
-                                 shape_str(b.dims)));
+    const auto [dims, count] = elementwise(n, {&a, &b});
     if (a.integer != b.integer) unsupported(n, "folding an integer and a float constant");
     auto apply = [kind](auto u, auto v) {
       return kind == OpKind::Add ? u + v : kind == OpKind::Sub ? u - v : kind == OpKind::Mul ? u * v : u / v;
     };
     Constant c;
     c.integer = a.integer;
-    c.dims = a.numel() == count ? a.dims : b.dims;
+    c.dims = dims;
     const bool marked = a.depends_on_batch() || b.depends_on_batch();
     for (std::int64_t e = 0; e < count; ++e) {
       const auto ia = static_cast<std::size_t>(a.numel() == 1 ? 0 : e);

@@ -380,7 +380,7 @@ TEST(OnnxImport, AReshapeThatMergesTheBatchIsRefused) {
 // is folded from the input's shape, its -1 resolved by Where(Equal(shape, -1), 1, shape). The
 // batch size compared with -1 is unequal whatever batch telar binds, so the target's first
 // element stays the batch; compared with 2 it depends on the batch, and the Expand is refused.
-// A MatMul of computed tensors of different ranks is refused.
+// A Slice bounded by the batch size and a MatMul that would broadcast are refused.
 TEST(OnnxImport, ExpandOverTheBatchFoldsItsShapeAndMatMulOfComputedTensorsIsChecked) {
   for (std::int64_t compared : {-1, 2}) {
     SCOPED_TRACE("batch size compared with " + std::to_string(compared));
@@ -405,13 +405,61 @@ TEST(OnnxImport, ExpandOverTheBatchFoldsItsShapeAndMatMulOfComputedTensorsIsChec
     Tensor x({2, 3});
     expect_floats(run(std::move(model), x), {1.5f, -2.0f, 4.0f, 1.5f, -2.0f, 4.0f});
   }
-  auto m = base_model({2, 2, 6});
-  add_int_initializer(m, "heads", {0, 2, 2, 3});
+  {  // A slice of a shape whose bound is the batch size: what it keeps depends on the batch.
+    auto m = base_model({0, 3});
+    add_int_initializer(m, "zero", {0});
+    add_int_initializer(m, "one", {1});
+    add_node(m, "Shape", {"x"}, "s");
+    add_node(m, "Slice", {"s", "zero", "one"}, "b");
+    add_node(m, "Slice", {"s", "zero", "b"}, "first_b");
+    add_node(m, "Reshape", {"x", "first_b"}, "y");
+    add_output(m, "y");
+    train::testing::expect_error([&] { import_model(save(m, "slice_by_batch.onnx")); },
+                                 {"(Slice)", "depends on the batch size"});
+  }
+  // [B, 4, 5] by [B, 1, 5, 4]: valid ONNX (broadcast), which telar does not do.
+  auto m = base_model({2, 4, 5});
+  add_int_initializer(m, "heads", {0, 1, 5, 4});
   add_node(m, "Reshape", {"x", "heads"}, "h");
   add_node(m, "MatMul", {"x", "h"}, "y");
   add_output(m, "y");
   train::testing::expect_error([&] { import_model(save(m, "matmul.onnx")); },
                                {"(MatMul)", "leading dimensions"});
+}
+
+// A transformer's tokens [B, 2, 3] by a constant [3, 2] (the channels-last Linear), softmax over
+// the last axis at opset 11 (which flattens from `axis`: the last alone), then one token: x[:, 0]
+// (a scalar index drops the axis) or x[:, [-1]] (a 1-D one keeps it). By hand: token 0 is
+// [1, 0, 0], its product W's first row [0, ln 3], its softmax [1/4, 3/4]; token 1 is [0, 1, 0],
+// its product [0, 0], its softmax [1/2, 1/2]. A Softmax over another axis is refused.
+TEST(OnnxImport, TokensByAConstantSoftmaxOverTheLastAxisAndOneTokenMatchHandValues) {
+  for (bool scalar : {true, false}) {
+    SCOPED_TRACE(scalar ? "x[:, 0]" : "x[:, [-1]]");
+    auto m = base_model({0, 2, 3}, 11);
+    add_initializer(m, "w", {3, 2}, {0.0f, std::log(3.0f), 0.0f, 0.0f, 1.0f, 1.0f});
+    add_node(m, "MatMul", {"x", "w"}, "p");
+    set_int(add_node(m, "Softmax", {"p"}, "s"), "axis", 2);
+    auto* index = m.mutable_graph()->add_initializer();
+    index->set_name("token");
+    index->set_data_type(proto::TensorProto::INT64);
+    if (!scalar) index->add_dims(1);
+    index->add_int64_data(scalar ? 0 : -1);
+    set_int(add_node(m, "Gather", {"s", "token"}, "y"), "axis", 1);
+    add_output(m, "y");
+    ImportedModel model = import_model(save(m, scalar ? "token0.onnx" : "token1.onnx"));
+    const Tensor x = Tensor::from(std::vector<float>{1, 0, 0, 0, 1, 0}, {1, 2, 3});
+    const Tensor y = run(std::move(model), x);
+    EXPECT_EQ(y.shape(), scalar ? Shape({1, 2}) : Shape({1, 1, 2}));
+    if (scalar)
+      expect_floats(y, {0.25f, 0.75f});
+    else
+      expect_floats(y, {0.5f, 0.5f});
+  }
+  auto m = base_model({0, 2, 3}, 11);
+  set_int(add_node(m, "Softmax", {"x"}, "y"), "axis", 1);
+  add_output(m, "y");
+  train::testing::expect_error([&] { import_model(save(m, "softmax1.onnx")); },
+                               {"(Softmax)", "last axis"});
 }
 
 // Samples of one channel and a smaller image fed to a 3-channel model: the channel is copied
