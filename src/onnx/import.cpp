@@ -192,6 +192,12 @@ const std::map<std::string, OpKind> kUnaryOps = {
 const std::map<std::string, OpKind> kBinaryOps = {
     {"Add", OpKind::Add}, {"Sub", OpKind::Sub}, {"Mul", OpKind::Mul}, {"Div", OpKind::Div}};
 
+// An ONNX position along an axis of `size`: negative counts from the end; clamped to [0, size]
+// (Slice's bounds, Shape's start and end).
+std::int64_t clamped_index(std::int64_t v, std::int64_t size) {
+  return std::clamp<std::int64_t>(v < 0 ? v + size : v, 0, size);
+}
+
 class Importer {
  public:
   Importer(const proto::ModelProto& model, int opset, const fs::path& dir,
@@ -1077,11 +1083,7 @@ class Importer {
                                  "axes after the batch",
                                  axis, rank));
     const std::int64_t size = shape_of(x)[static_cast<std::size_t>(axis)];
-    auto clamp = [size](std::int64_t v) {
-      if (v < 0) v += size;
-      return std::clamp<std::int64_t>(v, 0, size);
-    };
-    start = clamp(start), end = clamp(end);
+    start = clamped_index(start, size), end = clamped_index(end, size);
     if (start >= end)
       unsupported(n, fmt::format("an empty slice [{}, {}) of axis {}", start, end, axis));
     if (start == 0 && end == size) return x;
@@ -1269,11 +1271,8 @@ class Importer {
       const bool computed = values_.count(n.input(0)) > 0;
       const Shape& s = computed ? shape_of(values_.at(n.input(0))) : constants_.at(n.input(0)).dims;
       const auto rank = static_cast<std::int64_t>(s.size());
-      std::int64_t start = at.i("start", 0), end = at.i("end", rank);
-      if (start < 0) start += rank;
-      if (end < 0) end += rank;
-      start = std::clamp<std::int64_t>(start, 0, rank);
-      end = std::clamp<std::int64_t>(end, start, rank);
+      const std::int64_t start = clamped_index(at.i("start", 0), rank),
+                         end = std::max(start, clamped_index(at.i("end", rank), rank));
       Constant c = ints({s.begin() + start, s.begin() + end}, {end - start});
       if (computed) {
         for (std::int64_t d = start; d < end; ++d)
@@ -1333,10 +1332,8 @@ class Importer {
           (axes[0] != 0 && axes[0] != -1) || steps.size() != 1 || steps[0] != 1)
         unsupported(n, "telar folds a Slice of a 1-D constant with step 1");
       const std::int64_t size = data.numel();
-      auto clamp = [size](std::int64_t v) {
-        return std::clamp<std::int64_t>(v < 0 ? v + size : v, 0, size);
-      };
-      const std::int64_t start = clamp(starts[0]), end = std::max(start, clamp(ends[0]));
+      const std::int64_t start = clamped_index(starts[0], size),
+                         end = std::max(start, clamped_index(ends[0], size));
       Constant c = data;
       c.dims = {end - start};
       if (c.integer)
@@ -1494,8 +1491,8 @@ class Importer {
   // x.expand(B, -1)); any other comparison with it depends on the batch.
   Constant equal(const proto::NodeProto& n, const Constant& a, const Constant& b) const {
     if (!a.integer || !b.integer) unsupported(n, "telar folds Equal of integer constants");
-    const std::int64_t count = elementwise(n, {&a, &b}).second;
-    Constant c = ints({}, elementwise(n, {&a, &b}).first);
+    const auto [dims, count] = elementwise(n, {&a, &b});
+    Constant c = ints({}, dims);
     const bool marked = a.depends_on_batch() || b.depends_on_batch();
     for (std::int64_t e = 0; e < count; ++e) {
       const auto ia = static_cast<std::size_t>(a.numel() == 1 ? 0 : e);
