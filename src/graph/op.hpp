@@ -199,7 +199,7 @@ struct Pool2dAttrs {
   // AvgPool2d only: whether padded zeros count in the divisor (PyTorch's default is true).
   bool count_include_pad = true;
   // MaxPool2d in inference graphs only: more padding at the bottom and right than pad_h and
-  // pad_w (ONNX's ceil_mode, imported as a Pad of -inf in front; optimize/fold_pad_into_maxpool).
+  // pad_w (ONNX's ceil_mode, imported as a Pad of -inf in front; optimize/fold_pad_into_pool).
   EndPadding end_pad;
 
   auto fields() const {

@@ -32,11 +32,14 @@ Rewritten schedule_shortcuts_first(const graph::Graph& graph, const graph::Param
 // qualify, the later Conv2d takes the sum.
 Rewritten fuse_residual_add(const graph::Graph& graph, const graph::ParameterSet& params);
 
-// A Pad of -inf at the bottom and right whose only reader is a MaxPool2d without padding (ONNX's
-// ceil_mode as import writes it: GoogLeNet, Inception) becomes that pooling's end padding
-// (Pool2dAttrs::end_pad), which oneDNN's pooling pads itself: no copy of the input, and no
-// conversion of it to the plain layout Pad's reference kernel reads.
-Rewritten fold_pad_into_maxpool(const graph::Graph& graph, const graph::ParameterSet& params);
+// A Pad whose only reader is a pooling without padding of its own becomes the pooling's padding,
+// which oneDNN's pooling applies itself: no copy of the input, and no conversion of it to the
+// plain layout Pad's reference kernel reads. A Pad of -inf at the bottom and right in front of a
+// MaxPool2d (ONNX's ceil_mode as import writes it: GoogLeNet, Inception) becomes its end padding
+// (Pool2dAttrs::end_pad); a symmetric Pad of zeros in front of an AvgPool2d (PyTorch's
+// avg_pool2d with padding, which it exports as Pad and AveragePool: Inception-v3) its padding,
+// counted in the divisor.
+Rewritten fold_pad_into_pool(const graph::Graph& graph, const graph::ParameterSet& params);
 
 // x times a gate computed from x alone, read by nothing else, becomes one activation: x *
 // Sigmoid(x) (how PyTorch exports SiLU, EfficientNet's swish) is SiLU, and x * HardSigmoid(x)

@@ -222,7 +222,7 @@ TEST(ScheduleShortcutsFirst, LeavesAConvolutionThatReadsTheMainPath) {
 // becomes the pooling's end padding: on a 10x10 input (3x3, stride 2: 4x4 in floor mode, 5x5 in
 // ceil mode) and on a 10x8 one (1 row, 0 columns more: 5x3). Left alone: a Pad of zeros, a Pad at
 // the top, a Pad another node reads too, and a MaxPool2d that pads itself.
-TEST(FoldPadIntoMaxPool, CeilModeBecomesEndPadding) {
+TEST(FoldPadIntoPool, CeilModeBecomesEndPadding) {
   GraphBuilder b("m");
   Graph& g = b.graph();
   ValueId x = b.input("x", {3, 10, 10});
@@ -250,7 +250,7 @@ TEST(FoldPadIntoMaxPool, CeilModeBecomesEndPadding) {
   b.output(b.linear(b.concat(parts, "features"), 5, "fc"));
   const Graph src = b.finish();
   ParameterSet params = weights_for(src, 4);
-  const optimize::Rewritten r = optimize::fold_pad_into_maxpool(src, params);
+  const optimize::Rewritten r = optimize::fold_pad_into_pool(src, params);
   EXPECT_EQ(r.rewrites, 2);
   const auto& a1 = node_named(r.graph, "pool1").attr<Pool2dAttrs>();
   EXPECT_EQ(a1.end_pad.h, 1);
@@ -265,6 +265,53 @@ TEST(FoldPadIntoMaxPool, CeilModeBecomesEndPadding) {
     EXPECT_NE(r.graph.find_node(kept), nullptr) << kept;
   EXPECT_EQ(r.graph.value(node_named(r.graph, "pool2").outputs[0]).shape,
             (Shape{kBatchDim, 4, 5, 3}));
+  expect_same_outputs(src, params, r, {2, 3, 10, 10}, 1e-6);
+}
+
+// PyTorch's avg_pool2d(x, 3, 1, 1), which it exports as a Pad of zeros and an AveragePool
+// without padding (Inception-v3's pool branches), becomes an AvgPool2d that pads itself and
+// counts the padding in its divisor: on a 10x10 input, 1 on every side (10x10 out) and 1 row,
+// 0 columns (3x3 s2: 5x4). Left alone: a Pad not the same at both ends of an axis, a Pad of
+// another value, a Pad wider than half a window, a Pad another node reads too, and an
+// AvgPool2d that pads itself.
+TEST(FoldPadIntoPool, ZerosBecomeAveragePoolingPadding) {
+  GraphBuilder b("m");
+  Graph& g = b.graph();
+  ValueId x = b.input("x", {3, 10, 10});
+  const auto pad = [&](ValueId v, PadAttrs p, const std::string& name) {
+    return g.add_node(OpKind::Pad, name, p, {v});
+  };
+  ValueId c = b.conv2d(x, 4, 3, 1, 1, 1, true, "c");
+  ValueId p1 = b.avgpool2d(pad(c, {1, 1, 1, 1, 0.0f}, "same_pad"), 3, 1, 0, "pool1");
+  ValueId p2 = b.avgpool2d(pad(c, {1, 0, 1, 0, 0.0f}, "row_pad"), 3, 2, 0, "pool2");
+  ValueId p3 = b.avgpool2d(pad(c, {0, 0, 1, 1, 0.0f}, "end_pad"), 3, 2, 0, "pool3");
+  ValueId p4 = b.avgpool2d(pad(c, {1, 1, 1, 1, 1.0f}, "ones_pad"), 3, 1, 0, "pool4");
+  ValueId p5 = b.avgpool2d(pad(c, {2, 2, 2, 2, 0.0f}, "wide_pad"), 3, 1, 0, "pool5");
+  ValueId shared = pad(c, {1, 1, 1, 1, 0.0f}, "shared_pad");
+  ValueId p6 = b.avgpool2d(shared, 3, 1, 0, "pool6");
+  ValueId p7 = b.avgpool2d(pad(c, {1, 1, 1, 1, 0.0f}, "pad_padded"), 3, 1, 1, "pool7");
+  std::vector<ValueId> parts;
+  for (ValueId v : {p1, p2, p3, p4, p5, p6, p7, shared}) parts.push_back(b.global_avgpool(v));
+  b.output(b.linear(b.concat(parts, "features"), 5, "fc"));
+  const Graph src = b.finish();
+  ParameterSet params = weights_for(src, 6);
+  const optimize::Rewritten r = optimize::fold_pad_into_pool(src, params);
+  EXPECT_EQ(r.rewrites, 2);
+  const auto& a1 = node_named(r.graph, "pool1").attr<Pool2dAttrs>();
+  EXPECT_EQ(a1.pad_h, 1);
+  EXPECT_EQ(a1.pad_w, 1);
+  EXPECT_TRUE(a1.count_include_pad);
+  EXPECT_EQ(r.graph.value(node_named(r.graph, "pool1").outputs[0]).shape,
+            (Shape{kBatchDim, 4, 10, 10}));
+  const auto& a2 = node_named(r.graph, "pool2").attr<Pool2dAttrs>();
+  EXPECT_EQ(a2.pad_h, 1);
+  EXPECT_EQ(a2.pad_w, 0);
+  EXPECT_EQ(r.graph.value(node_named(r.graph, "pool2").outputs[0]).shape,
+            (Shape{kBatchDim, 4, 5, 4}));
+  for (const char* gone : {"same_pad", "row_pad"})
+    EXPECT_EQ(r.graph.find_node(gone), nullptr) << gone;
+  for (const char* kept : {"end_pad", "ones_pad", "wide_pad", "shared_pad", "pad_padded"})
+    EXPECT_NE(r.graph.find_node(kept), nullptr) << kept;
   expect_same_outputs(src, params, r, {2, 3, 10, 10}, 1e-6);
 }
 
@@ -462,7 +509,7 @@ TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
   EXPECT_EQ(opt.passes[4].pass, "fuse_gated_activation");
   EXPECT_EQ(opt.passes[4].rewrites, 0);
   EXPECT_EQ(opt.passes[5].pass, "fuse_gelu");
-  EXPECT_EQ(opt.passes[6].pass, "fold_pad_into_maxpool");
+  EXPECT_EQ(opt.passes[6].pass, "fold_pad_into_pool");
   EXPECT_EQ(opt.passes[7].pass, "fuse_activation");
   EXPECT_EQ(opt.passes[7].rewrites, 3);
 }
