@@ -317,7 +317,10 @@ graph::Graph layer_model(const graph::Graph& graph, const LutLayer& layer, std::
   const graph::Node& n = *graph.find_node(layer.node);
   graph::GraphBuilder b("layer");
   if (layer.linear) {
-    const graph::ValueId x = b.input("x", {in});
+    Shape rows(graph.value(n.inputs.at(0)).shape.begin() + 1,
+               graph.value(n.inputs.at(0)).shape.end());  // [..., in] of one sample
+    rows.back() = in;
+    const graph::ValueId x = b.input("x", rows);
     b.output(b.linear(x, out, layer.node, n.attr<graph::LinearAttrs>().bias));
     return b.finish();
   }

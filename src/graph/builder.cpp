@@ -27,7 +27,7 @@ ValueId GraphBuilder::linear(ValueId x, std::int64_t out, const std::string& nam
                              std::int64_t in_features) {
   const std::string n = unique(name, "fc");
   const auto& s = shape(x);
-  const std::int64_t in = in_features > 0 ? in_features : (s.size() == 2 ? s[1] : -1);
+  const std::int64_t in = in_features > 0 ? in_features : (s.size() >= 2 ? s.back() : -1);
   const float bound = in > 0 ? 1.0f / std::sqrt(static_cast<float>(in)) : 0.0f;
   std::vector<ValueId> inputs{x, graph_.add_parameter(n + ".weight", {out, std::max<std::int64_t>(in, 1)},
                                                       Initializer::uniform(-bound, bound))};

@@ -50,7 +50,7 @@ class Exporter {
     for (ValueId id : g_.inputs()) describe(graph_->add_input(), id);
     for (const graph::Value& v : g_.values())
       if ((v.kind == graph::ValueKind::Parameter || v.kind == graph::ValueKind::Buffer) &&
-          !int8_weights_.count(v.id))
+          !written_.count(v.id))
         add_weight(v);
     for (ValueId id : g_.outputs()) describe(graph_->add_output(), id);
     return model;
@@ -80,6 +80,27 @@ class Exporter {
       else
         dim->set_dim_value(d);
     }
+  }
+
+  // A [out, in] weight written as its transpose [in, out] under its own name (the MatMul's
+  // operand), in place of the weight itself.
+  std::string weight_transposed(ValueId id) {
+    if (written_.count(id)) return name(id);  // shared by two Linears
+    const Tensor& t = weights_.at(id);
+    const std::int64_t rows = t.dim(0), cols = t.dim(1);
+    std::vector<float> tr(static_cast<std::size_t>(t.numel()));
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c)
+        tr[static_cast<std::size_t>(c * rows + r)] = t.f32()[r * cols + c];
+    auto* init = graph_->add_initializer();
+    init->set_name(name(id));
+    init->set_data_type(proto::TensorProto::FLOAT);
+    init->add_dims(cols);
+    init->add_dims(rows);
+    init->set_raw_data(
+        std::string(reinterpret_cast<const char*>(tr.data()), tr.size() * sizeof(float)));
+    written_.insert(id);
+    return init->name();
   }
 
   void add_weight(const graph::Value& v) {
@@ -227,7 +248,7 @@ class Exporter {
         wname, tensor(wname + "/int8", proto::TensorProto::INT8, dims, q.data(), q.size()), scales,
         tensor(wname + "/zero_point", proto::TensorProto::INT8, {channels}, zeros8.data(),
                zeros8.size()));
-    int8_weights_.insert(n.inputs[1]);
+    written_.insert(n.inputs[1]);
     if (n.inputs.size() < 3) return;
     const Tensor& b = weights_.at(n.inputs[2]);
     std::vector<float> bias_scales(scales.size());
@@ -243,7 +264,7 @@ class Exporter {
         bias_scales,
         tensor(bname + "/zero_point", proto::TensorProto::INT32, {channels}, zeros32.data(),
                zeros32.size() * 4));
-    int8_weights_.insert(n.inputs[2]);
+    written_.insert(n.inputs[2]);
   }
 
   // DequantizeLinear of `quantized` with per-channel `scales` along axis 0: its output's name.
@@ -353,11 +374,21 @@ class Exporter {
     switch (n.kind) {
       case OpKind::Linear: {
         const graph::PostOps& post = n.attr<graph::LinearAttrs>().post;
-        quantize_weights(n, in);
         const std::string result = primitive_output(post, out);
-        auto* gemm = add("Gemm", n.name, {in[0], in[1], in.size() > 2 ? in[2] : ""}, result);
-        if (in.size() < 3) gemm->mutable_input()->RemoveLast();
-        set(gemm, "transB", std::int64_t{1});
+        if (g_.value(n.inputs[0]).shape.size() == 2) {
+          quantize_weights(n, in);
+          auto* gemm = add("Gemm", n.name, {in[0], in[1], in.size() > 2 ? in[2] : ""}, result);
+          if (in.size() < 3) gemm->mutable_input()->RemoveLast();
+          set(gemm, "transB", std::int64_t{1});
+        } else {
+          // Over rows ([B, L, in]): MatMul by the weights written as [in, out], then the bias
+          // (as PyTorch exports nn.Linear of such a tensor). Its weights stay float, as the
+          // CPU's int8 kernels run only [B, in].
+          in[1] = weight_transposed(n.inputs[1]);
+          const std::string product = in.size() > 2 ? unique(result + "/matmul") : result;
+          add("MatMul", n.name, {in[0], in[1]}, product);
+          if (in.size() > 2) add("Add", n.name + "/bias", {product, in[2]}, result);
+        }
         post_ops(n, post, result, in, out);
         return;
       }
@@ -508,7 +539,7 @@ class Exporter {
   std::map<ValueId, std::string> names_;
   std::set<std::string> used_;
   std::map<ValueId, std::string> dequantized_;  // QDQ: a value's DequantizeLinear output
-  std::set<ValueId> int8_weights_;              // QDQ: weights written as int8/int32 instead
+  std::set<ValueId> written_;  // weights their node wrote (int8/int32 for QDQ, transposed)
 };
 
 }  // namespace

@@ -416,17 +416,11 @@ class Importer {
         return;
       }
       const Constant& w = constant(n, 1);
-      if (w.dims.size() == 2 && shape_of(x).size() == 4) {
-        matmul_channels_last(n, x, w);
-      } else if (w.dims.size() == 2 && shape_of(x).size() == 3) {
-        matmul_rows(n, x, w);
-      } else {
-        if (w.dims.size() != 2 || shape_of(x).size() != 2)
-          unsupported(n,
-                      "telar imports MatMul of a [batch, K], [batch, L, K] or [batch, H, W, "
-                      "K] tensor by a constant [K, N] matrix, or of two computed tensors");
-        linear(n, x, transpose(w, n.input(1)), w.dims[1], w.dims[0], nullptr, 1.0f, 1.0f);
-      }
+      if (w.dims.size() != 2 || shape_of(x).size() < 2)
+        unsupported(n,
+                    "telar imports MatMul of a [batch, ..., K] tensor by a constant [K, N] "
+                    "matrix (a Linear over the last axis), or of two computed tensors");
+      linear(n, x, transpose(w, n.input(1)), w.dims[1], w.dims[0], nullptr, 1.0f, 1.0f);
     } else if (op == "BatchNormalization") {
       batchnorm(n, at);
     } else if (op == "Clip") {
@@ -660,9 +654,9 @@ class Importer {
 
   void linear(const proto::NodeProto& n, ValueId x, Constant w, std::int64_t out, std::int64_t in,
               const Constant* bias, float alpha, float beta) {
-    if (shape_of(x)[1] != in)
-      unsupported(n,
-                  fmt::format("the input has {} features and the weight {}", shape_of(x)[1], in));
+    if (shape_of(x).back() != in)
+      unsupported(
+          n, fmt::format("the input has {} features and the weight {}", shape_of(x).back(), in));
     for (float& v : w.f) v *= alpha;
     graph::LinearAttrs a{in, out, bias != nullptr, {}};
     const auto bound = fan_in_bound(in);
@@ -881,41 +875,6 @@ class Importer {
       y = graph_.add_node(OpKind::Add, name, {},
                           {y, weight(n.input(2), constant(n, 2), {width}, graph::Initializer::zeros())});
     define(n, y);
-  }
-
-  // MatMul of [B, H, W, K] by a constant [K, N] (a Linear over the channels-last axis, as
-  // ConvNeXt's blocks apply it): a 1x1 convolution between two transposes.
-  void matmul_channels_last(const proto::NodeProto& n, ValueId x, const Constant& w) {
-    const Shape& xs = shape_of(x);
-    const std::int64_t k = w.dims[0], out = w.dims[1];
-    if (xs.back() != k)
-      unsupported(n, fmt::format("the input has {} features and the weight {}", xs.back(), k));
-    const std::string name = node_name(n);
-    graph::TransposeAttrs to_first, to_last;
-    to_first.perm = {0, 3, 1, 2};
-    to_last.perm = {0, 2, 3, 1};
-    const ValueId channels_first = graph_.add_node(OpKind::Transpose, name + "/nchw", to_first, {x});
-    graph::Conv2dAttrs a;
-    a.in_channels = k;
-    a.out_channels = out;
-    a.bias = false;
-    Constant wt = transpose(w, n.input(1));  // [N, K], a 1x1 convolution's [N, K, 1, 1]
-    const ValueId conv = graph_.add_node(
-        OpKind::Conv2d, name, a,
-        {channels_first, weight(n.input(1), wt, {out, k, 1, 1}, fan_in_bound(k))});
-    define(n, graph_.add_node(OpKind::Transpose, name + "/nhwc", to_last, {conv}));
-  }
-
-  // MatMul of [B, L, K] by a constant [K, N]: the channels-last Linear on [B, L, 1, K].
-  void matmul_rows(const proto::NodeProto& n, ValueId x, const Constant& w) {
-    const Shape xs = shape_of(x);  // a copy: adding nodes moves the graph's values
-    graph::ReshapeAttrs to4, to3;
-    to4.dims = {xs[1], 1, xs[2]};
-    const ValueId x4 = graph_.add_node(OpKind::Reshape, node_name(n, "/rows"), to4, {x});
-    matmul_channels_last(n, x4, w);
-    to3.dims = {xs[1], w.dims[1]};
-    define(n,
-           graph_.add_node(OpKind::Reshape, node_name(n, "/back"), to3, {values_.at(n.output(0))}));
   }
 
   // MatMul of two computed tensors [B, ..., M, K] x [B, ..., K, N] (attention's scores and

@@ -29,7 +29,7 @@ using graph::PadAttrs;
 using graph::Pool2dAttrs;
 using graph::SliceAttrs;
 
-// ---- Linear: y[B,out] = x[B,in] * w[out,in]^T + b[out]
+// ---- Linear: y[B,...,out] = x[B,...,in] * w[out,in]^T + b[out] (over the last axis)
 void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y);
 void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
                      Tensor* db);

@@ -1,6 +1,6 @@
-// Linear: y = x w^T + b. Each output element is one contiguous dot product; reductions over
-// the batch (dw, db) are parallel over output features so results do not depend on the
-// number of threads.
+// Linear: y = x w^T + b over the last axis ([B, ..., in] as rows of in features). Each output
+// element is one contiguous dot product; reductions over the rows (dw, db) are parallel over
+// output features so results do not depend on the number of threads.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -11,8 +11,22 @@
 
 namespace telar::ops {
 
-void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y) {
-  detail::expect_rank("linear_forward", "x", x, 2);
+namespace {
+
+// [B, ..., n] as a matrix of rows [B * ..., n] (a view of the same storage).
+Tensor as_rows(std::string_view kernel, std::string_view what, const Tensor& t) {
+  if (t.rank() < 2)
+    fail("internal: {}: {} has shape {}, expected rank 2 or more", kernel, what,
+         shape_str(t.shape()));
+  const std::int64_t n = t.shape().back();
+  return t.reshaped({n > 0 ? t.numel() / n : 0, n});
+}
+
+}  // namespace
+
+void linear_forward(const Tensor& x_in, const Tensor& w, const Tensor* b, Tensor& y_in) {
+  const Tensor x = as_rows("linear_forward", "x", x_in);
+  Tensor y = as_rows("linear_forward", "y", y_in);
   detail::expect_rank("linear_forward", "weight", w, 2);
   const std::int64_t batch = x.dim(0), in = x.dim(1), out = w.dim(0);
   detail::expect_shape("linear_forward", "weight", w, {out, in});
@@ -34,9 +48,12 @@ void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y
   });
 }
 
-void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
-                     Tensor* db) {
-  detail::expect_rank("linear_backward", "x", x, 2);
+void linear_backward(const Tensor& x_in, const Tensor& w, const Tensor& dy_in, Tensor* dx_in,
+                     Tensor* dw, Tensor* db) {
+  const Tensor x = as_rows("linear_backward", "x", x_in);
+  const Tensor dy = as_rows("linear_backward", "dy", dy_in);
+  Tensor dx_rows = dx_in ? as_rows("linear_backward", "dx", *dx_in) : Tensor();
+  Tensor* dx = dx_in ? &dx_rows : nullptr;
   const std::int64_t batch = x.dim(0), in = x.dim(1), out = w.dim(0);
   detail::expect_shape("linear_backward", "weight", w, {out, in});
   detail::expect_shape("linear_backward", "dy", dy, {batch, out});

@@ -13,7 +13,7 @@ namespace telar::optimize {
 
 struct InferenceOptions {
   // Post-op fusion (the residual sum, activations): for backends whose kernels run post-ops
-  // (cpu). Off, only Dropout removal and BatchNorm folding run.
+  // (cpu). Off, only Dropout removal, BatchNorm folding and bias folding run.
   bool fuse = true;
 };
 

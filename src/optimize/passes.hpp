@@ -32,6 +32,12 @@ Rewritten schedule_shortcuts_first(const graph::Graph& graph, const graph::Param
 // qualify, the later Conv2d takes the sum.
 Rewritten fuse_residual_add(const graph::Graph& graph, const graph::ParameterSet& params);
 
+// An Add of a vector of out_features weights to the output of a Linear without a bias, which
+// only the Add reads, becomes the Linear's bias (how PyTorch exports nn.Linear over the tokens
+// of a transformer, [B, L, in]: MatMul, then Add): added inside the matmul, and the Linear's
+// activation after it can then be fused too.
+Rewritten fold_bias_add(const graph::Graph& graph, const graph::ParameterSet& params);
+
 // A Pad whose only reader is a pooling without padding of its own becomes the pooling's padding,
 // which oneDNN's pooling applies itself: no copy of the input, and no conversion of it to the
 // plain layout Pad's reference kernel reads. A Pad of -inf at the bottom and right in front of a

@@ -353,6 +353,29 @@ TEST(CpuBackend, LinearMatchesReferenceOnBothForwardPaths) {
     }
 }
 
+// A Linear over the last axis of [B, L, in] (a transformer's tokens, ConvNeXt's pixels): oneDNN
+// sees the B * L rows as one matrix, forward (training and inference, whose matmul reads the
+// weights packed) and backward, against the reference kernels; bf16 within its rounding.
+TEST(CpuBackend, LinearOverRowsMatchesReference) {
+  for (std::int64_t batch : {1, 3}) {
+    SCOPED_TRACE(fmt::format("batch {}", batch));
+    GraphBuilder b("tokens");
+    ValueId x = b.input("x", {6, 20});
+    ValueId h = b.relu(b.linear(x, 24, "fc1"), "r");
+    b.output(b.linear(b.flatten(b.linear(h, 4, "fc2", false), "flat"), 5, "head"));
+    const Graph model = b.finish();
+    expect_backends_agree(model, {6, 20}, batch, 5, 1e-5);
+    ParameterSet params = ParameterSet::initialize(model, 4);
+    const Tensor input = random_tensor({batch, 6, 20}, 9);
+    const Tensor want = inference_output(model, params, input, "cpu:ref", false);
+    EXPECT_LT(relative_difference(inference_output(model, params, input, "cpu"), want), 1e-5);
+    if (!backend::cpu::has_bf16()) continue;
+    expect_bf16_rounding_of(
+        inference_output(model, params, input, "cpu", true, backend::Precision::BF16), want,
+        "tokens");
+  }
+}
+
 TEST(CpuBackend, DepthwiseSeparableBlocksMatchReference) {
   // Channel counts below and at the 16-wide blocking of the layouts oneDNN picks, strides 1
   // and 2, into BatchNorm, ReLU and a global average pool.

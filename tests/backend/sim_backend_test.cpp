@@ -53,6 +53,20 @@ TEST(SimBackend, LowersLayersToStonneOperations) {
   EXPECT_EQ(node(*mesh, "depthwise").calls, 8);
 }
 
+// A Linear over tokens ([B, L, in]) is one FC of B * L rows.
+TEST(SimBackend, ALinearOverTokensIsOneGemmOfAllTheRows) {
+  GraphBuilder b("tokens");
+  ValueId x = b.input("x", {4, 6});
+  x = b.linear(x, 5, "tokens_fc");
+  b.output(b.linear(b.flatten(x, "flatten"), 3, "head"));
+  Graph g = b.finish();
+  ParameterSet params = ParameterSet::initialize(g, 3);
+  auto exe = compare_with_cpu(g, params, {uniform({2, 4, 6}, 4)},
+                              "sim:" + kConfigs + "maeri_256mses_64_bw.cfg");
+  EXPECT_EQ(node(*exe, "tokens_fc").workload, "FC M=8 N=5 K=6");
+  EXPECT_EQ(node(*exe, "head").workload, "FC M=2 N=3 K=20");
+}
+
 // A DLRM-like graph: a dense feature through a Linear, two EmbeddingBags (sum and mean),
 // their concatenation and a Linear on top.
 struct BagGraph {

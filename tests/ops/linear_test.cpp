@@ -65,3 +65,30 @@ TEST(OpsLinear, LargeEnoughToRunThreadedAgreesWithSmallDefinition) {
       EXPECT_NEAR(y.f32()[n * out + o], acc, 1e-4);
     }
 }
+
+// Over the last axis of [B, L, in] (a transformer's tokens): each of the B * L rows on its own,
+// against the definition in double; gradients against finite differences.
+TEST(OpsLinear, OverRowsEachRowOnItsOwn) {
+  Rng rng(13);
+  const std::int64_t batch = 2, rows = 3, in = 4, out = 5;
+  Tensor x = uniform({batch, rows, in}, rng), w = uniform({out, in}, rng), b = uniform({out}, rng);
+  Tensor y({batch, rows, out});
+  linear_forward(x, w, &b, y);
+  for (std::int64_t r = 0; r < batch * rows; ++r)
+    for (std::int64_t o = 0; o < out; ++o) {
+      double acc = b.f32()[o];
+      for (std::int64_t i = 0; i < in; ++i)
+        acc += static_cast<double>(x.f32()[r * in + i]) * w.f32()[o * in + i];
+      EXPECT_NEAR(y.f32()[r * out + o], acc, 1e-5) << r << " " << o;
+    }
+  Tensor probe = uniform({batch, rows, out}, rng);
+  auto objective = [&] {
+    linear_forward(x, w, &b, y);
+    return project(y, probe);
+  };
+  Tensor dx({batch, rows, in}), dw({out, in}), db({out});
+  linear_backward(x, w, probe, &dx, &dw, &db);
+  expect_gradient("dx", x, dx, objective);
+  expect_gradient("dw", w, dw, objective);
+  expect_gradient("db", b, db, objective);
+}

@@ -315,6 +315,39 @@ TEST(FoldPadIntoPool, ZerosBecomeAveragePoolingPadding) {
   expect_same_outputs(src, params, r, {2, 3, 10, 10}, 1e-6);
 }
 
+// PyTorch's nn.Linear over tokens, exported as MatMul and Add of the bias: the Add of a vector
+// of out_features weights (either operand order) becomes the Linear's bias. Left alone: an Add
+// of a [L, out] weight (not one per feature), a Linear that has a bias already, and one whose
+// output another node reads too.
+TEST(FoldBiasAdd, AVectorAddedToALinearBecomesItsBias) {
+  GraphBuilder b("m");
+  Graph& g = b.graph();
+  ValueId x = b.input("x", {3, 8});
+  const auto param = [&](const std::string& name, Shape shape) {
+    return g.add_parameter(name, std::move(shape), graph::Initializer::uniform(-1, 1));
+  };
+  ValueId y1 = b.add(b.linear(x, 6, "fc1", false), param("b1", {6}), "add1");
+  ValueId y2 = b.add(param("b2", {6}), b.linear(y1, 6, "fc2", false), "add2");
+  ValueId y3 = b.add(b.linear(y2, 6, "fc3", false), param("b3", {3, 6}), "add3");
+  ValueId y4 = b.add(b.linear(y3, 6, "fc4", true), param("b4", {6}), "add4");
+  ValueId shared = b.linear(y4, 6, "fc5", false);
+  ValueId y5 = b.add(b.add(shared, param("b5", {6}), "add5"), shared, "twice");
+  b.output(b.linear(b.flatten(y5, "flat"), 4, "head"));
+  const Graph src = b.finish();
+  ParameterSet params = weights_for(src, 7);
+  const optimize::Rewritten r = optimize::fold_bias_add(src, params);
+  EXPECT_EQ(r.rewrites, 2);
+  for (const char* folded : {"fc1", "fc2"}) {
+    EXPECT_TRUE(node_named(r.graph, folded).attr<LinearAttrs>().bias) << folded;
+    EXPECT_EQ(node_named(r.graph, folded).inputs.size(), 3u) << folded;
+  }
+  for (const char* gone : {"add1", "add2"}) EXPECT_EQ(r.graph.find_node(gone), nullptr) << gone;
+  for (const char* kept : {"add3", "add4", "add5"})
+    EXPECT_NE(r.graph.find_node(kept), nullptr) << kept;
+  EXPECT_FALSE(node_named(r.graph, "fc3").attr<LinearAttrs>().bias);
+  expect_same_outputs(src, params, r, {2, 3, 8}, 1e-6);
+}
+
 // DenseNet's pre-activation: a BatchNorm2d of a concatenation (no convolution to fold it into)
 // takes the ReLU after it (oneDNN's fused ReLU); another activation after a BatchNorm stays.
 TEST(FuseActivation, ABatchNormTakesAReLU) {
@@ -501,21 +534,42 @@ TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
   EXPECT_TRUE(post.sum);
   EXPECT_EQ(post.activation, OpKind::ReLU);
   EXPECT_EQ(count_nodes(opt.graph, OpKind::ReLU), 0);
-  ASSERT_EQ(opt.passes.size(), 8u);
-  EXPECT_EQ(opt.passes[2].pass, "schedule_shortcuts_first");
+  ASSERT_EQ(opt.passes.size(), 9u);
+  EXPECT_EQ(opt.passes[2].pass, "fold_bias_add");
   EXPECT_EQ(opt.passes[2].rewrites, 0);
-  EXPECT_EQ(opt.passes[3].pass, "fuse_residual_add");
-  EXPECT_EQ(opt.passes[3].rewrites, 1);
-  EXPECT_EQ(opt.passes[4].pass, "fuse_gated_activation");
-  EXPECT_EQ(opt.passes[4].rewrites, 0);
-  EXPECT_EQ(opt.passes[5].pass, "fuse_gelu");
-  EXPECT_EQ(opt.passes[6].pass, "fold_pad_into_pool");
-  EXPECT_EQ(opt.passes[7].pass, "fuse_activation");
-  EXPECT_EQ(opt.passes[7].rewrites, 3);
+  EXPECT_EQ(opt.passes[3].pass, "schedule_shortcuts_first");
+  EXPECT_EQ(opt.passes[3].rewrites, 0);
+  EXPECT_EQ(opt.passes[4].pass, "fuse_residual_add");
+  EXPECT_EQ(opt.passes[4].rewrites, 1);
+  EXPECT_EQ(opt.passes[5].pass, "fuse_gated_activation");
+  EXPECT_EQ(opt.passes[5].rewrites, 0);
+  EXPECT_EQ(opt.passes[6].pass, "fuse_gelu");
+  EXPECT_EQ(opt.passes[7].pass, "fold_pad_into_pool");
+  EXPECT_EQ(opt.passes[8].pass, "fuse_activation");
+  EXPECT_EQ(opt.passes[8].rewrites, 3);
 }
 
 // The executable of a model compiled for inference re-derives its folded weights when the
 // caller's change, and runs evaluation-mode forward passes only.
+// An inference plan's matmul reads a Linear's weights packed as oneDNN likes (from 8 rows up):
+// packed again when the caller's parameters change.
+TEST(InferenceCompilation, PackedLinearWeightsFollowParameterUpdates) {
+  GraphBuilder b("m");
+  ValueId x = b.input("x", {12});
+  b.output(b.linear(b.relu(b.linear(x, 16, "fc1"), "r"), 5, "fc2"));
+  const Graph g = b.finish();
+  ParameterSet params = weights_for(g, 12);
+  Rng rng(2);
+  const Tensor in = ops::testing::uniform({9, 12}, rng);
+  auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), g, params);
+  exe->forward(std::span<const Tensor>(&in, 1), backend::Mode::Eval);
+  EXPECT_LE(relative_difference(eval_output(g, params, in), exe->output(0)), 1e-5);
+  for (float& v : params.at(node_named(g, "fc1").inputs[1]).span<float>()) v *= -1.5f;
+  exe->parameters_updated();
+  exe->forward(std::span<const Tensor>(&in, 1), backend::Mode::Eval);
+  EXPECT_LE(relative_difference(eval_output(g, params, in), exe->output(0)), 1e-5);
+}
+
 TEST(InferenceCompilation, FollowsParameterUpdatesAndRefusesTraining) {
   GraphBuilder b("m");
   ValueId x = b.input("x", {3, 6, 6});

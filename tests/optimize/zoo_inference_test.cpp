@@ -62,16 +62,18 @@ TEST(ZooInference, ResNet18PassCounts) {
   const Graph g = zoo::build("resnet18", options);
   const ParameterSet params = weights_for(g, 1);
   const optimize::InferenceGraph opt = optimize::optimize_for_inference(g, params);
-  ASSERT_EQ(opt.passes.size(), 8u);
+  ASSERT_EQ(opt.passes.size(), 9u);
   EXPECT_EQ(opt.passes[1].rewrites, count_nodes(g, OpKind::BatchNorm2d));
   EXPECT_EQ(opt.passes[1].rewrites, 20);
-  EXPECT_EQ(opt.passes[2].rewrites, 3);
-  EXPECT_EQ(opt.passes[3].rewrites, 8);
-  EXPECT_EQ(opt.passes[4].rewrites, 0);
+  EXPECT_EQ(opt.passes[2].pass, "fold_bias_add");
+  EXPECT_EQ(opt.passes[2].rewrites, 0);
+  EXPECT_EQ(opt.passes[3].rewrites, 3);
+  EXPECT_EQ(opt.passes[4].rewrites, 8);
   EXPECT_EQ(opt.passes[5].rewrites, 0);
   EXPECT_EQ(opt.passes[6].rewrites, 0);
-  EXPECT_EQ(opt.passes[7].pass, "fuse_activation");
-  EXPECT_EQ(opt.passes[7].rewrites, count_nodes(g, OpKind::ReLU));
+  EXPECT_EQ(opt.passes[7].rewrites, 0);
+  EXPECT_EQ(opt.passes[8].pass, "fuse_activation");
+  EXPECT_EQ(opt.passes[8].rewrites, count_nodes(g, OpKind::ReLU));
   for (const char* conv : {"layer2.0.conv2", "layer3.0.conv2", "layer4.0.conv2"})
     EXPECT_TRUE(opt.graph.find_node(conv)->attr<Conv2dAttrs>().post.sum) << conv;
 }

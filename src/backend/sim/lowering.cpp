@@ -186,6 +186,19 @@ const NodeSimulator::DenseResult& NodeSimulator::run_dense(const AcceleratorChoi
   return dense_cache_.emplace(key, std::move(d)).first->second;
 }
 
+namespace {
+
+// A Linear's rows, its GEMM's M: the batch times every axis before the features ([B, L, in]: a
+// transformer's tokens).
+int linear_rows(const graph::Graph& graph, const graph::Node& node, std::int64_t batch) {
+  const Shape& x = graph.value(node.inputs.at(0)).shape;
+  std::int64_t rows = batch;
+  for (std::size_t k = 1; k + 1 < x.size(); ++k) rows *= x[k];
+  return static_cast<int>(rows);
+}
+
+}  // namespace
+
 NodeSimulation NodeSimulator::dense(const graph::Graph& graph, const graph::Node& node,
                                     const NodeOperands& o, const AcceleratorChoice& accel,
                                     std::vector<fs::path>& files) {
@@ -201,7 +214,7 @@ NodeSimulation NodeSimulator::dense(const graph::Graph& graph, const graph::Node
   };
   if (node.kind == OpKind::Linear) {
     const auto& a = node.attr<graph::LinearAttrs>();
-    finish_dense(ts::make_gemm(ts::OpKind::Fc, static_cast<int>(o.batch),
+    finish_dense(ts::make_gemm(ts::OpKind::Fc, linear_rows(graph, node, o.batch),
                                static_cast<int>(a.out_features), static_cast<int>(a.in_features)),
                  1);
     if (a.bias) n.note = "bias added on the host";
@@ -301,7 +314,7 @@ NodeSimulation NodeSimulator::sigma(const graph::Graph& graph, const graph::Node
   if (node.kind == OpKind::Linear) {
     const auto& a = node.attr<graph::LinearAttrs>();
     ts::SparseGemmOp op;
-    op.M = static_cast<int>(o.batch);
+    op.M = linear_rows(graph, node, o.batch);
     op.N = static_cast<int>(a.out_features);
     op.K = static_cast<int>(a.in_features);
     op.mk = rows_of(o.x->f32(), op.M, op.K);

@@ -6,15 +6,16 @@ namespace telar::backend::cuda {
 namespace {
 
 // Linear with cuBLAS (column-major). A row-major [r, c] matrix is a column-major c x r one, so
-// with Wc = W^T (in x out), Xc = x^T (in x B), Yc = y^T (out x B): Yc = Wc^T Xc (+ bias).
+// with Wc = W^T (in x out), Xc = x^T (in x B), Yc = y^T (out x B): Yc = Wc^T Xc (+ bias). Over
+// the last axis of [B, ..., in], B counts the rows: every leading index.
 class CublasLinear final : public Kernel {
  public:
   explicit CublasLinear(KernelIO io) : Kernel(std::move(io)) {
     if (node().attr<graph::LinearAttrs>().post.any())
       no_cuda_kernel(node(), "post-ops (the CPU's inference fusion)");
     define_output();
-    batch_ = to_int(in(0).shape.at(0), "batch");
     in_ = to_int(in(1).shape.at(1), "in_features");
+    batch_ = to_int(shape_numel(in(0).shape) / in_, "rows");
     out_ = to_int(in(1).shape.at(0), "out_features");
   }
   void forward(bool, std::uint64_t) override {

@@ -1,0 +1,55 @@
+#include <map>
+
+#include "optimize/passes.hpp"
+
+namespace telar::optimize {
+
+namespace {
+
+using graph::NodeId;
+using graph::OpKind;
+using graph::ValueId;
+
+// Whether `v` is a weight or buffer of `features` values (one per output feature).
+bool bias_vector(const graph::Graph& g, const graph::ParameterSet& params, ValueId v,
+                 std::int64_t features) {
+  const graph::Value& value = g.value(v);
+  return (value.kind == graph::ValueKind::Parameter || value.kind == graph::ValueKind::Buffer) &&
+         params.has(v) && value.shape == Shape{features};
+}
+
+// Each Linear without a bias, by its id, with the Add of a bias vector that it feeds alone.
+std::map<NodeId, NodeId> foldable(const graph::Graph& g, const graph::ParameterSet& params) {
+  std::map<NodeId, NodeId> out;
+  for (const graph::Node& add : g.nodes()) {
+    if (add.kind != OpKind::Add) continue;
+    for (std::size_t i = 0; i < 2; ++i) {
+      const graph::Value& product = g.value(add.inputs[i]);
+      if (product.producer < 0 || !read_only_by_one(g, product.id)) continue;
+      const graph::Node& linear = g.node(product.producer);
+      if (linear.kind != OpKind::Linear) continue;
+      const auto& a = linear.attr<graph::LinearAttrs>();
+      if (a.bias || a.post.any() || !bias_vector(g, params, add.inputs[1 - i], a.out_features))
+        continue;
+      out[linear.id] = add.id;
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Rewritten fold_bias_add(const graph::Graph& graph, const graph::ParameterSet& params) {
+  return fuse_pairs(
+      graph, params, foldable(graph, params),
+      [](GraphRewriter& r, const graph::Node& linear, const graph::Node& add) {
+        graph::LinearAttrs a = linear.attr<graph::LinearAttrs>();
+        a.bias = true;
+        const ValueId bias = add.inputs[0] == linear.outputs.at(0) ? add.inputs[1] : add.inputs[0];
+        return r.add(OpKind::Linear, linear.name, a,
+                     {r.map(linear.inputs.at(0)), r.map(linear.inputs.at(1)), r.map(bias)});
+      });
+}
+
+}  // namespace telar::optimize
