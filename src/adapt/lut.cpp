@@ -275,11 +275,15 @@ std::vector<LutLayer> lut_layers(const graph::Graph& graph) {
     const Shape& x = graph.value(n.inputs.at(0)).shape;
     if (n.kind == graph::OpKind::Linear) {
       const auto& a = n.attr<graph::LinearAttrs>();
-      out.push_back(
-          {n.name,
-           fmt::format("linear {}->{}{}", a.in_features, a.out_features, a.bias ? " bias" : ""),
-           false, true, a.in_features, a.out_features,
-           shape_numel(graph.value(n.inputs.at(1)).shape)});
+      // Over rows ([B, L, in]) the rows of one sample are part of the layer's shape.
+      std::string rows;
+      for (std::size_t d = 1; d + 1 < x.size(); ++d)
+        rows += (rows.empty() ? " rows " : "x") + std::to_string(x[d]);
+      out.push_back({n.name,
+                     fmt::format("linear {}->{}{}{}", a.in_features, a.out_features,
+                                 a.bias ? " bias" : "", rows),
+                     false, true, a.in_features, a.out_features,
+                     shape_numel(graph.value(n.inputs.at(1)).shape)});
     } else if (n.kind == graph::OpKind::Conv2d) {
       const auto& a = n.attr<graph::Conv2dAttrs>();
       const bool depthwise =

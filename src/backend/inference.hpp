@@ -12,8 +12,8 @@
 namespace telar::backend {
 
 // The passes each backend gets: cpu all of them; cuda those that need no post-op kernels
-// (Dropout removal, BatchNorm folding); sim none (its host summary and node-by-node simulation
-// describe the model as built).
+// (Dropout removal, BatchNorm and bias folding); sim none (its host summary and node-by-node
+// simulation describe the model as built).
 std::optional<optimize::InferenceOptions> inference_passes(const BackendSpec& spec);
 
 // `optimize` false: the graph as built (`--no-optimize`), compiled like compile() does.

@@ -82,25 +82,35 @@ class Exporter {
     }
   }
 
-  // A [out, in] weight written as its transpose [in, out] under its own name (the MatMul's
-  // operand), in place of the weight itself.
+  // A [out, in] weight as its transpose [in, out] (a MatMul's operand): written under the
+  // weight's own name in its place where every reader is a Linear over rows, else as a copy
+  // beside it (another reader wants it as it is).
   std::string weight_transposed(ValueId id) {
-    if (written_.count(id)) return name(id);  // shared by two Linears
+    if (const auto it = transposed_.find(id); it != transposed_.end()) return it->second;
+    bool only_rows = true;
+    for (graph::NodeId reader : g_.consumers(id)) {
+      const graph::Node& r = g_.node(reader);
+      only_rows = only_rows && r.kind == OpKind::Linear && r.inputs.at(1) == id &&
+                  g_.value(r.inputs.at(0)).shape.size() > 2;
+    }
     const Tensor& t = weights_.at(id);
     const std::int64_t rows = t.dim(0), cols = t.dim(1);
     std::vector<float> tr(static_cast<std::size_t>(t.numel()));
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < cols; ++c)
         tr[static_cast<std::size_t>(c * rows + r)] = t.f32()[r * cols + c];
+    const std::string bytes(reinterpret_cast<const char*>(tr.data()), tr.size() * sizeof(float));
+    if (!only_rows)
+      return transposed_[id] = tensor(name(id) + "/transposed", proto::TensorProto::FLOAT,
+                                      {cols, rows}, bytes.data(), bytes.size());
     auto* init = graph_->add_initializer();
     init->set_name(name(id));
     init->set_data_type(proto::TensorProto::FLOAT);
     init->add_dims(cols);
     init->add_dims(rows);
-    init->set_raw_data(
-        std::string(reinterpret_cast<const char*>(tr.data()), tr.size() * sizeof(float)));
+    init->set_raw_data(bytes);
     written_.insert(id);
-    return init->name();
+    return transposed_[id] = init->name();
   }
 
   void add_weight(const graph::Value& v) {
@@ -540,6 +550,7 @@ class Exporter {
   std::set<std::string> used_;
   std::map<ValueId, std::string> dequantized_;  // QDQ: a value's DequantizeLinear output
   std::set<ValueId> written_;  // weights their node wrote (int8/int32 for QDQ, transposed)
+  std::map<ValueId, std::string> transposed_;  // a weight's [in, out] initializer
 };
 
 }  // namespace

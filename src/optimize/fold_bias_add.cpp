@@ -10,12 +10,13 @@ using graph::NodeId;
 using graph::OpKind;
 using graph::ValueId;
 
-// Whether `v` is a weight or buffer of `features` values (one per output feature).
+// Whether `v` is a weight or buffer of `features` values (one per output feature) that nothing
+// else reads (the Linear's bias from now on).
 bool bias_vector(const graph::Graph& g, const graph::ParameterSet& params, ValueId v,
                  std::int64_t features) {
   const graph::Value& value = g.value(v);
   return (value.kind == graph::ValueKind::Parameter || value.kind == graph::ValueKind::Buffer) &&
-         params.has(v) && value.shape == Shape{features};
+         params.has(v) && value.shape == Shape{features} && g.consumers(v).size() == 1;
 }
 
 // Each Linear without a bias, by its id, with the Add of a bias vector that it feeds alone.

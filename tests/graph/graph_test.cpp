@@ -36,6 +36,14 @@ TEST(Graph, LinearWidthMismatchIsAClearError) {
     EXPECT_NE(msg.find("100"), std::string::npos);
     EXPECT_NE(msg.find("128"), std::string::npos);
   }
+  // An image given to a Linear without a Flatten: the hint names it.
+  ValueId image = b.input("image", {3, 8, 8});
+  try {
+    b.linear(image, 10, "fc2", true, 192);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Flatten an image"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Graph, InteractionWidthIsDensePlusPairs) {

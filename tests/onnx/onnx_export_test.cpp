@@ -166,6 +166,49 @@ TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
   }
 }
 
+// A Linear over rows ([B, L, in]: tokens) is written as MatMul by the weight transposed, then
+// Add of the bias (as PyTorch writes nn.Linear of tokens); import reads it back as a Linear. A
+// weight only such Linears read is written once, transposed, under its own name (the imported
+// model has as many weights); one a [B, in] Linear reads too is also written as it is.
+TEST(OnnxExport, ALinearOverRowsBecomesMatMulAndAdd) {
+  using namespace graph;
+  for (bool shared : {false, true}) {
+    SCOPED_TRACE(shared ? "a weight shared with a [B, in] Linear" : "weights of their own");
+    GraphBuilder b("tokens");
+    Graph& g0 = b.graph();
+    ValueId x = b.input("x", {4, 6});
+    ValueId w = g0.add_parameter("w", {6, 6}, Initializer::uniform(-0.5f, 0.5f));
+    ValueId bias = g0.add_parameter("bias", {6}, Initializer::uniform(-0.5f, 0.5f));
+    ValueId h = g0.add_node(OpKind::Linear, "fc1", LinearAttrs{6, 6, true, {}}, {x, w, bias});
+    h = g0.add_node(OpKind::GELU, "gelu", {}, {h});
+    h = b.linear(h, 5, "fc2", false);
+    ValueId features = b.flatten(h, "flat");
+    if (shared) {
+      ValueId mean =
+          b.flatten(g0.add_node(OpKind::ReduceMean, "mean", ReduceAttrs{1}, {x}), "mean2d");
+      ValueId pooled =
+          g0.add_node(OpKind::Linear, "pooled", LinearAttrs{6, 6, false, {}}, {mean, w});
+      features = b.concat({features, pooled}, "both");
+    }
+    b.output(b.linear(features, 3, "head"));
+    const Graph g = b.finish();
+    graph::ParameterSet weights = graph::ParameterSet::initialize(g, 8);
+    const Tensor input = random_input(g, 2, 5);
+    const Tensor want = forward(g, weights, input);
+    const fs::path file = temp_file(shared ? "rows_shared.onnx" : "rows.onnx");
+    export_model(g, weights, file);
+    expect_checker_passes(file);
+    ImportedModel m = import_model(file);
+    if (!shared) {
+      EXPECT_EQ(m.graph.parameters().size(), g.parameters().size());
+    }
+    const Tensor got = forward(m.graph, m.weights, input);
+    ASSERT_EQ(got.shape(), want.shape());
+    for (std::int64_t i = 0; i < want.numel(); ++i)
+      EXPECT_NEAR(got.f32()[i], want.f32()[i], 1e-6f * (1.0f + std::fabs(want.f32()[i])));
+  }
+}
+
 TEST(OnnxExport, WhatCannotBeExportedIsOneErrorAndNoFile) {
   dlrm::DlrmConfig config;
   config.embedding_dim = 2;

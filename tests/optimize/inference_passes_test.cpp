@@ -28,16 +28,20 @@ const Node& node_named(const Graph& g, const std::string& name) {
   return *n;
 }
 
-// The pass's graph computes what the source graph does, on both CPU kernel sets.
+// The pass's graph computes what the source graph does, every output, on both CPU kernel sets.
 void expect_same_outputs(const Graph& source, ParameterSet& params, const optimize::Rewritten& r,
                          const Shape& input, double tolerance) {
   Rng rng(5);
   const Tensor x = ops::testing::uniform(input, rng);
   ParameterSet rewritten = r.params;
   for (const char* backend : {"cpu:ref", "cpu"}) {
-    const Tensor want = eval_output(source, params, x, backend);
-    const Tensor got = eval_output(r.graph, rewritten, x, backend);
-    EXPECT_LE(relative_difference(want, got), tolerance) << backend;
+    auto want = backend::compile(backend::parse_backend_spec(backend), source, params);
+    auto got = backend::compile(backend::parse_backend_spec(backend), r.graph, rewritten);
+    want->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+    got->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+    for (std::size_t i = 0; i < source.outputs().size(); ++i)
+      EXPECT_LE(relative_difference(want->output(i), got->output(i)), tolerance)
+          << backend << ", output " << i;
   }
 }
 
@@ -317,8 +321,9 @@ TEST(FoldPadIntoPool, ZerosBecomeAveragePoolingPadding) {
 
 // PyTorch's nn.Linear over tokens, exported as MatMul and Add of the bias: the Add of a vector
 // of out_features weights (either operand order) becomes the Linear's bias. Left alone: an Add
-// of a [L, out] weight (not one per feature), a Linear that has a bias already, and one whose
-// output another node reads too.
+// of a [L, out] weight (not one per feature), a Linear that has a bias already, one whose
+// output another node reads too, and a vector another node reads too. An Add that is the
+// graph's output folds (the Linear's output is then the graph's).
 TEST(FoldBiasAdd, AVectorAddedToALinearBecomesItsBias) {
   GraphBuilder b("m");
   Graph& g = b.graph();
@@ -332,17 +337,22 @@ TEST(FoldBiasAdd, AVectorAddedToALinearBecomesItsBias) {
   ValueId y4 = b.add(b.linear(y3, 6, "fc4", true), param("b4", {6}), "add4");
   ValueId shared = b.linear(y4, 6, "fc5", false);
   ValueId y5 = b.add(b.add(shared, param("b5", {6}), "add5"), shared, "twice");
-  b.output(b.linear(b.flatten(y5, "flat"), 4, "head"));
+  ValueId b6 = param("b6", {6});  // also read by the Mul after
+  ValueId y6 = g.add_node(OpKind::Mul, "rescale", {},
+                          {b.add(b.linear(y5, 6, "fc6", false), b6, "add6"), b6});
+  b.output(b.linear(b.flatten(y6, "flat"), 4, "head"));
+  b.output(b.add(b.linear(y6, 6, "fc7", false), param("b7", {6}), "add7"));  // a graph output
   const Graph src = b.finish();
   ParameterSet params = weights_for(src, 7);
   const optimize::Rewritten r = optimize::fold_bias_add(src, params);
-  EXPECT_EQ(r.rewrites, 2);
-  for (const char* folded : {"fc1", "fc2"}) {
+  EXPECT_EQ(r.rewrites, 3);
+  for (const char* folded : {"fc1", "fc2", "fc7"}) {
     EXPECT_TRUE(node_named(r.graph, folded).attr<LinearAttrs>().bias) << folded;
     EXPECT_EQ(node_named(r.graph, folded).inputs.size(), 3u) << folded;
   }
-  for (const char* gone : {"add1", "add2"}) EXPECT_EQ(r.graph.find_node(gone), nullptr) << gone;
-  for (const char* kept : {"add3", "add4", "add5"})
+  for (const char* gone : {"add1", "add2", "add7"})
+    EXPECT_EQ(r.graph.find_node(gone), nullptr) << gone;
+  for (const char* kept : {"add3", "add4", "add5", "add6"})
     EXPECT_NE(r.graph.find_node(kept), nullptr) << kept;
   EXPECT_FALSE(node_named(r.graph, "fc3").attr<LinearAttrs>().bias);
   expect_same_outputs(src, params, r, {2, 3, 8}, 1e-6);
@@ -513,17 +523,7 @@ TEST(FuseActivation, ConvolutionsAndLinearsTakeTheirActivation) {
   EXPECT_FALSE(node_named(r.graph, "c3").attr<Conv2dAttrs>().post.any());
   EXPECT_FALSE(node_named(r.graph, "c4").attr<Conv2dAttrs>().post.any());
   EXPECT_EQ(node_named(r.graph, "fc").attr<LinearAttrs>().post.activation, OpKind::ReLU);
-  Rng rng(5);
-  const Tensor x_in = ops::testing::uniform({2, 3, 8, 8}, rng);
-  ParameterSet rewritten = r.params;
-  for (const char* backend : {"cpu:ref", "cpu"}) {
-    auto want = backend::compile(backend::parse_backend_spec(backend), g, params);
-    auto got = backend::compile(backend::parse_backend_spec(backend), r.graph, rewritten);
-    want->forward(std::span<const Tensor>(&x_in, 1), backend::Mode::Eval);
-    got->forward(std::span<const Tensor>(&x_in, 1), backend::Mode::Eval);
-    for (std::size_t i = 0; i < 2; ++i)
-      EXPECT_LE(relative_difference(want->output(i), got->output(i)), 1e-6) << backend << " " << i;
-  }
+  expect_same_outputs(g, params, r, {2, 3, 8, 8}, 1e-6);
 }
 
 TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
@@ -549,10 +549,8 @@ TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
   EXPECT_EQ(opt.passes[8].rewrites, 3);
 }
 
-// The executable of a model compiled for inference re-derives its folded weights when the
-// caller's change, and runs evaluation-mode forward passes only.
-// An inference plan's matmul reads a Linear's weights packed as oneDNN likes (from 8 rows up):
-// packed again when the caller's parameters change.
+// An inference plan's matmul reads a Linear's weights packed as oneDNN likes (from 8 rows up;
+// plans of two batch sizes share them): packed again when the caller's parameters change.
 TEST(InferenceCompilation, PackedLinearWeightsFollowParameterUpdates) {
   GraphBuilder b("m");
   ValueId x = b.input("x", {12});
@@ -560,15 +558,24 @@ TEST(InferenceCompilation, PackedLinearWeightsFollowParameterUpdates) {
   const Graph g = b.finish();
   ParameterSet params = weights_for(g, 12);
   Rng rng(2);
-  const Tensor in = ops::testing::uniform({9, 12}, rng);
+  const Tensor in9 = ops::testing::uniform({9, 12}, rng),
+               in16 = ops::testing::uniform({16, 12}, rng);
   auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), g, params);
-  exe->forward(std::span<const Tensor>(&in, 1), backend::Mode::Eval);
-  EXPECT_LE(relative_difference(eval_output(g, params, in), exe->output(0)), 1e-5);
+  const auto expect_reference = [&] {
+    for (const Tensor* in : {&in9, &in16}) {
+      exe->forward(std::span<const Tensor>(in, 1), backend::Mode::Eval);
+      EXPECT_LE(relative_difference(eval_output(g, params, *in), exe->output(0)), 1e-5)
+          << in->dim(0) << " rows";
+    }
+  };
+  expect_reference();
   for (float& v : params.at(node_named(g, "fc1").inputs[1]).span<float>()) v *= -1.5f;
   exe->parameters_updated();
-  exe->forward(std::span<const Tensor>(&in, 1), backend::Mode::Eval);
-  EXPECT_LE(relative_difference(eval_output(g, params, in), exe->output(0)), 1e-5);
+  expect_reference();
 }
+
+// The executable of a model compiled for inference re-derives its folded weights when the
+// caller's change, and runs evaluation-mode forward passes only.
 
 TEST(InferenceCompilation, FollowsParameterUpdatesAndRefusesTraining) {
   GraphBuilder b("m");

@@ -23,8 +23,11 @@ InferredValue infer(const ShapeCheck& c) {
   if (width != a.in_features)
     c.bad(
         fmt::format("input width {} does not match in_features {}; the previous layer must "
-                    "produce {} features",
-                    width, a.in_features, a.in_features));
+                    "produce {} features{}",
+                    width, a.in_features, a.in_features,
+                    x.size() == 4 ? " (a Linear acts on the last axis: Flatten an image "
+                                    "[B, C, H, W] first)"
+                                  : ""));
   c.shape_is(1, {a.out_features, a.in_features});
   if (a.bias) c.shape_is(2, {a.out_features});
   if (a.post.sum) c.bad("a Linear's post-ops cannot sum (only a Conv2d's can)");

@@ -1,6 +1,6 @@
-// Linear on oneDNN (plain layouts, no weight reorders): the forward pass on the matmul primitive
-// (brgemm on AVX-512: it reads the [out, in] weights as a transposed operand without packing
-// them all first: 1.2-2x faster than the inner product's gemm from 18 rows up, even at 8),
+// Linear on oneDNN (plain activations): the forward pass on the matmul primitive (brgemm on
+// AVX-512: 1.2-2x faster than the inner product's gemm from 18 rows up, even at 8; training
+// reads the [out, in] weights in place as a transposed operand, inference packs them),
 // below that on the inner product (its gemv path wins for a handful of rows); the backward
 // passes on the inner product. bench/train/linear_bench.cpp measures both. Over the last axis of
 // [B, ..., in] the primitives see the plain tensors as matrices of rows [B * ..., in].
@@ -17,7 +17,7 @@ using ip_bwd_data = dnnl::inner_product_backward_data;
 using ip_bwd_weights = dnnl::inner_product_backward_weights;
 using tag = dnnl::memory::format_tag;
 
-// The smallest batch whose forward pass goes to matmul (bench/train/linear_bench.cpp).
+// The fewest rows whose forward pass goes to matmul (bench/train/linear_bench.cpp).
 constexpr dnnl::memory::dim kMatmulMinRows = 8;
 
 // A plain [B, ..., n] layout as the matrix [B * ..., n] (the same bytes).
