@@ -174,11 +174,6 @@ std::shared_ptr<const QuantizationTable> latency_calibration(const graph::Graph&
       calibrate(graph, params, std::span<const Tensor>(&input, 1), {}));
 }
 
-bool runs_int8(const graph::Graph& graph, const graph::Node& node) {
-  if (node.kind == graph::OpKind::Conv2d) return true;
-  return node.kind == graph::OpKind::Linear && graph.value(node.inputs.at(0)).shape.size() == 2;
-}
-
 std::vector<LayerSensitivity> layer_sensitivity(const graph::Graph& graph,
                                                 const graph::ParameterSet& params,
                                                 const QuantizationTable& table,
@@ -202,7 +197,9 @@ std::vector<LayerSensitivity> layer_sensitivity(const graph::Graph& graph,
   std::vector<std::string> layers;
   const optimize::InferenceGraph compiled = optimize::optimize_for_inference(graph, params);
   for (const graph::Node& n : compiled.graph.nodes())
-    if (runs_int8(compiled.graph, n) && !table.excluded.count(n.name)) layers.push_back(n.name);
+    if ((n.kind == graph::OpKind::Conv2d || n.kind == graph::OpKind::Linear) &&
+        !table.excluded.count(n.name))
+      layers.push_back(n.name);
   std::vector<LayerSensitivity> out;
   for (const std::string& layer : layers) {
     auto alone = std::make_shared<QuantizationTable>(table);

@@ -27,10 +27,6 @@ struct CalibrationOptions {
 QuantizationTable calibrate(const graph::Graph& graph, const graph::ParameterSet& params,
                             std::span<const Tensor> batches, const CalibrationOptions& options);
 
-// Whether `node` runs on the int8 kernels at Precision::INT8: a convolution, or a Linear of
-// [batch, features] (one over rows, [B, L, in], stays fp32).
-bool runs_int8(const graph::Graph& graph, const graph::Node& node);
-
 // How much quantizing one layer alone costs: the relative error ||y_int8 - y_fp32|| /
 // ||y_fp32|| of the model's first output on `batch` with only that convolution or Linear in
 // int8 (the others, and the table's excluded nodes, in fp32). Sorted from the most sensitive;

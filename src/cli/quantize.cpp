@@ -96,9 +96,9 @@ int run_quantize(const Args& args) {
         optimize::optimize_for_inference(trained.net, trained.weights).graph;
     for (const std::string& name : excluded) {
       const graph::Node* n = compiled.find_node(name);
-      require(n && backend::runs_int8(compiled, *n),
-              "--exclude {}: {} has no convolution or Linear of [batch, features] of that name "
-              "as compiled for inference; see telar models show --optimized for the names",
+      require(n && (n->kind == graph::OpKind::Conv2d || n->kind == graph::OpKind::Linear),
+              "--exclude {}: {} has no convolution or Linear of that name as compiled for "
+              "inference; see telar models show --optimized for the names",
               name, trained.net.name());
     }
   }

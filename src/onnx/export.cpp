@@ -391,10 +391,18 @@ class Exporter {
           if (in.size() < 3) gemm->mutable_input()->RemoveLast();
           set(gemm, "transB", std::int64_t{1});
         } else {
-          // Over rows ([B, L, in]): MatMul by the weights written as [in, out], then the bias
-          // (as PyTorch exports nn.Linear of such a tensor). Its weights stay float, as the
-          // CPU's int8 kernels run only [B, in].
-          in[1] = weight_transposed(n.inputs[1]);
+          // Over rows ([B, L, in]): MatMul by the weights as [in, out], then the bias (as
+          // PyTorch exports nn.Linear of such a tensor). QDQ: the int8 weights' [out, in]
+          // DequantizeLinear (per output channel, axis 0) transposed.
+          const std::string weight = in[1];
+          quantize_weights(n, in);
+          if (in[1] != weight) {
+            const std::string t = unique(in[1] + "/transposed");
+            set(add("Transpose", t, {in[1]}, t), "perm", std::vector<std::int64_t>{1, 0});
+            in[1] = t;
+          } else {
+            in[1] = weight_transposed(n.inputs[1]);
+          }
           const std::string product = in.size() > 2 ? unique(result + "/matmul") : result;
           add("MatMul", n.name, {in[0], in[1]}, product);
           if (in.size() > 2) add("Add", n.name + "/bias", {product, in[2]}, result);

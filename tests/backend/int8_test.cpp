@@ -266,26 +266,33 @@ TEST(Int8, DepthwiseConvolutionOnSignedValuesEqualsTheReference) {
 
 // Linear: a signed input quantized, an f32 output (no requantization): equal to the reference
 // on the quantized values up to f32 rounding.
+// [B, 64] features, and a Linear over rows ([B, 5, 64]: tokens), each row on its own.
 TEST(Int8, LinearEqualsTheReferenceOnQuantizedValues) {
   SKIP_WITHOUT_INT8();
-  GraphBuilder b("fc");
-  const ValueId x = b.input("x", {64});
-  b.output(b.linear(x, 10));
-  const Graph g = b.finish();
-  ParameterSet params = ParameterSet::initialize(g, 7);
-  for (const std::int64_t batch : {32, 1}) {
-    const Tensor input = random_tensor({batch, 64}, 8, -2.0f, 2.0f);
-    const Tensor got =
-        run(g, params, input, backend::Precision::INT8, table_of({{"x", {-2.0f, 2.0f}}}));
-    Tensor xq = input.clone();
-    quantize_activation(xq, backend::int8_encoding({-2.0f, 2.0f}));
-    const Node& fc = g.nodes()[0];
-    Tensor want({batch, 10});
-    ops::linear_forward(xq, quantize_weights(params.at(fc.inputs[1])), &params.at(fc.inputs[2]),
-                        want);
-    for (std::int64_t i = 0; i < want.numel(); ++i)
-      EXPECT_NEAR(got.f32()[i], want.f32()[i], 1e-4f * (1.0f + std::fabs(want.f32()[i])))
-          << "batch " << batch << " element " << i;
+  for (const Shape& sample : {Shape{64}, Shape{5, 64}}) {
+    GraphBuilder b("fc");
+    const ValueId x = b.input("x", sample);
+    b.output(b.linear(x, 10));
+    const Graph g = b.finish();
+    ParameterSet params = ParameterSet::initialize(g, 7);
+    for (const std::int64_t batch : {32, 1}) {
+      Shape shape = sample;
+      shape.insert(shape.begin(), batch);
+      const Tensor input = random_tensor(shape, 8, -2.0f, 2.0f);
+      const Tensor got =
+          run(g, params, input, backend::Precision::INT8, table_of({{"x", {-2.0f, 2.0f}}}));
+      Tensor xq = input.clone();
+      quantize_activation(xq, backend::int8_encoding({-2.0f, 2.0f}));
+      const Node& fc = g.nodes()[0];
+      shape.back() = 10;
+      Tensor want(shape);
+      ops::linear_forward(xq, quantize_weights(params.at(fc.inputs[1])), &params.at(fc.inputs[2]),
+                          want);
+      ASSERT_EQ(got.shape(), want.shape());
+      for (std::int64_t i = 0; i < want.numel(); ++i)
+        EXPECT_NEAR(got.f32()[i], want.f32()[i], 1e-4f * (1.0f + std::fabs(want.f32()[i])))
+            << shape_str(shape) << " element " << i;
+    }
   }
 }
 

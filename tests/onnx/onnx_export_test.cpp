@@ -209,6 +209,31 @@ TEST(OnnxExport, ALinearOverRowsBecomesMatMulAndAdd) {
   }
 }
 
+// In QDQ form (a quantized model's export) a Linear over rows reads its int8 weights through
+// DequantizeLinear (per output channel, axis 0 of [out, in]) and a Transpose to MatMul's
+// [in, out]; the file passes onnx.checker.
+TEST(OnnxExport, AQuantizedLinearOverRowsReadsItsWeightsTransposed) {
+  using namespace graph;
+  GraphBuilder b("tokens");
+  ValueId x = b.input("x", {5, 8});
+  b.output(b.linear(x, 6, "fc"));
+  const Graph g = b.finish();
+  graph::ParameterSet weights = graph::ParameterSet::initialize(g, 8);
+  ExportOptions options;
+  options.int8["x"] = int8_encoding(ValueRange{-2.0f, 2.0f});
+  const fs::path file = temp_file("rows_qdq.onnx");
+  export_model(g, weights, file, options);
+  expect_checker_passes(file);
+  if (!onnx_checker_available()) return;
+  const std::string count =
+      "/usr/bin/python3 -c \"import onnx, sys, collections; "
+      "c = collections.Counter(n.op_type for n in onnx.load(sys.argv[1]).graph.node); "
+      "sys.exit(0 if (c['MatMul'], c['Transpose'], c['DequantizeLinear'], c['Gemm']) == "
+      "(1, 1, 3, 0) else 1)\" '" +
+      file.string() + "'";
+  EXPECT_EQ(std::system(count.c_str()), 0) << "op counts of " << file;
+}
+
 TEST(OnnxExport, WhatCannotBeExportedIsOneErrorAndNoFile) {
   dlrm::DlrmConfig config;
   config.embedding_dim = 2;

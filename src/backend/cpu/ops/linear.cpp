@@ -191,10 +191,12 @@ class DnnlLinearInt8 final : public DnnlKernel {
   DnnlLinearInt8(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
     using dt = dnnl::memory::data_type;
     in_ = in(0).int8;
-    const auto& x = in(0).shape;
-    io_.inputs[0] = converter.convert(
-        io_.inputs[0], dnnl::memory::desc(to_dims(x), int8_type(in_.is_unsigned), tag::ab));
+    dnnl_memory_desc_t plain_int8 = plain_f32(in(0).shape).data;  // plain, of any rank
+    plain_int8.data_type = dnnl::memory::convert_to_c(int8_type(in_.is_unsigned));
+    io_.inputs[0] = converter.convert(io_.inputs[0], dnnl::memory::desc(plain_int8));
     define_plain_output();
+    src_ = rows_of(in(0).md);
+    dst_ = rows_of(out().md);
     const auto dims = in(1).md.dims();  // {out, in}
     w_plain_ = in(1).md;
     w_any_ = dnnl::memory::desc(dims, dt::s8, tag::any);
@@ -219,14 +221,13 @@ class DnnlLinearInt8 final : public DnnlKernel {
     dnnl::primitive_attr attr = attr_with_post_ops(node().attr<graph::LinearAttrs>().post);
     const std::vector<float> out_scales = scaled(w_scales_, in_.scale);
     attr.set_output_scales(1 << 1, out_scales);
-    ip_fwd::primitive_desc pd(
-        ip_fwd::desc(prop_kind::forward_inference, in(0).md, w_any_, b_md_, out().md), attr,
-        cpu_engine());
+    ip_fwd::primitive_desc pd(ip_fwd::desc(prop_kind::forward_inference, src_, w_any_, b_md_, dst_),
+                              attr, cpu_engine());
     if (!weights_) weights_ = owned(pd.weights_desc());
     quantize_into(memory_over(w_plain_, w), weights_, 1 << 0, w_scales_);
-    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, in(0).data_memory()},
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, memory_over(src_, in(0).data)},
                                                   {DNNL_ARG_WEIGHTS, weights_},
-                                                  {DNNL_ARG_DST, out().data_memory()}};
+                                                  {DNNL_ARG_DST, memory_over(dst_, out().data)}};
     if (has_bias()) {
       bias_ = divided(in(2).data, out_scales);
       args[DNNL_ARG_BIAS] = memory_over(b_md_, bias_);
@@ -235,6 +236,7 @@ class DnnlLinearInt8 final : public DnnlKernel {
   }
 
   Int8Encoding in_;
+  dnnl::memory::desc src_, dst_;  // the rows of [B, ..., in] and [B, ..., out] as matrices
   dnnl::memory::desc w_plain_, w_any_, b_md_;
   std::vector<float> w_scales_;
   dnnl::memory weights_;
@@ -244,7 +246,7 @@ class DnnlLinearInt8 final : public DnnlKernel {
 };
 
 std::unique_ptr<Kernel> fast_linear(KernelIO io, LayoutConverter& converter) {
-  if (io.int8 && io.inputs[0]->int8.scale > 0.0f && io.inputs[0]->shape.size() == 2)
+  if (io.int8 && io.inputs[0]->int8.scale > 0.0f)
     return std::make_unique<DnnlLinearInt8>(std::move(io), converter);
   if (io.int8)
     for (Slot*& in : io.inputs)
