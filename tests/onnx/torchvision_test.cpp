@@ -377,16 +377,70 @@ bool write_test_set_npy(const std::string& dir) {
   return std::system(to_npy.c_str()) == 0;
 }
 
-// A telar-trained mnist_cnn, exported, classifies Fashion-MNIST's test set in ONNX Runtime as
-// in telar.
-TEST(OnnxRuntimePeer, AnExportedTrainedMnistCnnHasTelarsAccuracy) {
-  if (!torchvision_available()) GTEST_SKIP() << "python3-torch is not installed";
-  const std::string modules = ort_modules();
+// What the ONNX Runtime peer tests lack here ("" where they can run).
+std::string peer_missing(const std::string& modules) {
+  if (!torchvision_available()) return "python3-torch is not installed";
   if (modules.empty())
-    GTEST_SKIP() << "ONNX Runtime is not installed: run bench/peer/install_ort.sh (npm's "
-                    "onnxruntime-node into ~/.cache/telar/ort)";
-  const std::string images = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";
-  if (!fs::exists(images)) GTEST_SKIP() << "Fashion-MNIST is not installed";
+    return "ONNX Runtime is not installed: run bench/peer/install_ort.sh (npm's "
+           "onnxruntime-node into ~/.cache/telar/ort)";
+  if (!fs::exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"))
+    return "Fashion-MNIST is not installed";
+  return "";
+}
+
+// ONNX Runtime's {"accuracy", "samples"} for MODEL on DIR's test set (write_test_set_npy).
+nlohmann::json ort_accuracy(const std::string& modules, const std::string& model,
+                            const std::string& dir) {
+  const auto ort = telar::testing::run_shell(
+      "NODE_PATH='" + modules + "' node '" TELAR_SOURCE_DIR "/bench/peer/ort_run.js' '" + model +
+      "' --accuracy '" + dir + "/x.npy' '" + dir + "/y.npy'");
+  EXPECT_EQ(ort.status, 0) << ort.err;
+  return ort.status == 0 ? nlohmann::json::parse(telar::testing::last_line(ort.out))
+                         : nlohmann::json{{"accuracy", -1.0}, {"samples", 0}};
+}
+
+// onnx.checker (full) on FILE, then how many nodes of each of OPS it has, space-separated.
+std::string checked_op_counts(const std::string& file, const std::vector<std::string>& ops) {
+  std::string counts;
+  for (const std::string& op : ops) counts += (counts.empty() ? "c['" : ", c['") + op + "']";
+  const auto checked = telar::testing::run_shell(
+      "/usr/bin/python3 -c \"import onnx, sys, collections; m = onnx.load(sys.argv[1]); "
+      "onnx.checker.check_model(m, full_check=True); "
+      "c = collections.Counter(n.op_type for n in m.graph.node); print(" +
+      counts + ")\" '" + file + "'");
+  EXPECT_EQ(checked.status, 0) << checked.err;
+  return telar::testing::last_line(checked.out);
+}
+
+// DIR/run quantized by telar (DIR/int8) and exported as QDQ (DIR/int8.onnx): ONNX's checker
+// accepts the file, which has `counts` of `ops`, and ONNX Runtime classifies the test set as
+// telar's int8 kernels do, within `tolerance` (their requantization rounds in other places).
+void expect_qdq_export_classifies_as_int8(const std::string& modules, const std::string& dir,
+                                          const std::vector<std::string>& ops,
+                                          const std::string& counts, double tolerance) {
+  const auto quantized =
+      telar::testing::run_telar({"quantize", "--checkpoint", dir + "/run", "--calibration-batches",
+                                 "8", "--out", dir + "/int8", "--json"});
+  if (quantized.status == 2 && quantized.err.find("VNNI") != std::string::npos) return;
+  ASSERT_EQ(quantized.status, 0) << quantized.err;
+  const double int8_accuracy =
+      nlohmann::json::parse(telar::testing::last_line(quantized.out))["accuracy_int8"];
+  EXPECT_GE(int8_accuracy, 0.4);  // far above chance (0.1)
+  const auto qdq = telar::testing::run_telar(
+      {"export", "--checkpoint", dir + "/int8", "--out", dir + "/int8.onnx"});
+  ASSERT_EQ(qdq.status, 0) << qdq.err;
+  EXPECT_NE(qdq.out.find("int8 QDQ"), std::string::npos) << qdq.out;
+  EXPECT_EQ(checked_op_counts(dir + "/int8.onnx", ops), counts);
+  const double ort_int8 = ort_accuracy(modules, dir + "/int8.onnx", dir)["accuracy"].get<double>();
+  EXPECT_NEAR(ort_int8, int8_accuracy, tolerance)
+      << "telar int8 " << int8_accuracy << ", ONNX Runtime on the QDQ export " << ort_int8;
+}
+
+// A telar-trained mnist_cnn, exported, classifies Fashion-MNIST's test set in ONNX Runtime as
+// in telar; quantized and exported as QDQ, as telar's int8 kernels do.
+TEST(OnnxRuntimePeer, AnExportedTrainedMnistCnnHasTelarsAccuracy) {
+  const std::string modules = ort_modules();
+  if (const std::string why = peer_missing(modules); !why.empty()) GTEST_SKIP() << why;
   const std::string dir = telar::testing::fresh_temp_dir("onnx_ort");
   const auto trained = telar::testing::run_telar(
       {"train", "--model", "mnist_cnn", "--data", "fashion-mnist", "--epochs", "1",
@@ -398,49 +452,17 @@ TEST(OnnxRuntimePeer, AnExportedTrainedMnistCnnHasTelarsAccuracy) {
       {"export", "--checkpoint", dir + "/run", "--out", dir + "/mnist_cnn.onnx"});
   ASSERT_EQ(exported.status, 0) << exported.err;
   ASSERT_TRUE(write_test_set_npy(dir));
-  const auto ort = telar::testing::run_shell(
-      "NODE_PATH='" + modules + "' node '" TELAR_SOURCE_DIR "/bench/peer/ort_run.js' '" + dir +
-      "/mnist_cnn.onnx' --accuracy '" + dir + "/x.npy' '" + dir + "/y.npy'");
-  ASSERT_EQ(ort.status, 0) << ort.err;
-  const auto result = nlohmann::json::parse(telar::testing::last_line(ort.out));
+  const nlohmann::json result = ort_accuracy(modules, dir + "/mnist_cnn.onnx", dir);
   EXPECT_EQ(result["samples"].get<int>(), 10000);
   // The same predictions up to rounding: at most 2 of 10000 near-ties may go the other way.
   EXPECT_NEAR(result["accuracy"].get<double>(), telar_accuracy, 2e-4)
       << "telar " << telar_accuracy << ", ONNX Runtime " << result["accuracy"].get<double>();
-
-  // Quantized to int8 (telar quantize) and exported as QDQ: ONNX's checker accepts the file,
-  // ONNX Runtime runs it and classifies as telar's int8 kernels do (their requantization rounds
-  // in other places: a few of 10000 predictions may differ).
-  const auto quantized =
-      telar::testing::run_telar({"quantize", "--checkpoint", dir + "/run", "--calibration-batches",
-                                 "8", "--out", dir + "/int8", "--json"});
-  if (quantized.status == 2 && quantized.err.find("VNNI") != std::string::npos) return;
-  ASSERT_EQ(quantized.status, 0) << quantized.err;
-  const double int8_accuracy =
-      nlohmann::json::parse(telar::testing::last_line(quantized.out))["accuracy_int8"];
-  const auto qdq = telar::testing::run_telar(
-      {"export", "--checkpoint", dir + "/int8", "--out", dir + "/int8.onnx"});
-  ASSERT_EQ(qdq.status, 0) << qdq.err;
-  EXPECT_NE(qdq.out.find("int8 QDQ"), std::string::npos) << qdq.out;
-  const auto checked = telar::testing::run_shell(
-      "/usr/bin/python3 -c \"import onnx, sys, collections; m = onnx.load(sys.argv[1]); "
-      "onnx.checker.check_model(m, full_check=True); "
-      "c = collections.Counter(n.op_type for n in m.graph.node); "
-      "print(c['QuantizeLinear'], c['DequantizeLinear'], c['Conv'])\" '" +
-      dir + "/int8.onnx'");
-  ASSERT_EQ(checked.status, 0) << checked.err;
   // mnist_cnn compiled for inference: its input and the outputs of its 2 Conv (ReLU fused), 2
   // MaxPool and Flatten quantized (the Gemms' stay float); their 6 DequantizeLinear, and the
-  // weights and biases of the 2 Conv and 2 Gemm behind 8 more.
-  EXPECT_EQ(telar::testing::last_line(checked.out), "6 14 2");
-  const auto ort8 = telar::testing::run_shell(
-      "NODE_PATH='" + modules + "' node '" TELAR_SOURCE_DIR "/bench/peer/ort_run.js' '" + dir +
-      "/int8.onnx' --accuracy '" + dir + "/x.npy' '" + dir + "/y.npy'");
-  ASSERT_EQ(ort8.status, 0) << ort8.err;
-  const double ort_int8 =
-      nlohmann::json::parse(telar::testing::last_line(ort8.out))["accuracy"].get<double>();
-  EXPECT_NEAR(ort_int8, int8_accuracy, 1e-3)
-      << "telar int8 " << int8_accuracy << ", ONNX Runtime on the QDQ export " << ort_int8;
+  // weights and biases of the 2 Conv and 2 Gemm behind 8 more. A few of 10000 predictions may
+  // differ.
+  expect_qdq_export_classifies_as_int8(modules, dir, {"QuantizeLinear", "DequantizeLinear", "Conv"},
+                                       "6 14 2", 1e-3);
 }
 
 // A small vision transformer written batch-first (bench/peer/vit_batch_first.py: 64 features,
@@ -448,16 +470,10 @@ TEST(OnnxRuntimePeer, AnExportedTrainedMnistCnnHasTelarsAccuracy) {
 // telar on Fashion-MNIST (the 28x28 images fitted to its input), quantized and exported as QDQ:
 // its Linears over the tokens read their int8 weights through DequantizeLinear and a Transpose
 // (MatMul wants them [in, out]), and ONNX Runtime classifies the test set as telar's int8
-// kernels do (their requantization rounds in other places: measured 0.13 pp apart; a wrong
-// Transpose would fall to chance).
+// kernels do (measured 0.13 pp apart; a wrong Transpose would fall to chance).
 TEST(OnnxRuntimePeer, AQuantizedTransformerExportHasTelarsInt8Accuracy) {
-  if (!torchvision_available()) GTEST_SKIP() << "python3-torch is not installed";
   const std::string modules = ort_modules();
-  if (modules.empty())
-    GTEST_SKIP() << "ONNX Runtime is not installed: run bench/peer/install_ort.sh (npm's "
-                    "onnxruntime-node into ~/.cache/telar/ort)";
-  if (!fs::exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"))
-    GTEST_SKIP() << "Fashion-MNIST is not installed";
+  if (const std::string why = peer_missing(modules); !why.empty()) GTEST_SKIP() << why;
   const std::string dir = telar::testing::fresh_temp_dir("onnx_ort_vit");
   const auto exported =
       telar::testing::run_shell("/usr/bin/python3 '" TELAR_SOURCE_DIR
@@ -487,36 +503,10 @@ TEST(OnnxRuntimePeer, AQuantizedTransformerExportHasTelarsInt8Accuracy) {
                                                   "--out",
                                                   dir + "/run"});
   ASSERT_EQ(trained.status, 0) << trained.err;
-  const auto quantized =
-      telar::testing::run_telar({"quantize", "--checkpoint", dir + "/run", "--calibration-batches",
-                                 "8", "--out", dir + "/int8", "--json"});
-  if (quantized.status == 2 && quantized.err.find("VNNI") != std::string::npos) return;
-  ASSERT_EQ(quantized.status, 0) << quantized.err;
-  const double int8_accuracy =
-      nlohmann::json::parse(telar::testing::last_line(quantized.out))["accuracy_int8"];
-  EXPECT_GE(int8_accuracy, 0.4);  // far above chance (0.1)
-  const auto qdq = telar::testing::run_telar(
-      {"export", "--checkpoint", dir + "/int8", "--out", dir + "/int8.onnx"});
-  ASSERT_EQ(qdq.status, 0) << qdq.err;
-  const auto checked = telar::testing::run_shell(
-      "/usr/bin/python3 -c \"import onnx, sys, collections; m = onnx.load(sys.argv[1]); "
-      "onnx.checker.check_model(m, full_check=True); "
-      "c = collections.Counter(n.op_type for n in m.graph.node); "
-      "print(c['MatMul'], c['Gemm'])\" '" +
-      dir + "/int8.onnx'");
-  ASSERT_EQ(checked.status, 0) << checked.err;
+  ASSERT_TRUE(write_test_set_npy(dir));
   // Six Linears over the tokens (queries, keys, values, the output projection, the MLP's two)
   // and the two attention products; the classifier's Gemm.
-  EXPECT_EQ(telar::testing::last_line(checked.out), "8 1");
-  ASSERT_TRUE(write_test_set_npy(dir));
-  const auto ort8 = telar::testing::run_shell(
-      "NODE_PATH='" + modules + "' node '" TELAR_SOURCE_DIR "/bench/peer/ort_run.js' '" + dir +
-      "/int8.onnx' --accuracy '" + dir + "/x.npy' '" + dir + "/y.npy'");
-  ASSERT_EQ(ort8.status, 0) << ort8.err;
-  const double ort_int8 =
-      nlohmann::json::parse(telar::testing::last_line(ort8.out))["accuracy"].get<double>();
-  EXPECT_NEAR(ort_int8, int8_accuracy, 3e-3)
-      << "telar int8 " << int8_accuracy << ", ONNX Runtime on the QDQ export " << ort_int8;
+  expect_qdq_export_classifies_as_int8(modules, dir, {"MatMul", "Gemm"}, "8 1", 3e-3);
 }
 
 }  // namespace
