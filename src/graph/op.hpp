@@ -17,6 +17,7 @@ enum class OpKind : std::uint8_t {
   Conv2d,
   ConvTranspose2d,
   BatchNorm2d,
+  LayerNorm,
   ReLU,
   ReLU6,
   Sigmoid,
@@ -61,19 +62,23 @@ inline constexpr std::size_t kOpKindCount = static_cast<std::size_t>(OpKind::Cou
 // kernel set per family, k<Family> in its op_kernel_defs, and builds its table from this list,
 // so the list is written once (a backend missing a family fails to link, naming it).
 // Binary serves Add, Sub, Mul and Div; Flatten serves every relabelling (Flatten, Reshape).
-#define TELAR_KERNEL_FAMILIES(X)                                                                 \
-  X(Linear)                                                                                      \
-  X(Conv2d)                                                                                      \
-  X(ConvTranspose2d)                                                                             \
-  X(BatchNorm2d)                                                                                 \
-  X(Activation)                                                                                  \
-  X(Softmax)                                                                                     \
-  X(MatMul)                                                                                      \
-  X(MaxPool2d)                                                                                   \
-  X(AvgPool2d)                                                                                   \
-  X(GlobalAvgPool)                                                                               \
-  X(Flatten) X(Dropout) X(Binary) X(Concat) X(Expand) X(Transpose) X(Slice) X(Pad) X(ReduceMean) \
-      X(EmbeddingBag) X(DotInteraction) X(Loss)
+#define TELAR_KERNEL_FAMILIES(X) \
+  X(Linear)                      \
+  X(Conv2d)                      \
+  X(ConvTranspose2d)             \
+  X(BatchNorm2d)                 \
+  X(LayerNorm)                   \
+  X(Activation)                  \
+  X(Softmax)                     \
+  X(MatMul)                      \
+  X(MaxPool2d)                   \
+  X(AvgPool2d)                   \
+  X(GlobalAvgPool)               \
+  X(Flatten)                     \
+  X(Dropout)                     \
+  X(Binary)                      \
+  X(Concat)                      \
+  X(Expand) X(Transpose) X(Slice) X(Pad) X(ReduceMean) X(EmbeddingBag) X(DotInteraction) X(Loss)
 #define TELAR_KERNEL_FAMILY_ENUMERATOR(family) family,
 enum class KernelFamily : std::uint8_t {
   TELAR_KERNEL_FAMILIES(TELAR_KERNEL_FAMILY_ENUMERATOR) Count
@@ -184,6 +189,15 @@ struct BatchNormAttrs {
   auto fields() const { return std::tie(channels, eps, momentum, post); }
 };
 
+// LayerNorm over the last axis: y = (x - mean) / sqrt(var + eps) * scale + bias, the (biased)
+// statistics of each row of `features` elements.
+struct LayerNormAttrs {
+  std::int64_t features = 0;
+  float eps = 1e-5f;
+
+  auto fields() const { return std::tie(features, eps); }
+};
+
 // Padding at the bottom and right beyond a window's symmetric padding.
 struct EndPadding {
   std::int64_t h = 0, w = 0;
@@ -285,9 +299,9 @@ struct MseAttrs {
 };
 
 using Attrs = std::variant<std::monostate, LinearAttrs, Conv2dAttrs, ConvTranspose2dAttrs,
-                           BatchNormAttrs, Pool2dAttrs, EltwiseAttrs, ReshapeAttrs, TransposeAttrs,
-                           SliceAttrs, PadAttrs, ReduceAttrs, DropoutAttrs, ConcatAttrs,
-                           EmbeddingBagAttrs, DotInteractionAttrs, MseAttrs>;
+                           BatchNormAttrs, LayerNormAttrs, Pool2dAttrs, EltwiseAttrs, ReshapeAttrs,
+                           TransposeAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DropoutAttrs,
+                           ConcatAttrs, EmbeddingBagAttrs, DotInteractionAttrs, MseAttrs>;
 
 // Number of (i, j) pairs the interaction keeps for T+1 vectors.
 constexpr std::int64_t interaction_pairs(std::int64_t num_sparse, bool self_interaction) {

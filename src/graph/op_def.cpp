@@ -20,6 +20,7 @@ constexpr Entry kTable[] = {
     {OpKind::Conv2d, &op_defs::kConv2d},
     {OpKind::ConvTranspose2d, &op_defs::kConvTranspose2d},
     {OpKind::BatchNorm2d, &op_defs::kBatchNorm2d},
+    {OpKind::LayerNorm, &op_defs::kLayerNorm},
     {OpKind::ReLU, &op_defs::kReLU},
     {OpKind::ReLU6, &op_defs::kReLU6},
     {OpKind::Sigmoid, &op_defs::kSigmoid},

@@ -307,6 +307,44 @@ class Exporter {
     if (post.activation != OpKind::Count)
       activation(post.activation, post.eltwise, n.name + "/activation", value, out);
   }
+  // ReduceMean over one axis, kept (telar's); opset 18 takes the axes as an input.
+  void reduce_mean(const std::string& node_name, const std::string& in, std::int64_t axis,
+                   const std::string& out) {
+    auto* r = options_.opset >= 18
+                  ? add("ReduceMean", node_name, {in, ints(node_name + "/axes", {axis})}, out)
+                  : add("ReduceMean", node_name, {in}, out);
+    if (options_.opset < 18) set(r, "axes", std::vector<std::int64_t>{axis});
+    set(r, "keepdims", std::int64_t{1});
+  }
+
+  // LayerNormalization came with opset 17; before it, the ops PyTorch writes for one:
+  // d = x - mean(x), y = d / sqrt(mean(d * d) + eps) * scale + bias, the means over the last
+  // axis (import reads both; inference compilation fuses the second back, optimize/passes.hpp).
+  void layer_norm(const graph::Node& n, const std::vector<std::string>& in,
+                  const std::string& out) {
+    const auto& a = n.attr<graph::LayerNormAttrs>();
+    if (options_.opset >= 17) {
+      auto* ln = add("LayerNormalization", n.name, in, out);
+      set(ln, "axis", std::int64_t{-1});
+      set(ln, "epsilon", a.eps);
+      return;
+    }
+    const std::string& x = in[0];
+    const std::string mean = unique(out + "/mean"), centred = unique(out + "/centred"),
+                      square = unique(out + "/square"), variance = unique(out + "/variance"),
+                      shifted = unique(out + "/variance_eps"), spread = unique(out + "/std"),
+                      normalised = unique(out + "/normalised"), scaled = unique(out + "/scaled");
+    reduce_mean(n.name + "/mean", x, -1, mean);
+    add("Sub", n.name + "/centre", {x, mean}, centred);
+    add("Mul", n.name + "/square", {centred, centred}, square);
+    reduce_mean(n.name + "/variance", square, -1, variance);
+    add("Add", n.name + "/epsilon", {variance, constant_scalar(out + "/eps", a.eps)}, shifted);
+    add("Sqrt", n.name + "/std", {shifted}, spread);
+    add("Div", n.name + "/normalise", {centred, spread}, normalised);
+    add("Mul", n.name + "/scale", {normalised, in[1]}, scaled);
+    add("Add", n.name, {scaled, in[2]}, out);
+  }
+
   // The output a Conv or Gemm writes: `out` itself, or a name for its post-ops to read.
   std::string primitive_output(const graph::PostOps& post, const std::string& out) {
     return post.any() ? unique(out + "/primitive") : out;
@@ -461,15 +499,12 @@ class Exporter {
         add("Pow", n.name,
             {in[0], scalar(n.name + "/exponent", n.attr<graph::EltwiseAttrs>().alpha)}, out);
         return;
-      case OpKind::ReduceMean: {  // telar's keeps the axis; opset 18 takes the axes as an input
-        const std::int64_t axis = n.attr<graph::ReduceAttrs>().axis;
-        auto* r = options_.opset >= 18
-                      ? add("ReduceMean", n.name, {in[0], ints(n.name + "/axes", {axis})}, out)
-                      : add("ReduceMean", n.name, in, out);
-        if (options_.opset < 18) set(r, "axes", std::vector<std::int64_t>{axis});
-        set(r, "keepdims", std::int64_t{1});
+      case OpKind::ReduceMean:
+        reduce_mean(n.name, in[0], n.attr<graph::ReduceAttrs>().axis, out);
         return;
-      }
+      case OpKind::LayerNorm:
+        layer_norm(n, in, out);
+        return;
       case OpKind::HardSigmoid: {
         auto* hs = add("HardSigmoid", n.name, in, out);
         set(hs, "alpha", n.attr<graph::EltwiseAttrs>().alpha);

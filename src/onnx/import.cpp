@@ -55,6 +55,13 @@ struct Constant {
   float scalar() const { return integer ? static_cast<float>(i.at(0)) : f.at(0); }
 };
 
+Constant zeros_of(std::int64_t n) {
+  Constant c;
+  c.dims = {n};
+  c.f.assign(static_cast<std::size_t>(n), 0.0f);
+  return c;
+}
+
 std::string type_name(int t) {
   static const std::map<int, std::string> names = {
       {proto::TensorProto::FLOAT, "float32"},   {proto::TensorProto::DOUBLE, "float64"},
@@ -821,7 +828,7 @@ class Importer {
     ValueId y = x;
     for (std::size_t k = 0; k < axes.size(); ++k)
       y = mean_over(axes.size() == 1 ? node_name(n) : fmt::format("{}/{}", node_name(n), k), y,
-                    axes[k], true);
+                    axes[k]);
     define(n, keep ? y : squeeze(node_name(n) + "/squeeze", y, axes));
   }
 
@@ -835,16 +842,15 @@ class Importer {
     return graph_.add_node(OpKind::Reshape, name, r, {y});
   }
 
-  // telar's ReduceMean over `axis` (kept as 1), then, without `keep`, the axis dropped.
-  ValueId mean_over(const std::string& name, ValueId x, std::int64_t axis, bool keep) {
+  // telar's ReduceMean over `axis` (kept as 1).
+  ValueId mean_over(const std::string& name, ValueId x, std::int64_t axis) {
     graph::ReduceAttrs a;
     a.axis = axis;
-    const ValueId y = graph_.add_node(OpKind::ReduceMean, name, a, {x});
-    return keep ? y : squeeze(name + "/squeeze", y, {axis});
+    return graph_.add_node(OpKind::ReduceMean, name, a, {x});
   }
 
-  // LayerNormalization over the last axis, as the ops it is made of: (x - mean) / sqrt(var +
-  // epsilon) * scale + bias, the statistics over that axis.
+  // LayerNormalization over the last axis: telar's LayerNorm (a missing bias: a constant of
+  // zeros, which training leaves alone).
   void layer_norm(const proto::NodeProto& n, Attributes& at) {
     const ValueId x = dynamic(n, 0);
     const auto rank = static_cast<std::int64_t>(shape_of(x).size());
@@ -855,26 +861,16 @@ class Importer {
                                  at.i("axis", -1)));
     at.i("stash_type", 1);
     internal_outputs(n, 1, "statistics");
-    const std::int64_t width = shape_of(x).back();
-    Constant eps;
-    eps.dims = {1};
-    eps.f = {at.f("epsilon", 1e-5f)};
-    const std::string name = node_name(n);
-    const ValueId centred = graph_.add_node(OpKind::Sub, name + "/centre", {},
-                                            {x, mean_over(name + "/mean", x, axis, true)});
-    const ValueId square = graph_.add_node(OpKind::Mul, name + "/square", {}, {centred, centred});
-    const ValueId var = mean_over(name + "/variance", square, axis, true);
-    const ValueId spread = graph_.add_node(
-        OpKind::Sqrt, name + "/std", {},
-        {graph_.add_node(OpKind::Add, name + "/epsilon", {},
-                         {var, fixed(name + "/epsilon", eps, {1})})});
-    ValueId y = graph_.add_node(OpKind::Div, name + "/normalise", {}, {centred, spread});
-    y = graph_.add_node(OpKind::Mul, name + "/scale", {},
-                        {y, weight(n.input(1), constant(n, 1), {width}, graph::Initializer::ones())});
-    if (present(n, 2))
-      y = graph_.add_node(OpKind::Add, name, {},
-                          {y, weight(n.input(2), constant(n, 2), {width}, graph::Initializer::zeros())});
-    define(n, y);
+    graph::LayerNormAttrs a;
+    a.features = shape_of(x).back();
+    a.eps = at.f("epsilon", 1e-5f);
+    const ValueId scale =
+        weight(n.input(1), constant(n, 1), {a.features}, graph::Initializer::ones());
+    const ValueId bias =
+        present(n, 2)
+            ? weight(n.input(2), constant(n, 2), {a.features}, graph::Initializer::zeros())
+            : fixed(node_name(n) + "/bias", zeros_of(a.features), {a.features});
+    define(n, graph_.add_node(OpKind::LayerNorm, node_name(n), a, {x, scale, bias}));
   }
 
   // MatMul of two computed tensors [B, ..., M, K] x [B, ..., K, N] (attention's scores and

@@ -25,6 +25,7 @@ using graph::BatchNormAttrs;
 using graph::Conv2dAttrs;
 using graph::DotInteractionAttrs;
 using graph::EmbeddingBagAttrs;
+using graph::LayerNormAttrs;
 using graph::PadAttrs;
 using graph::Pool2dAttrs;
 using graph::SliceAttrs;
@@ -143,6 +144,14 @@ void pad_backward(const PadAttrs& a, const Tensor& dy, Tensor& dx);
 // ---- ReduceMean over one axis (kept, size 1); its backward spreads dy / n over the axis.
 void reduce_mean_forward(std::int64_t axis, const Tensor& x, Tensor& y);
 void reduce_mean_backward(std::int64_t axis, const Tensor& dy, Tensor& dx);
+
+// ---- LayerNorm over the last axis (graph/op.hpp's LayerNormAttrs): each row of x[..., W]
+// normalised by its mean and biased variance, then scaled and shifted per feature. The backward
+// recomputes the statistics from x; dscale and dbias (either may be null) are overwritten.
+void layer_norm_forward(const LayerNormAttrs& a, const Tensor& x, const Tensor& scale,
+                        const Tensor& bias, Tensor& y);
+void layer_norm_backward(const LayerNormAttrs& a, const Tensor& x, const Tensor& scale,
+                         const Tensor& dy, Tensor* dx, Tensor* dscale, Tensor* dbias);
 
 // ---- Concat (axis 1)
 void concat_forward(std::span<const Tensor> xs, Tensor& y);

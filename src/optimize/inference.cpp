@@ -20,6 +20,7 @@ InferenceGraph optimize_for_inference(const graph::Graph& graph, const graph::Pa
       {"fuse_residual_add", fuse_residual_add, true},
       {"fuse_gated_activation", fuse_gated_activation, true},
       {"fuse_gelu", fuse_gelu, true},
+      {"fuse_layer_norm", fuse_layer_norm, true},
       {"fold_pad_into_pool", fold_pad_into_pool, true},
       {"fuse_activation", fuse_activation, true},
   };

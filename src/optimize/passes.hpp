@@ -59,6 +59,13 @@ Rewritten fuse_gated_activation(const graph::Graph& graph, const graph::Paramete
 // scalar libm Erf), which fuse_activation then gives to the convolution or Linear before it.
 Rewritten fuse_gelu(const graph::Graph& graph, const graph::ParameterSet& params);
 
+// A layer norm over the last axis as PyTorch exports it before opset 17, nine ops
+// (ReduceMean, Sub, Pow by 2 (imported as a Mul of the value by itself), ReduceMean, Add of
+// epsilon, Sqrt, Div, Mul by the scale, Add of the bias; the inner results read inside it
+// alone), becomes one LayerNorm: one pass over each row where the nine made nine passes over
+// the tensor. Not on CUDA, which has no LayerNorm kernel (a fusion pass).
+Rewritten fuse_layer_norm(const graph::Graph& graph, const graph::ParameterSet& params);
+
 // A fusible activation (graph::fusible_activation) whose input is the output of a Conv2d or
 // Linear without an activation, read by nothing else, becomes that node's activation post-op
 // (after its sum, if it has one); so does a ReLU after a BatchNorm2d that no convolution took

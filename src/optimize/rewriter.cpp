@@ -89,12 +89,52 @@ Rewritten fuse_pairs(const graph::Graph& graph, const graph::ParameterSet& param
   return r.finish(static_cast<int>(absorbs.size()));
 }
 
+Rewritten fuse_chains(const graph::Graph& graph, const graph::ParameterSet& params,
+                      const MatchChain& match) {
+  std::map<graph::NodeId, Chain> ending_at;
+  std::set<graph::NodeId> dropped;
+  for (const graph::Node& n : graph.nodes())
+    if (std::optional<Chain> chain = match(n)) {
+      dropped.insert(chain->inner.begin(), chain->inner.end());
+      ending_at.emplace(n.id, std::move(*chain));
+    }
+  GraphRewriter r(graph, params);
+  for (const graph::Node& n : graph.nodes()) {
+    if (dropped.count(n.id)) continue;
+    const auto chain = ending_at.find(n.id);
+    if (chain == ending_at.end()) {
+      r.copy(n);
+      continue;
+    }
+    const Chain& c = chain->second;
+    std::vector<ValueId> inputs;
+    for (ValueId v : c.inputs) inputs.push_back(r.map(v));
+    r.redirect(n.outputs.at(0), r.add(c.kind, n.name, c.attrs, std::move(inputs)));
+  }
+  return r.finish(static_cast<int>(ending_at.size()));
+}
+
 bool is_graph_output(const graph::Graph& graph, ValueId value) {
   return std::find(graph.outputs().begin(), graph.outputs().end(), value) != graph.outputs().end();
 }
 
 bool read_only_by_one(const graph::Graph& graph, ValueId value) {
   return graph.consumers(value).size() == 1 && !is_graph_output(graph, value);
+}
+
+const graph::Node* sole_producer(const graph::Graph& graph, ValueId value, graph::OpKind kind) {
+  const graph::Value& v = graph.value(value);
+  if (v.producer < 0 || !read_only_by_one(graph, value)) return nullptr;
+  const graph::Node& n = graph.node(v.producer);
+  return n.kind == kind ? &n : nullptr;
+}
+
+std::optional<float> scalar_constant(const graph::Graph& graph, const graph::ParameterSet& params,
+                                     ValueId value) {
+  const graph::Value& v = graph.value(value);
+  if (v.kind != graph::ValueKind::Parameter && v.kind != graph::ValueKind::Buffer) return {};
+  if (!params.has(value) || params.at(value).numel() != 1) return {};
+  return params.at(value).f32()[0];
 }
 
 }  // namespace telar::optimize

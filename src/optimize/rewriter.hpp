@@ -5,6 +5,7 @@
 // so weights that no node reads any more (a folded BatchNorm's) are left behind.
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,10 +62,33 @@ Rewritten fuse_pairs(const graph::Graph& graph, const graph::ParameterSet& param
                      const std::map<graph::NodeId, graph::NodeId>& absorbs,
                      const FusePair& replace);
 
+// A chain of nodes that computes what one op does (an op PyTorch writes out as several): its
+// last node becomes one node of `kind` with `attrs`, reading `inputs` (source values); `inner`,
+// the chain's other nodes, are dropped (their results must be read inside the chain alone).
+struct Chain {
+  graph::OpKind kind = graph::OpKind::Count;
+  graph::Attrs attrs;
+  std::vector<graph::ValueId> inputs;
+  std::vector<graph::NodeId> inner;
+};
+// The chain that ends at a node, if one does.
+using MatchChain = std::function<std::optional<Chain>(const graph::Node& last)>;
+// Every node at which `match` finds a chain becomes that chain's one node (under the last
+// node's name); every other node is copied. The rewrite count is the number of chains.
+Rewritten fuse_chains(const graph::Graph& graph, const graph::ParameterSet& params,
+                      const MatchChain& match);
+
 // Facts about the source graph the passes ask.
 bool is_graph_output(const graph::Graph& graph, graph::ValueId value);
 // Whether `value` is read by exactly one node and is not an output of the graph: a node that
 // produces it may be changed without anyone else seeing.
 bool read_only_by_one(const graph::Graph& graph, graph::ValueId value);
+// The node that makes `value`, when `value` is read by nothing but its one reader and the node
+// is of `kind`; null otherwise.
+const graph::Node* sole_producer(const graph::Graph& graph, graph::ValueId value,
+                                 graph::OpKind kind);
+// The value of a one-element constant (a weight or buffer with its tensor); none otherwise.
+std::optional<float> scalar_constant(const graph::Graph& graph, const graph::ParameterSet& params,
+                                     graph::ValueId value);
 
 }  // namespace telar::optimize

@@ -3,7 +3,7 @@
 // relabels it): every parameter of both Add branches and of the layer after the Flatten. And
 // the ops ONNX import brings (Pad, Reshape, Transpose, Slice, broadcasting arithmetic,
 // HardSigmoid, HardSwish, ReduceMean, Sqrt, Erf, Pow, ConvTranspose; attention's MatMul, Softmax
-// over the last axis and Expand) wired into graphs, on the
+// over the last axis, Expand and LayerNorm) wired into graphs, on the
 // reference and the oneDNN kernels.
 #include <gtest/gtest.h>
 
@@ -130,7 +130,8 @@ TEST(GraphGradient, TheImportedOpsMatchFiniteDifferences) {
 // Attention as ONNX import builds it: queries and keys scaled by parameters, split into heads,
 // scores by a MatMul of two computed tensors, softmax over the last axis, the context by a
 // second MatMul, a class token expanded over the batch and concatenated in front. The gradient
-// of every parameter flows through both operands of both products.
+// of every parameter flows through both operands of both products, and through a LayerNorm of
+// the tokens.
 TEST(GraphGradient, AttentionMatchesFiniteDifferences) {
   GraphBuilder b("attention");
   Graph& g0 = b.graph();
@@ -158,7 +159,12 @@ TEST(GraphGradient, AttentionMatchesFiniteDifferences) {
       g0.add_node(OpKind::Expand, "cls", {},
                   {x, g0.add_parameter("cls_token", {1, 1, 3}, Initializer::uniform(-1.0f, 1.0f))});
   ValueId seq = b.concat({cls, g0.add_node(OpKind::Reshape, "merge", tokens, {context})}, "seq");
-  b.output(b.linear(b.flatten(seq, "flat"), 4, "fc"));
+  // A transformer's LayerNorm over each token's features.
+  ValueId norm =
+      g0.add_node(OpKind::LayerNorm, "norm", LayerNormAttrs{.features = 3, .eps = 1e-3f},
+                  {seq, g0.add_parameter("norm_scale", {3}, Initializer::uniform(0.5f, 1.5f)),
+                   g0.add_parameter("norm_bias", {3}, Initializer::uniform(-0.5f, 0.5f))});
+  b.output(b.linear(b.flatten(norm, "flat"), 4, "fc"));
   const Graph g = with_loss(b.finish(), LossKind::CrossEntropy);
   for (const char* backend : {"cpu:ref", "cpu"}) {
     SCOPED_TRACE(backend);

@@ -99,7 +99,8 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // The ops ONNX import brings, and SiLU and GELU, in one graph, at opset 13 (HardSwish written as x
-// * HardSigmoid(x)), 14 (HardSwish itself), 17 and 18 (ReduceMean's axes an input).
+// * HardSigmoid(x), LayerNorm as nine ops), 14 (HardSwish itself), 17 (LayerNormalization) and
+// 18 (ReduceMean's axes an input).
 TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
   using namespace graph;
   GraphBuilder b("imported_ops");
@@ -143,6 +144,10 @@ TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
   ValueId mean = g0.add_node(OpKind::ReduceMean, "mean", ReduceAttrs{1}, {h});
   h = g0.add_node(OpKind::Erf, "erf", {}, {g0.add_node(OpKind::Sub, "centred", {}, {h, mean})});
   h = g0.add_node(OpKind::Sqrt, "root", {}, {g0.add_node(OpKind::Mul, "square", {}, {h, h})});
+  // A LayerNorm over the last axis: LayerNormalization from opset 17, its nine ops before.
+  h = g0.add_node(OpKind::LayerNorm, "norm", LayerNormAttrs{.features = 7, .eps = 0.1f},
+                  {h, g0.add_parameter("norm.scale", {7}, Initializer::uniform(0.5f, 1.5f)),
+                   g0.add_parameter("norm.bias", {7}, Initializer::uniform(-0.5f, 0.5f))});
   b.output(b.linear(b.flatten(b.global_avgpool(h, "gap"), "flat"), 3, "fc"));
   const Graph g = b.finish();
   graph::ParameterSet weights = graph::ParameterSet::initialize(g, 3);

@@ -194,6 +194,13 @@ void set_int(proto::NodeProto* n, const std::string& name, std::int64_t value) {
   a->set_i(value);
 }
 
+void set_float(proto::NodeProto* n, const std::string& name, float value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(proto::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+
 void add_int_initializer(proto::ModelProto& m, const std::string& name,
                          std::vector<std::int64_t> values) {
   auto* t = m.mutable_graph()->add_initializer();
@@ -312,6 +319,18 @@ TEST(OnnxImport, LayerNormChannelsLastMatMulPowAndErfMatchHandValues) {
   const Tensor y = run(import_model(save(m, "layernorm.onnx")), x);
   const std::vector<double> expected{-1.5 / sd, 2 * -0.5 / sd, 0.5 / sd + 1, 1.5 / sd};
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(y.f32()[i], expected[i], 1e-5) << i;
+  // Without a bias, and an epsilon of its own: one LayerNorm whose bias is a constant of zeros.
+  auto nb = base_model({1, 4}, 17);
+  add_initializer(nb, "scale", {4}, {1, 2, 1, 1});
+  set_float(add_node(nb, "LayerNormalization", {"x", "scale"}, "y"), "epsilon", 0.75f);
+  add_output(nb, "y");
+  ImportedModel unbiased = import_model(save(nb, "layernorm_no_bias.onnx"));
+  ASSERT_EQ(unbiased.graph.nodes().size(), 1u);
+  EXPECT_EQ(unbiased.graph.nodes()[0].attr<graph::LayerNormAttrs>().eps, 0.75f);
+  const double sd2 = std::sqrt(1.25 + 0.75);
+  const Tensor y2 = run(std::move(unbiased), x);
+  const std::vector<double> expected2{-1.5 / sd2, 2 * -0.5 / sd2, 0.5 / sd2, 1.5 / sd2};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(y2.f32()[i], expected2[i], 1e-5) << i;
 
   auto mm = base_model({1, 1, 2, 3});
   add_initializer(mm, "W", {3, 2}, {1, 0, 0, 1, 1, -1});  // [K, N]

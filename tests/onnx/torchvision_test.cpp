@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -29,6 +30,7 @@
 #include "e2e/run_command.hpp"
 #include "onnx/export.hpp"
 #include "onnx/import.hpp"
+#include "optimize/inference.hpp"
 
 namespace telar::onnx {
 namespace {
@@ -210,6 +212,44 @@ TEST(OnnxConvTranspose, MatchesPyTorchAndRoundTrips) {
 TEST(OnnxAttention, MatchesPyTorchAndRoundTrips) {
   if (!torchvision_available()) GTEST_SKIP() << "python3-torch is not installed";
   expect_matches_pytorch_and_round_trips("attention");
+}
+
+// Its five layer norms (two per block, one at the end): opset 17's LayerNormalization imports as
+// telar's LayerNorm; opset 13's nine ops stay nine ops, which inference compilation fuses into
+// as many LayerNorms; a LayerNorm exported at opset 13 becomes the nine ops again, computing what
+// it did.
+TEST(OnnxAttention, LayerNormsImportFuseAndExportBeforeOpset17) {
+  if (!torchvision_available()) GTEST_SKIP() << "python3-torch is not installed";
+  std::map<int, ImportedModel> models;
+  for (int opset : {13, 17}) {
+    const fs::path stem = fixture_dir() / ("attention-opset" + std::to_string(opset));
+    export_once(stem.string() + ".y.npy", std::to_string(opset), "export_attention.py");
+    models.emplace(opset, import_model(stem.string() + ".onnx"));
+  }
+  const auto layer_norms = [](const graph::Graph& g) {
+    return std::count_if(g.nodes().begin(), g.nodes().end(),
+                         [](const graph::Node& n) { return n.kind == graph::OpKind::LayerNorm; });
+  };
+  EXPECT_EQ(layer_norms(models.at(17).graph), 5);
+  EXPECT_EQ(layer_norms(models.at(13).graph), 0);
+  EXPECT_EQ(layer_norms(
+                optimize::optimize_for_inference(models.at(13).graph, models.at(13).weights).graph),
+            5);
+  const Tensor x = read_npy((fixture_dir() / "attention-opset17.x.npy").string());
+  const auto output_of = [&](const graph::Graph& g, graph::ParameterSet& w) {
+    auto exe = backend::compile(backend::parse_backend_spec("cpu"), g, w);
+    exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+    return exe->output(0).clone();
+  };
+  const fs::path file = fs::path(telar::testing::fresh_temp_dir("onnx_layer_norm")) / "13.onnx";
+  export_model(models.at(17).graph, models.at(17).weights, file, {13, "test", {}, {}});
+  ImportedModel back = import_model(file);
+  EXPECT_EQ(layer_norms(back.graph), 0);
+  const Tensor want = output_of(models.at(17).graph, models.at(17).weights);
+  const Tensor got = output_of(back.graph, back.weights);
+  ASSERT_EQ(got.shape(), want.shape());
+  for (std::int64_t i = 0; i < want.numel(); ++i)
+    EXPECT_NEAR(got.f32()[i], want.f32()[i], 1e-5f * (1.0f + std::fabs(want.f32()[i]))) << i;
 }
 
 // Imported classifiers prune like the zoo's models: with every third channel of every prunable

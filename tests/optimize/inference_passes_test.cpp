@@ -500,6 +500,62 @@ TEST(FuseGelu, PyTorchsFiveOpsBecomeOneGELU) {
   EXPECT_EQ(node_named(all.graph, "c2").attr<Conv2dAttrs>().post.activation, OpKind::GELU);
 }
 
+// A layer norm over the tokens' features as PyTorch exports it before opset 17: d = x -
+// ReduceMean(x), Div(d, Sqrt(Add(ReduceMean(Mul(d, d)), eps))) * scale + bias, the means over
+// the last axis; also with every commutative operand swapped. Left alone: means over another
+// axis, a difference something else reads too, and a scale that is not a weight.
+TEST(FuseLayerNorm, PyTorchsNineOpsBecomeOneLayerNorm) {
+  GraphBuilder b("m");
+  Graph& g = b.graph();
+  ValueId x = b.input("x", {5, 8});  // 5 tokens of 8 features
+  const auto op = [&](OpKind k, const std::string& name, std::vector<ValueId> in,
+                      Attrs attrs = {}) { return g.add_node(k, name, attrs, std::move(in)); };
+  ValueId d = graph::kNoValue;  // the last norm's difference
+  const auto norm = [&](ValueId v, const std::string& p, bool swapped, std::int64_t axis,
+                        ValueId scale) {
+    const ReduceAttrs over{axis};
+    d = op(OpKind::Sub, p + "centre", {v, op(OpKind::ReduceMean, p + "mean", {v}, over)});
+    const ValueId var =
+        op(OpKind::ReduceMean, p + "variance", {op(OpKind::Mul, p + "square", {d, d})}, over);
+    const ValueId eps = g.add_buffer(p + "eps", {1}, Initializer::constant(0.25f));
+    const ValueId shifted =
+        op(OpKind::Add, p + "plus_eps", swapped ? std::vector{eps, var} : std::vector{var, eps});
+    const ValueId n = op(OpKind::Div, p + "normalise", {d, op(OpKind::Sqrt, p + "std", {shifted})});
+    if (scale == graph::kNoValue)
+      scale = g.add_parameter(p + "scale", {8}, Initializer::uniform(0.5f, 1.5f));
+    const ValueId bias = g.add_parameter(p + "bias", {8}, Initializer::uniform(-0.5f, 0.5f));
+    const ValueId scaled =
+        op(OpKind::Mul, p + "scaled", swapped ? std::vector{scale, n} : std::vector{n, scale});
+    return op(OpKind::Add, p + "norm",
+              swapped ? std::vector{bias, scaled} : std::vector{scaled, bias});
+  };
+  ValueId h = norm(b.linear(x, 8, "fc0"), "a_", false, 2, graph::kNoValue);
+  h = norm(b.linear(h, 8, "fc1"), "b_", true, 2, graph::kNoValue);
+  h = norm(b.linear(h, 8, "fc2"), "c_", false, 1, graph::kNoValue);  // over the tokens
+  h = norm(b.linear(h, 8, "fc3"), "d_", false, 2, graph::kNoValue);
+  h = b.add(h, d, "plus_difference");
+  ValueId fc4 = b.linear(h, 8, "fc4");
+  h = norm(fc4, "e_", false, 2, b.linear(fc4, 8, "computed_scale"));
+  b.output(b.linear(b.flatten(h, "flat"), 5, "fc"));
+  const Graph src = b.finish();
+  ParameterSet params = weights_for(src, 9);
+  const optimize::Rewritten r = optimize::fuse_layer_norm(src, params);
+  EXPECT_EQ(r.rewrites, 2);
+  for (const char* fused : {"a_norm", "b_norm"}) {
+    const Node& n = node_named(r.graph, fused);
+    ASSERT_EQ(n.kind, OpKind::LayerNorm) << fused;
+    EXPECT_EQ(n.attr<LayerNormAttrs>().features, 8);
+    EXPECT_EQ(n.attr<LayerNormAttrs>().eps, 0.25f);
+    EXPECT_EQ(r.graph.value(n.inputs.at(1)).name, std::string(fused).substr(0, 2) + "scale");
+    EXPECT_EQ(r.graph.value(n.inputs.at(2)).name, std::string(fused).substr(0, 2) + "bias");
+  }
+  EXPECT_EQ(r.graph.find_node("a_mean"), nullptr);
+  EXPECT_EQ(r.graph.find_node("b_std"), nullptr);
+  for (const char* kept : {"c_norm", "d_norm", "e_norm"})
+    EXPECT_EQ(node_named(r.graph, kept).kind, OpKind::Add) << kept;
+  expect_same_outputs(src, params, r, {2, 5, 8}, 1e-5);
+}
+
 TEST(FuseActivation, ConvolutionsAndLinearsTakeTheirActivation) {
   GraphBuilder b("m");
   ValueId x = b.input("x", {3, 8, 8});
@@ -534,7 +590,7 @@ TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
   EXPECT_TRUE(post.sum);
   EXPECT_EQ(post.activation, OpKind::ReLU);
   EXPECT_EQ(count_nodes(opt.graph, OpKind::ReLU), 0);
-  ASSERT_EQ(opt.passes.size(), 9u);
+  ASSERT_EQ(opt.passes.size(), 10u);
   EXPECT_EQ(opt.passes[2].pass, "fold_bias_add");
   EXPECT_EQ(opt.passes[2].rewrites, 0);
   EXPECT_EQ(opt.passes[3].pass, "schedule_shortcuts_first");
@@ -544,9 +600,10 @@ TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
   EXPECT_EQ(opt.passes[5].pass, "fuse_gated_activation");
   EXPECT_EQ(opt.passes[5].rewrites, 0);
   EXPECT_EQ(opt.passes[6].pass, "fuse_gelu");
-  EXPECT_EQ(opt.passes[7].pass, "fold_pad_into_pool");
-  EXPECT_EQ(opt.passes[8].pass, "fuse_activation");
-  EXPECT_EQ(opt.passes[8].rewrites, 3);
+  EXPECT_EQ(opt.passes[7].pass, "fuse_layer_norm");
+  EXPECT_EQ(opt.passes[8].pass, "fold_pad_into_pool");
+  EXPECT_EQ(opt.passes[9].pass, "fuse_activation");
+  EXPECT_EQ(opt.passes[9].rewrites, 3);
 }
 
 // An inference plan's matmul reads a Linear's weights packed as oneDNN likes (from 8 rows up;

@@ -27,6 +27,7 @@ extern const OpDef kLinear;
 extern const OpDef kConv2d;
 extern const OpDef kConvTranspose2d;
 extern const OpDef kBatchNorm2d;
+extern const OpDef kLayerNorm;
 extern const OpDef kReLU;
 extern const OpDef kReLU6;
 extern const OpDef kSigmoid;

@@ -1,6 +1,6 @@
-// The ops the CUDA backend has no kernel for yet (ConvTranspose2d, and the data-movement ops and
-// attention's MatMul of ONNX import): a model
-// using them is refused when its plan is built, naming the node.
+// The ops the CUDA backend has no kernel for yet (ConvTranspose2d, LayerNorm, and the
+// data-movement ops and attention's MatMul of ONNX import): a model using them is refused when
+// its plan is built, naming the node.
 #include "backend/cuda/ops/op_kernels.hpp"
 
 namespace telar::backend::cuda {
@@ -10,6 +10,7 @@ const OpKernels op_kernel_defs::kTranspose{no_kernel};
 const OpKernels op_kernel_defs::kSlice{no_kernel};
 const OpKernels op_kernel_defs::kPad{no_kernel};
 const OpKernels op_kernel_defs::kReduceMean{no_kernel};
+const OpKernels op_kernel_defs::kLayerNorm{no_kernel};
 const OpKernels op_kernel_defs::kMatMul{no_kernel};
 const OpKernels op_kernel_defs::kExpand{no_kernel};
 
