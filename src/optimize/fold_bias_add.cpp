@@ -10,16 +10,8 @@ using graph::NodeId;
 using graph::OpKind;
 using graph::ValueId;
 
-// Whether `v` is a weight or buffer of `features` values (one per output feature) that nothing
-// else reads (the Linear's bias from now on).
-bool bias_vector(const graph::Graph& g, const graph::ParameterSet& params, ValueId v,
-                 std::int64_t features) {
-  const graph::Value& value = g.value(v);
-  return (value.kind == graph::ValueKind::Parameter || value.kind == graph::ValueKind::Buffer) &&
-         params.has(v) && value.shape == Shape{features} && g.consumers(v).size() == 1;
-}
-
-// Each Linear without a bias, by its id, with the Add of a bias vector that it feeds alone.
+// Each Linear without a bias, by its id, with the Add of a bias vector (one weight per output
+// feature, read by nothing else: the Linear's bias from now on) that it feeds alone.
 std::map<NodeId, NodeId> foldable(const graph::Graph& g, const graph::ParameterSet& params) {
   std::map<NodeId, NodeId> out;
   for (const graph::Node& add : g.nodes()) {
@@ -30,7 +22,8 @@ std::map<NodeId, NodeId> foldable(const graph::Graph& g, const graph::ParameterS
       const graph::Node& linear = g.node(product.producer);
       if (linear.kind != OpKind::Linear) continue;
       const auto& a = linear.attr<graph::LinearAttrs>();
-      if (a.bias || a.post.any() || !bias_vector(g, params, add.inputs[1 - i], a.out_features))
+      if (a.bias || a.post.any() || !weight_vector(g, params, add.inputs[1 - i], a.out_features) ||
+          g.consumers(add.inputs[1 - i]).size() != 1)
         continue;
       out[linear.id] = add.id;
       break;

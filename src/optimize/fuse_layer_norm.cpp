@@ -10,14 +10,6 @@ using graph::NodeId;
 using graph::OpKind;
 using graph::ValueId;
 
-// Whether `v` is a weight or buffer of shape [features].
-bool feature_vector(const graph::Graph& g, const graph::ParameterSet& params, ValueId v,
-                    std::int64_t features) {
-  const graph::Value& value = g.value(v);
-  return (value.kind == graph::ValueKind::Parameter || value.kind == graph::ValueKind::Buffer) &&
-         params.has(v) && value.shape == Shape{features};
-}
-
 // The ReduceMean over the last axis that makes `v`, read by nothing else; null otherwise.
 const graph::Node* mean_over_last_axis(const graph::Graph& g, ValueId v) {
   const graph::Node* mean = sole_producer(g, v, OpKind::ReduceMean);
@@ -36,10 +28,10 @@ std::optional<Chain> layer_norm_ending_at(const graph::Graph& g, const graph::Pa
   const std::int64_t features = g.value(last.outputs.at(0)).shape.back();
   for (std::size_t i = 0; i < 2; ++i) {
     const graph::Node* scaled = sole_producer(g, last.inputs[i], OpKind::Mul);
-    if (!scaled || !feature_vector(g, params, last.inputs[1 - i], features)) continue;
+    if (!scaled || !weight_vector(g, params, last.inputs[1 - i], features)) continue;
     for (std::size_t j = 0; j < 2; ++j) {
       const graph::Node* div = sole_producer(g, scaled->inputs[j], OpKind::Div);
-      if (!div || !feature_vector(g, params, scaled->inputs[1 - j], features)) continue;
+      if (!div || !weight_vector(g, params, scaled->inputs[1 - j], features)) continue;
       const graph::Node* sqrt = sole_producer(g, div->inputs.at(1), OpKind::Sqrt);
       const graph::Node* shifted =
           sqrt ? sole_producer(g, sqrt->inputs.at(0), OpKind::Add) : nullptr;

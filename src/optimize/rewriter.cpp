@@ -129,6 +129,13 @@ const graph::Node* sole_producer(const graph::Graph& graph, ValueId value, graph
   return n.kind == kind ? &n : nullptr;
 }
 
+bool weight_vector(const graph::Graph& graph, const graph::ParameterSet& params, ValueId value,
+                   std::int64_t n) {
+  const graph::Value& v = graph.value(value);
+  return (v.kind == graph::ValueKind::Parameter || v.kind == graph::ValueKind::Buffer) &&
+         params.has(value) && v.shape == Shape{n};
+}
+
 std::optional<float> scalar_constant(const graph::Graph& graph, const graph::ParameterSet& params,
                                      ValueId value) {
   const graph::Value& v = graph.value(value);

@@ -87,6 +87,9 @@ bool read_only_by_one(const graph::Graph& graph, graph::ValueId value);
 // is of `kind`; null otherwise.
 const graph::Node* sole_producer(const graph::Graph& graph, graph::ValueId value,
                                  graph::OpKind kind);
+// Whether `value` is a weight or buffer (with its tensor) of shape [n]: one value per feature.
+bool weight_vector(const graph::Graph& graph, const graph::ParameterSet& params,
+                   graph::ValueId value, std::int64_t n);
 // The value of a one-element constant (a weight or buffer with its tensor); none otherwise.
 std::optional<float> scalar_constant(const graph::Graph& graph, const graph::ParameterSet& params,
                                      graph::ValueId value);
