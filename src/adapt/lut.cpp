@@ -319,16 +319,15 @@ std::map<std::string, std::int64_t> random_channel_counts(const graph::Graph& gr
 graph::Graph layer_model(const graph::Graph& graph, const LutLayer& layer, std::int64_t in,
                          std::int64_t out) {
   const graph::Node& n = *graph.find_node(layer.node);
+  const Shape& s = graph.value(n.inputs.at(0)).shape;
   graph::GraphBuilder b("layer");
   if (layer.linear) {
-    Shape rows(graph.value(n.inputs.at(0)).shape.begin() + 1,
-               graph.value(n.inputs.at(0)).shape.end());  // [..., in] of one sample
+    Shape rows(s.begin() + 1, s.end());  // [..., in] of one sample
     rows.back() = in;
     const graph::ValueId x = b.input("x", rows);
     b.output(b.linear(x, out, layer.node, n.attr<graph::LinearAttrs>().bias));
     return b.finish();
   }
-  const Shape& s = graph.value(n.inputs.at(0)).shape;
   graph::Conv2dAttrs a = n.attr<graph::Conv2dAttrs>();
   a.post = {};
   a.in_channels = in;

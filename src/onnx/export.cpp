@@ -99,35 +99,32 @@ class Exporter {
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < cols; ++c)
         tr[static_cast<std::size_t>(c * rows + r)] = t.f32()[r * cols + c];
-    const std::string bytes(reinterpret_cast<const char*>(tr.data()), tr.size() * sizeof(float));
+    const std::size_t size = tr.size() * sizeof(float);
     if (!only_rows)
       return transposed_[id] = tensor(name(id) + "/transposed", proto::TensorProto::FLOAT,
-                                      {cols, rows}, bytes.data(), bytes.size());
-    auto* init = graph_->add_initializer();
-    init->set_name(name(id));
-    init->set_data_type(proto::TensorProto::FLOAT);
-    init->add_dims(cols);
-    init->add_dims(rows);
-    init->set_raw_data(bytes);
+                                      {cols, rows}, tr.data(), size);
     written_.insert(id);
-    return transposed_[id] = init->name();
+    return transposed_[id] =
+               initializer(name(id), proto::TensorProto::FLOAT, {cols, rows}, tr.data(), size);
   }
 
   void add_weight(const graph::Value& v) {
     const Tensor& t = weights_.at(v.id);
-    auto* init = graph_->add_initializer();
-    init->set_name(name(v.id));
-    init->set_data_type(proto::TensorProto::FLOAT);
-    for (auto d : v.shape) init->add_dims(d);
-    init->set_raw_data(std::string(static_cast<const char*>(t.raw()),
-                                   static_cast<std::size_t>(t.numel()) * sizeof(float)));
+    initializer(name(v.id), proto::TensorProto::FLOAT, v.shape, t.raw(),
+                static_cast<std::size_t>(t.numel()) * sizeof(float));
   }
 
   // An initializer of `type` and `dims` holding `bytes`, named after `base`.
   std::string tensor(const std::string& base, proto::TensorProto::DataType type,
                      const std::vector<std::int64_t>& dims, const void* bytes, std::size_t size) {
+    return initializer(unique(base), type, dims, bytes, size);
+  }
+  // An initializer named `tensor_name` (claimed by the caller).
+  std::string initializer(const std::string& tensor_name, proto::TensorProto::DataType type,
+                          const std::vector<std::int64_t>& dims, const void* bytes,
+                          std::size_t size) {
     auto* init = graph_->add_initializer();
-    init->set_name(unique(base));
+    init->set_name(tensor_name);
     init->set_data_type(type);
     for (auto d : dims) init->add_dims(d);
     init->set_raw_data(std::string(static_cast<const char*>(bytes), size));

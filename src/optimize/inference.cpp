@@ -16,6 +16,7 @@ InferenceGraph optimize_for_inference(const graph::Graph& graph, const graph::Pa
       {"remove_dropout", remove_dropout, false},
       {"fold_batchnorm", fold_batchnorm, false},
       {"fold_bias_add", fold_bias_add, false},
+      {"fold_scale_into_linear", fold_scale_into_linear, false},
       {"schedule_shortcuts_first", schedule_shortcuts_first, true},
       {"fuse_residual_add", fuse_residual_add, true},
       {"fuse_gated_activation", fuse_gated_activation, true},

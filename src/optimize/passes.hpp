@@ -38,6 +38,13 @@ Rewritten fuse_residual_add(const graph::Graph& graph, const graph::ParameterSet
 // activation after it can then be fused too.
 Rewritten fold_bias_add(const graph::Graph& graph, const graph::ParameterSet& params);
 
+// A Mul of a Linear's output by a weight of one factor per output feature (broadcast along the
+// features' axis only), the product read by the Mul alone, directly or through a Transpose read
+// by it alone (ConvNeXt's layer scale, gamma[C, 1, 1] times the block's Linear transposed back to
+// NCHW), becomes part of the Linear: weight'[o, :] = weight[o, :] * s[o], bias'[o] = bias[o] *
+// s[o]. The Linear has no post-ops and its weights are its own (read by no other node).
+Rewritten fold_scale_into_linear(const graph::Graph& graph, const graph::ParameterSet& params);
+
 // A Pad whose only reader is a pooling without padding of its own becomes the pooling's padding,
 // which oneDNN's pooling applies itself: no copy of the input, and no conversion of it to the
 // plain layout Pad's reference kernel reads. A Pad of -inf at the bottom and right in front of a

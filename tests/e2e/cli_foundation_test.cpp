@@ -211,11 +211,12 @@ TEST(CliFoundation, InferOptimizesUnlessToldNot) {
   ASSERT_EQ(show.status, 0) << show.err;
   EXPECT_NE(show.out.find("+sum +ReLU"), std::string::npos) << show.out;
   EXPECT_EQ(show.out.find("BatchNorm2d"), std::string::npos) << show.out;
-  EXPECT_NE(show.out.find(
-                "fold_batchnorm 20 fold_bias_add 0 schedule_shortcuts_first 3 fuse_residual_add 8 "
-                "fuse_gated_activation 0 fuse_gelu 0 fuse_layer_norm 0 fold_pad_into_pool 0 "
-                "fuse_activation 17"),
-            std::string::npos)
+  EXPECT_NE(
+      show.out.find("fold_batchnorm 20 fold_bias_add 0 fold_scale_into_linear 0 "
+                    "schedule_shortcuts_first 3 fuse_residual_add 8 "
+                    "fuse_gated_activation 0 fuse_gelu 0 fuse_layer_norm 0 fold_pad_into_pool 0 "
+                    "fuse_activation 17"),
+      std::string::npos)
       << show.out;
 }
 

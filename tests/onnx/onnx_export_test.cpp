@@ -42,6 +42,15 @@ Tensor forward(const graph::Graph& g, graph::ParameterSet& weights, const Tensor
   return exe->output(0).clone();
 }
 
+// The imported model's output on `x` is the source's, `want`, within 1e-6 relative.
+void expect_imported_computes(const ImportedModel& imported, const Tensor& x, const Tensor& want) {
+  graph::ParameterSet weights = imported.weights;
+  const Tensor got = forward(imported.graph, weights, x);
+  ASSERT_EQ(got.shape(), want.shape());
+  for (std::int64_t i = 0; i < want.numel(); ++i)
+    EXPECT_NEAR(got.f32()[i], want.f32()[i], 1e-6f * (1.0f + std::fabs(want.f32()[i]))) << i;
+}
+
 bool onnx_checker_available() {
   static const bool ok = std::system("/usr/bin/python3 -c 'import onnx' >/dev/null 2>&1") == 0;
   return ok;
@@ -164,10 +173,7 @@ TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
     EXPECT_EQ(m.opset, opset);
     // GELU's constants come back fixed (buffers), not as weights that training would move.
     EXPECT_EQ(m.graph.parameters().size(), g.parameters().size());
-    const Tensor got = forward(m.graph, m.weights, input);
-    ASSERT_EQ(got.shape(), want.shape());
-    for (std::int64_t i = 0; i < want.numel(); ++i)
-      EXPECT_NEAR(got.f32()[i], want.f32()[i], 1e-6f * (1.0f + std::fabs(want.f32()[i])));
+    expect_imported_computes(m, input, want);
   }
 }
 
@@ -207,10 +213,7 @@ TEST(OnnxExport, ALinearOverRowsBecomesMatMulAndAdd) {
     if (!shared) {
       EXPECT_EQ(m.graph.parameters().size(), g.parameters().size());
     }
-    const Tensor got = forward(m.graph, m.weights, input);
-    ASSERT_EQ(got.shape(), want.shape());
-    for (std::int64_t i = 0; i < want.numel(); ++i)
-      EXPECT_NEAR(got.f32()[i], want.f32()[i], 1e-6f * (1.0f + std::fabs(want.f32()[i])));
+    expect_imported_computes(m, input, want);
   }
 }
 

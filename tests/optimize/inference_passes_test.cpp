@@ -360,6 +360,59 @@ TEST(FoldBiasAdd, AVectorAddedToALinearBecomesItsBias) {
 
 // DenseNet's pre-activation: a BatchNorm2d of a concatenation (no convolution to fold it into)
 // takes the ReLU after it (oneDNN's fused ReLU); another activation after a BatchNorm stays.
+// A Mul of a Linear's output by one factor per output feature becomes part of the Linear:
+// through a Transpose (ConvNeXt's layer scale, gamma[C, 1, 1] after the block is transposed back
+// to NCHW) and directly (the operands swapped, a Linear without bias). Left alone: factors along
+// another axis of the features' size (the image's height), and a product something else reads
+// too.
+TEST(FoldScaleIntoLinear, OneFactorPerFeatureScalesTheLinearsRows) {
+  GraphBuilder b("m");
+  Graph& g = b.graph();
+  ValueId x = b.input("x", {5, 4, 6});  // a channels-last 5 x 4 image of 6 channels
+  const auto param = [&](const std::string& name, Shape shape) {
+    return g.add_parameter(name, std::move(shape), Initializer::uniform(0.5f, 1.5f));
+  };
+  TransposeAttrs to_nchw;
+  to_nchw.perm = {0, 3, 1, 2};
+  const ValueId fc1 = b.linear(x, 5, "fc1");
+  const ValueId m1 =
+      g.add_node(OpKind::Mul, "scale1", {},
+                 {g.add_node(OpKind::Transpose, "t1", to_nchw, {fc1}), param("gamma1", {5, 1, 1})});
+  const ValueId m2 =
+      g.add_node(OpKind::Mul, "scale2", {}, {param("gamma2", {5}), b.linear(x, 5, "fc2", false)});
+  const ValueId m3 =
+      g.add_node(OpKind::Mul, "scale3", {},
+                 {g.add_node(OpKind::Transpose, "t3", to_nchw, {b.linear(x, 5, "fc3")}),
+                  param("h3", {1, 5, 1})});
+  const ValueId fc4 = b.linear(x, 5, "fc4");
+  const ValueId m4 = g.add_node(OpKind::Mul, "scale4", {}, {fc4, param("gamma4", {5})});
+  const ValueId nchw = b.add(m1, m3, "nchw");
+  const ValueId nhwc = b.add(m2, b.add(m4, fc4, "plus_fc4"), "nhwc");
+  b.output(b.linear(b.concat({b.flatten(nchw, "f1"), b.flatten(nhwc, "f2")}, "both"), 3, "head"));
+  const Graph src = b.finish();
+  ParameterSet params = weights_for(src, 4);
+  const optimize::Rewritten r = optimize::fold_scale_into_linear(src, params);
+  EXPECT_EQ(r.rewrites, 2);
+  EXPECT_EQ(r.graph.find_node("scale1"), nullptr);
+  EXPECT_EQ(r.graph.find_node("scale2"), nullptr);
+  for (const char* kept : {"scale3", "scale4"})
+    EXPECT_EQ(node_named(r.graph, kept).kind, OpKind::Mul) << kept;
+  // fc1's rows and bias by gamma1, element by element.
+  const Node& fc1_now = node_named(r.graph, "fc1");
+  const Tensor& w = params.at(src.find_node("fc1")->inputs.at(1));
+  const Tensor& bias = params.at(src.find_node("fc1")->inputs.at(2));
+  const Tensor& gamma = params.at(src.find_value("gamma1")->id);
+  const Tensor& w_now = r.params.at(fc1_now.inputs.at(1));
+  const Tensor& b_now = r.params.at(fc1_now.inputs.at(2));
+  for (std::int64_t o = 0; o < 5; ++o) {
+    EXPECT_FLOAT_EQ(b_now.f32()[o], bias.f32()[o] * gamma.f32()[o]) << o;
+    for (std::int64_t k = 0; k < 6; ++k)
+      EXPECT_FLOAT_EQ(w_now.f32()[o * 6 + k], w.f32()[o * 6 + k] * gamma.f32()[o]) << o << "," << k;
+  }
+  EXPECT_EQ(node_named(r.graph, "fc2").inputs.size(), 2u);  // still without bias
+  expect_same_outputs(src, params, r, {2, 5, 4, 6}, 1e-5);
+}
+
 TEST(FuseActivation, ABatchNormTakesAReLU) {
   GraphBuilder b("m");
   ValueId x = b.input("x", {3, 8, 8});
@@ -590,20 +643,22 @@ TEST(InferenceCompilation, TheSumAndTheActivationChainInOneConvolution) {
   EXPECT_TRUE(post.sum);
   EXPECT_EQ(post.activation, OpKind::ReLU);
   EXPECT_EQ(count_nodes(opt.graph, OpKind::ReLU), 0);
-  ASSERT_EQ(opt.passes.size(), 10u);
+  ASSERT_EQ(opt.passes.size(), 11u);
   EXPECT_EQ(opt.passes[2].pass, "fold_bias_add");
   EXPECT_EQ(opt.passes[2].rewrites, 0);
-  EXPECT_EQ(opt.passes[3].pass, "schedule_shortcuts_first");
+  EXPECT_EQ(opt.passes[3].pass, "fold_scale_into_linear");
   EXPECT_EQ(opt.passes[3].rewrites, 0);
-  EXPECT_EQ(opt.passes[4].pass, "fuse_residual_add");
-  EXPECT_EQ(opt.passes[4].rewrites, 1);
-  EXPECT_EQ(opt.passes[5].pass, "fuse_gated_activation");
-  EXPECT_EQ(opt.passes[5].rewrites, 0);
-  EXPECT_EQ(opt.passes[6].pass, "fuse_gelu");
-  EXPECT_EQ(opt.passes[7].pass, "fuse_layer_norm");
-  EXPECT_EQ(opt.passes[8].pass, "fold_pad_into_pool");
-  EXPECT_EQ(opt.passes[9].pass, "fuse_activation");
-  EXPECT_EQ(opt.passes[9].rewrites, 3);
+  EXPECT_EQ(opt.passes[4].pass, "schedule_shortcuts_first");
+  EXPECT_EQ(opt.passes[4].rewrites, 0);
+  EXPECT_EQ(opt.passes[5].pass, "fuse_residual_add");
+  EXPECT_EQ(opt.passes[5].rewrites, 1);
+  EXPECT_EQ(opt.passes[6].pass, "fuse_gated_activation");
+  EXPECT_EQ(opt.passes[6].rewrites, 0);
+  EXPECT_EQ(opt.passes[7].pass, "fuse_gelu");
+  EXPECT_EQ(opt.passes[8].pass, "fuse_layer_norm");
+  EXPECT_EQ(opt.passes[9].pass, "fold_pad_into_pool");
+  EXPECT_EQ(opt.passes[10].pass, "fuse_activation");
+  EXPECT_EQ(opt.passes[10].rewrites, 3);
 }
 
 // An inference plan's matmul reads a Linear's weights packed as oneDNN likes (from 8 rows up;

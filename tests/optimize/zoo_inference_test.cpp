@@ -53,28 +53,30 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"resnet34", {3, 64, 64}}),
     zoo_case_name);
 
-// Every BatchNorm of ResNet-18 folds (20), its 3 projection shortcuts run before their main
-// path's last convolution, all 8 residual Adds fuse, no gated activation, layer norm or padded
-// max pooling is found, and all 17 ReLUs fuse.
+// Every BatchNorm of ResNet-18 folds (20), no bias or scale folds into its Linear, its 3
+// projection shortcuts run before their main path's last convolution, all 8 residual Adds fuse,
+// no gated activation, layer norm or padded max pooling is found, and all 17 ReLUs fuse.
 TEST(ZooInference, ResNet18PassCounts) {
   zoo::ModelOptions options;
   options.input = Shape{3, 64, 64};
   const Graph g = zoo::build("resnet18", options);
   const ParameterSet params = weights_for(g, 1);
   const optimize::InferenceGraph opt = optimize::optimize_for_inference(g, params);
-  ASSERT_EQ(opt.passes.size(), 10u);
+  ASSERT_EQ(opt.passes.size(), 11u);
   EXPECT_EQ(opt.passes[1].rewrites, count_nodes(g, OpKind::BatchNorm2d));
   EXPECT_EQ(opt.passes[1].rewrites, 20);
   EXPECT_EQ(opt.passes[2].pass, "fold_bias_add");
   EXPECT_EQ(opt.passes[2].rewrites, 0);
-  EXPECT_EQ(opt.passes[3].rewrites, 3);
-  EXPECT_EQ(opt.passes[4].rewrites, 8);
-  EXPECT_EQ(opt.passes[5].rewrites, 0);
+  EXPECT_EQ(opt.passes[3].pass, "fold_scale_into_linear");
+  EXPECT_EQ(opt.passes[3].rewrites, 0);
+  EXPECT_EQ(opt.passes[4].rewrites, 3);
+  EXPECT_EQ(opt.passes[5].rewrites, 8);
   EXPECT_EQ(opt.passes[6].rewrites, 0);
   EXPECT_EQ(opt.passes[7].rewrites, 0);
   EXPECT_EQ(opt.passes[8].rewrites, 0);
-  EXPECT_EQ(opt.passes[9].pass, "fuse_activation");
-  EXPECT_EQ(opt.passes[9].rewrites, count_nodes(g, OpKind::ReLU));
+  EXPECT_EQ(opt.passes[9].rewrites, 0);
+  EXPECT_EQ(opt.passes[10].pass, "fuse_activation");
+  EXPECT_EQ(opt.passes[10].rewrites, count_nodes(g, OpKind::ReLU));
   for (const char* conv : {"layer2.0.conv2", "layer3.0.conv2", "layer4.0.conv2"})
     EXPECT_TRUE(opt.graph.find_node(conv)->attr<Conv2dAttrs>().post.sum) << conv;
 }

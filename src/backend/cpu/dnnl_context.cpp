@@ -41,6 +41,12 @@ dnnl::memory::data_type int8_type(bool is_unsigned) {
   return is_unsigned ? dnnl::memory::data_type::u8 : dnnl::memory::data_type::s8;
 }
 
+dnnl::memory::desc with_data_type(const dnnl::memory::desc& md, dnnl::memory::data_type type) {
+  dnnl_memory_desc_t c = md.data;
+  c.data_type = dnnl::memory::convert_to_c(type);
+  return dnnl::memory::desc(c);
+}
+
 dnnl::primitive_attr default_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -19,6 +19,8 @@ bool is_plain(const dnnl::memory::desc& md, const Shape& shape);
 bool is_int8(const dnnl::memory::desc& md);
 // The 8-bit type of an int8 encoding: u8 for unsigned values (e.g. after a ReLU), else s8.
 dnnl::memory::data_type int8_type(bool is_unsigned);
+// `md`'s layout (dims, strides, blocking) holding another data type.
+dnnl::memory::desc with_data_type(const dnnl::memory::desc& md, dnnl::memory::data_type type);
 
 // Primitive attributes every telar primitive uses: user-managed scratchpad (one buffer per
 // plan, so the steady-state step allocates nothing).

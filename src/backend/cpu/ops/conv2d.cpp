@@ -286,9 +286,8 @@ class DnnlConvInt8 final : public DnnlKernel {
       // would be clipped to zero before the sum.
       Slot* summand = io_.inputs.back();
       if (sum_.scale > 0.0f) {
-        dnnl_memory_desc_t as_summand = dst_md.data;
-        as_summand.data_type = dnnl::memory::convert_to_c(int8_type(sum_.is_unsigned));
-        summand = converter.convert_to_overwrite(summand, md(as_summand), sum_.scale);
+        summand = converter.convert_to_overwrite(
+            summand, with_data_type(dst_md, int8_type(sum_.is_unsigned)), sum_.scale);
       } else {
         summand = converter.convert_to_overwrite(summand, dst_md);
       }

@@ -143,10 +143,8 @@ class DnnlLinearBf16 final : public DnnlKernel {
  public:
   DnnlLinearBf16(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
     using dt = dnnl::memory::data_type;
-    const auto& x = in(0).shape;
-    dnnl_memory_desc_t plain_bf16 = plain_f32(x).data;  // plain, of any rank
-    plain_bf16.data_type = dnnl_bf16;
-    io_.inputs[0] = converter.convert(io_.inputs[0], dnnl::memory::desc(plain_bf16));
+    io_.inputs[0] = converter.convert(  // plain, of any rank
+        io_.inputs[0], with_data_type(plain_f32(in(0).shape), dt::bf16));
     define_plain_output();
     const dnnl::memory::desc src = rows_of(in(0).md), dst = rows_of(out().md);
     const auto dims = in(1).md.dims();  // {out, in}
@@ -191,9 +189,8 @@ class DnnlLinearInt8 final : public DnnlKernel {
   DnnlLinearInt8(KernelIO io, LayoutConverter& converter) : DnnlKernel(std::move(io)) {
     using dt = dnnl::memory::data_type;
     in_ = in(0).int8;
-    dnnl_memory_desc_t plain_int8 = plain_f32(in(0).shape).data;  // plain, of any rank
-    plain_int8.data_type = dnnl::memory::convert_to_c(int8_type(in_.is_unsigned));
-    io_.inputs[0] = converter.convert(io_.inputs[0], dnnl::memory::desc(plain_int8));
+    io_.inputs[0] = converter.convert(  // plain, of any rank
+        io_.inputs[0], with_data_type(plain_f32(in(0).shape), int8_type(in_.is_unsigned)));
     define_plain_output();
     src_ = rows_of(in(0).md);
     dst_ = rows_of(out().md);
