@@ -314,7 +314,8 @@ class Exporter {
     set(r, "keepdims", std::int64_t{1});
   }
 
-  // LayerNormalization came with opset 17; before it, the ops PyTorch writes for one:
+  // LayerNormalization came with opset 17; before it, the ops PyTorch writes for one (the square
+  // as a Mul where PyTorch writes Pow, epsilon a Constant node, which import keeps fixed):
   // d = x - mean(x), y = d / sqrt(mean(d * d) + eps) * scale + bias, the means over the last
   // axis (import reads both; inference compilation fuses the second back, optimize/passes.hpp).
   void layer_norm(const graph::Node& n, const std::vector<std::string>& in,

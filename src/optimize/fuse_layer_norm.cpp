@@ -50,7 +50,10 @@ std::optional<Chain> layer_norm_ending_at(const graph::Graph& g, const graph::Pa
         const graph::Node& centre = g.node(dv.producer);
         if (centre.kind != OpKind::Sub) continue;
         const graph::Node* mean = mean_over_last_axis(g, centre.inputs.at(1));
-        if (!mean || mean->inputs.at(0) != centre.inputs.at(0)) continue;
+        // x has the norm's shape (neither the weights nor epsilon broadcast it further).
+        if (!mean || mean->inputs.at(0) != centre.inputs.at(0) ||
+            g.value(centre.inputs.at(0)).shape != g.value(last.outputs.at(0)).shape)
+          continue;
         graph::LayerNormAttrs a;
         a.features = features;
         a.eps = *eps;

@@ -358,13 +358,11 @@ TEST(FoldBiasAdd, AVectorAddedToALinearBecomesItsBias) {
   expect_same_outputs(src, params, r, {2, 3, 8}, 1e-6);
 }
 
-// DenseNet's pre-activation: a BatchNorm2d of a concatenation (no convolution to fold it into)
-// takes the ReLU after it (oneDNN's fused ReLU); another activation after a BatchNorm stays.
 // A Mul of a Linear's output by one factor per output feature becomes part of the Linear:
 // through a Transpose (ConvNeXt's layer scale, gamma[C, 1, 1] after the block is transposed back
 // to NCHW) and directly (the operands swapped, a Linear without bias). Left alone: factors along
-// another axis of the features' size (the image's height), and a product something else reads
-// too.
+// another axis of the features' size (the image's height), a product something else reads too,
+// and a Linear whose weights another Linear reads.
 TEST(FoldScaleIntoLinear, OneFactorPerFeatureScalesTheLinearsRows) {
   GraphBuilder b("m");
   Graph& g = b.graph();
@@ -387,7 +385,13 @@ TEST(FoldScaleIntoLinear, OneFactorPerFeatureScalesTheLinearsRows) {
   const ValueId fc4 = b.linear(x, 5, "fc4");
   const ValueId m4 = g.add_node(OpKind::Mul, "scale4", {}, {fc4, param("gamma4", {5})});
   const ValueId nchw = b.add(m1, m3, "nchw");
-  const ValueId nhwc = b.add(m2, b.add(m4, fc4, "plus_fc4"), "nhwc");
+  // fc5 shares its weights with fc6: scaling them would change fc6 too.
+  const ValueId w5 = param("w5", {5, 6});
+  const ValueId fc5 = g.add_node(OpKind::Linear, "fc5", LinearAttrs{6, 5, false, {}}, {x, w5});
+  const ValueId fc6 = g.add_node(OpKind::Linear, "fc6", LinearAttrs{6, 5, false, {}}, {x, w5});
+  const ValueId m5 = g.add_node(OpKind::Mul, "scale5", {}, {fc5, param("gamma5", {5})});
+  const ValueId nhwc =
+      b.add(b.add(m2, b.add(m4, fc4, "plus_fc4"), "sum24"), b.add(m5, fc6, "sum56"), "nhwc");
   b.output(b.linear(b.concat({b.flatten(nchw, "f1"), b.flatten(nhwc, "f2")}, "both"), 3, "head"));
   const Graph src = b.finish();
   ParameterSet params = weights_for(src, 4);
@@ -395,7 +399,7 @@ TEST(FoldScaleIntoLinear, OneFactorPerFeatureScalesTheLinearsRows) {
   EXPECT_EQ(r.rewrites, 2);
   EXPECT_EQ(r.graph.find_node("scale1"), nullptr);
   EXPECT_EQ(r.graph.find_node("scale2"), nullptr);
-  for (const char* kept : {"scale3", "scale4"})
+  for (const char* kept : {"scale3", "scale4", "scale5"})
     EXPECT_EQ(node_named(r.graph, kept).kind, OpKind::Mul) << kept;
   // fc1's rows and bias by gamma1, element by element.
   const Node& fc1_now = node_named(r.graph, "fc1");
@@ -413,6 +417,8 @@ TEST(FoldScaleIntoLinear, OneFactorPerFeatureScalesTheLinearsRows) {
   expect_same_outputs(src, params, r, {2, 5, 4, 6}, 1e-5);
 }
 
+// DenseNet's pre-activation: a BatchNorm2d of a concatenation (no convolution to fold it into)
+// takes the ReLU after it (oneDNN's fused ReLU); another activation after a BatchNorm stays.
 TEST(FuseActivation, ABatchNormTakesAReLU) {
   GraphBuilder b("m");
   ValueId x = b.input("x", {3, 8, 8});

@@ -12,7 +12,7 @@ namespace {
 InferredValue infer(const ShapeCheck& c) {
   const auto& a = c.attr<LayerNormAttrs>();
   c.arity(3, 3);
-  c.dtype(0, DType::F32);
+  for (std::size_t i = 0; i < 3; ++i) c.dtype(i, DType::F32);
   const Shape& x = c.in(0).shape;
   if (x.size() < 2) c.bad("the input needs an axis after the batch");
   if (x.back() != a.features)
