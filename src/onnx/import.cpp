@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "onnx/axis_groups.hpp"
 #include "onnx/unique_name.hpp"
 
 namespace telar::onnx {
@@ -35,9 +36,10 @@ struct Constant {
   bool integer = false;
   std::vector<float> f;
   std::vector<std::int64_t> i;
-  // Per element: whether it is the batch size or computed from it (a shape read from the input
-  // is folded with the batch size standing as 1, as telar binds it at run time); empty: neither.
-  enum class Batch : char { No, Is, From };
+  // Per element: whether it is the batch size, the batch size times the element's value, or
+  // otherwise computed from it (a shape read from the input is folded with the batch size
+  // standing as 1, as telar binds it at run time); empty: none.
+  enum class Batch : char { No, Is, Times, From };
   std::vector<Batch> batch;
 
   Batch batch_at(std::size_t k) const { return batch.empty() ? Batch::No : batch[k]; }
@@ -221,6 +223,10 @@ class Importer {
     for (const auto& node : g.node()) import_node(node);
     require(g.output_size() > 0, "the model has no outputs");
     for (const auto& out : g.output()) {
+      if (const auto view = views_.find(out.name());
+          view != views_.end() && !values_.count(out.name()))
+        values_[out.name()] =
+            plain(view->second, "output/" + out.name(), fmt::format("output '{}'", out.name()));
       require(values_.count(out.name()),
               "output '{}' is not computed from the input (a constant output); telar needs "
               "outputs that depend on the model's input",
@@ -316,10 +322,15 @@ class Importer {
   bool present(const proto::NodeProto& n, int k) const {
     return n.input_size() > k && !n.input(k).empty();
   }
-  ValueId dynamic(const proto::NodeProto& n, int k) const {
+  // Input k of n, computed from the model's input (a view made batch first: plain()).
+  ValueId dynamic(const proto::NodeProto& n, int k) {
     require(present(n, k), "node '{}' ({}): input {} is missing", n.name(), n.op_type(), k);
     auto it = values_.find(n.input(k));
     if (it != values_.end()) return it->second;
+    if (const auto view = views_.find(n.input(k)); view != views_.end())
+      return values_[n.input(k)] = plain(
+                 view->second, node_name(n, fmt::format("/input{}", k)),
+                 fmt::format("node '{}' ({}), input '{}'", n.name(), n.op_type(), n.input(k)));
     if (known(n.input(k)))
       fail(
           "node '{}' ({}): input '{}' is a constant where telar needs a tensor computed from the "
@@ -395,6 +406,302 @@ class Importer {
     fail("node '{}' ({}): {}", n.name(), n.op_type(), what);
   }
 
+  // --- views: tensors whose batch the file moved or merged (axis_groups.hpp) ---
+  struct View {
+    ValueId value;
+    AxisGroups groups;
+  };
+
+  static std::string dims_str(const std::vector<SymbolicDim>& dims) {
+    std::vector<std::string> parts;
+    for (const auto& d : dims)
+      parts.push_back(!d.batch      ? std::to_string(d.size)
+                      : d.size == 1 ? std::string("B")
+                                    : fmt::format("B*{}", d.size));
+    return fmt::format("[{}]", fmt::join(parts, ", "));
+  }
+  std::string view_str(const View& v) const {
+    return dims_str(view_dims(shape_of(v.value), v.groups));
+  }
+  bool reads_view(const proto::NodeProto& n) const {
+    for (int k = 0; k < n.input_size(); ++k)
+      if (present(n, k) && views_.count(n.input(k))) return true;
+    return false;
+  }
+  // Input k as a view: a view, or a computed value as it is (each axis its own).
+  View view_of(const proto::NodeProto& n, int k) {
+    if (present(n, k))
+      if (const auto it = views_.find(n.input(k)); it != views_.end()) return it->second;
+    const ValueId v = dynamic(n, k);
+    return {v, identity_groups(shape_of(v).size())};
+  }
+  // n's output is `v`: the value itself where the batch is alone in front (transposed and
+  // merged as the file has it), a view otherwise.
+  void define_view(const proto::NodeProto& n, View v) {
+    require(n.output_size() >= 1, "node '{}' ({}) has no output", n.name(), n.op_type());
+    if (v.groups.at(0) == std::vector<int>{0}) {
+      define(n, plain(v, node_name(n, "/layout"), ""));
+      return;
+    }
+    views_[n.output(0)] = std::move(v);
+  }
+  // `v` as a batch-first value of the file's shape (`name` for the nodes it takes); refused,
+  // naming `who`, where the batch is not alone in front.
+  ValueId plain(const View& v, const std::string& name, const std::string& who) {
+    if (v.groups.at(0) != std::vector<int>{0})
+      fail(
+          "{}: the tensor {} holds the batch (B) off its first axis or merged with another, as "
+          "PyTorch's sequence-first attention lays it out; telar follows such a tensor through "
+          "Transpose, Reshape, MatMul, Gemm, Softmax, Slice and element-wise ops until the batch "
+          "is first again, which it is not here",
+          who, view_str(v));
+    View r = relaid(v, flattened(v.groups), name + "/transpose", who);
+    std::vector<std::size_t> all;
+    for (std::size_t g = 1; g < r.groups.size(); ++g) all.push_back(g);
+    return merged(r, all, name + "/merge", who).value;
+  }
+  // `v` with its value transposed to `order` (the batch first).
+  View relaid(const View& v, const std::vector<int>& order, const std::string& name,
+              const std::string& who) {
+    if (order.at(0) != 0) fail("{}: the batch would not be first in {}", who, view_str(v));
+    std::vector<int> position(order.size());
+    bool identity = true;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      position[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
+      identity = identity && order[k] == static_cast<int>(k);
+    }
+    if (identity) return v;
+    graph::TransposeAttrs a;
+    a.perm.assign(order.begin(), order.end());
+    View r{graph_.add_node(OpKind::Transpose, name, a, {v.value}), v.groups};
+    for (auto& g : r.groups)
+      for (int& axis : g) axis = position[static_cast<std::size_t>(axis)];
+    return r;
+  }
+  // `v` with each of its groups `which` (consecutive axes of its value, in order, not the
+  // batch) merged into one axis of the value.
+  View merged(const View& v, const std::vector<std::size_t>& which, const std::string& name,
+              const std::string& who) {
+    const Shape xs = shape_of(v.value);
+    std::vector<int> into(xs.size());  // each axis's axis after the merge
+    std::vector<bool> joins(xs.size(), false);
+    for (std::size_t g : which) {
+      const auto& axes = v.groups[g];
+      for (std::size_t k = 1; k < axes.size(); ++k) {
+        if (axes[k] != axes[k - 1] + 1 || axes[0] == 0)
+          fail("{}: axes of {} that telar cannot merge", who, view_str(v));
+        joins[static_cast<std::size_t>(axes[k])] = true;
+      }
+    }
+    Shape dims;
+    for (std::size_t d = 0; d < xs.size(); ++d) {
+      if (joins[d])
+        dims.back() *= xs[d];
+      else
+        dims.push_back(xs[d]);
+      into[d] = static_cast<int>(dims.size()) - 1;
+    }
+    if (dims.size() == xs.size()) return v;
+    View r{reshaped(name, v.value, Shape(dims.begin() + 1, dims.end())), {}};
+    for (const auto& g : v.groups) {
+      std::vector<int> axes;
+      for (int axis : g)
+        if (axes.empty() || axes.back() != into[static_cast<std::size_t>(axis)])
+          axes.push_back(into[static_cast<std::size_t>(axis)]);
+      r.groups.push_back(std::move(axes));
+    }
+    return r;
+  }
+  // x reshaped to `dims` after the batch (a Flatten to one).
+  ValueId reshaped(const std::string& name, ValueId x, Shape dims) {
+    if (dims.size() == 1) return graph_.add_node(OpKind::Flatten, name, {}, {x});
+    graph::ReshapeAttrs a;
+    a.dims = std::move(dims);
+    return graph_.add_node(OpKind::Reshape, name, a, {x});
+  }
+  // `v` with its last axis the value's last axis alone (where a Linear, Softmax or per-feature
+  // constant works).
+  View last_alone(const proto::NodeProto& n, const View& v) {
+    const std::string who = fmt::format("node '{}' ({})", n.name(), n.op_type());
+    const auto& last = v.groups.back();
+    std::vector<int> order;
+    for (int axis = 0; axis < static_cast<int>(shape_of(v.value).size()); ++axis)
+      if (std::find(last.begin(), last.end(), axis) == last.end()) order.push_back(axis);
+    if (order.empty() || order[0] != 0)
+      unsupported(n, fmt::format("the last axis of {} holds the batch", view_str(v)));
+    order.insert(order.end(), last.begin(), last.end());
+    const View r = relaid(v, order, node_name(n, "/transpose"), who);
+    return merged(r, {r.groups.size() - 1}, node_name(n, "/merge"), who);
+  }
+
+  // An op reading a view: true where it was imported as one; false leaves it to the op's own
+  // import, which reads the view as a batch-first value where it is one (dynamic()).
+  bool view_node(const proto::NodeProto& n, Attributes& at) {
+    const std::string& op = n.op_type();
+    if (op == "Transpose") {
+      transpose_view(n, at);
+    } else if (op == "Reshape") {
+      reshape_view(n, at);
+    } else if (op == "MatMul") {
+      matmul_view(n);
+    } else if (op == "Gemm") {
+      View v = last_alone(n, view_of(n, 0));
+      if (v.groups.size() != 2) unsupported(n, "Gemm of a tensor of rank other than 2");
+      define_view(n, {gemm(n, at, v.value), std::move(v.groups)});
+    } else if (op == "Softmax") {
+      View v = view_of(n, 0);
+      const std::int64_t axis = at.i("axis", opset_ >= 13 ? -1 : 1);
+      const auto rank = static_cast<std::int64_t>(v.groups.size());
+      if (axis != -1 && axis != rank - 1)
+        unsupported(n, fmt::format("axis {} of {}: telar imports Softmax over the last axis", axis,
+                                   view_str(v)));
+      v = last_alone(n, v);
+      define_view(n, {graph_.add_node(OpKind::Softmax, node_name(n), {}, {v.value}), v.groups});
+    } else if (op == "Slice") {
+      slice(n, at);
+    } else if (op == "Identity") {
+      define_view(n, view_of(n, 0));
+    } else if (const auto unary = kUnaryOps.find(op); unary != kUnaryOps.end()) {
+      View v = view_of(n, 0);
+      define_view(n, {graph_.add_node(unary->second, node_name(n), {}, {v.value}), v.groups});
+    } else if (const auto kind = kBinaryOps.find(op); kind != kBinaryOps.end()) {
+      return binary_view(n, kind->second);
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  void transpose_view(const proto::NodeProto& n, Attributes& at) {
+    const View v = view_of(n, 0);
+    const auto rank = static_cast<std::int64_t>(v.groups.size());
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(rank));
+    for (std::int64_t d = 0; d < rank; ++d) perm[static_cast<std::size_t>(d)] = rank - 1 - d;
+    perm = at.ints("perm", perm);
+    std::vector<std::int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::int64_t d = 0; d < rank; ++d)
+      if (static_cast<std::int64_t>(sorted.size()) != rank ||
+          sorted[static_cast<std::size_t>(d)] != d)
+        unsupported(n, fmt::format("perm [{}] is not a permutation of the {} axes of {}",
+                                   fmt::join(perm, ", "), rank, view_str(v)));
+    View r{v.value, {}};
+    for (auto p : perm) r.groups.push_back(v.groups[static_cast<std::size_t>(p)]);
+    define_view(n, std::move(r));
+  }
+
+  void reshape_view(const proto::NodeProto& n, Attributes& at) {
+    const View v = view_of(n, 0);
+    const Shape xs = shape_of(v.value);
+    const auto in = view_dims(xs, v.groups);
+    const bool allowzero = at.i("allowzero", 0) != 0;
+    const Constant& t = constant(n, 1, true);
+    const auto target = t.ints();
+    const std::string what =
+        fmt::format("Reshape of {} to [{}]", view_str(v), fmt::join(target, ", "));
+    std::vector<SymbolicDim> dims;
+    std::int64_t known = 1, per_sample = 1;
+    int batches = 0, infer_at = -1;
+    for (std::size_t k = 0; k < target.size(); ++k) {
+      const auto mark = t.batch_at(k);
+      if (mark == Constant::Batch::From)
+        unsupported(n, what + fmt::format(": dimension {} is computed from the batch size other "
+                                          "than by multiplying it",
+                                          k));
+      SymbolicDim d{target[k], mark != Constant::Batch::No};
+      if (!d.batch && d.size == 0 && !allowzero) {
+        if (k >= in.size()) unsupported(n, what + ": a 0 copies a dimension the input lacks");
+        d = in[k];
+      }
+      if (!d.batch && d.size == -1) {
+        if (infer_at >= 0) unsupported(n, what + ": more than one -1");
+        infer_at = static_cast<int>(k);
+      } else if (d.size <= 0) {
+        unsupported(n, what + ": dimensions must be positive, 0 (copy) or -1 (infer)");
+      } else {
+        known *= d.size;
+        batches += d.batch;
+      }
+      dims.push_back(d);
+    }
+    for (const auto& d : in) per_sample *= d.size;
+    if (infer_at >= 0 && known > 0 && per_sample % known == 0 && batches <= 1)
+      dims[static_cast<std::size_t>(infer_at)] = {per_sample / known, batches == 0};
+    else if (infer_at >= 0 || known != per_sample || batches != 1)
+      unsupported(n, what + fmt::format(": the dimensions do not hold the input's {} (B the "
+                                        "batch size)",
+                                        dims_str(in)));
+    const auto r = regroup(xs, v.groups, dims);
+    if (!r)
+      unsupported(n, what +
+                         ": telar keeps the batch first, and these dimensions would cut it, or "
+                         "cut the others in a way no split of the batch-first tensor gives");
+    const ValueId value = r->dims == xs ? v.value
+                                        : reshaped(node_name(n, "/split"), v.value,
+                                                   Shape(r->dims.begin() + 1, r->dims.end()));
+    define_view(n, {value, r->groups});
+  }
+
+  // MatMul of a view by a constant (a Linear over its last axis), or of two (the heads'
+  // scores and context): the leading axes of both laid out alike, batch first.
+  void matmul_view(const proto::NodeProto& n) {
+    if (known(n.input(1))) {
+      View v = last_alone(n, view_of(n, 0));
+      define_view(n, {matmul_by_constant(n, v.value), std::move(v.groups)});
+      return;
+    }
+    const std::string who = fmt::format("node '{}' ({})", n.name(), n.op_type());
+    auto batched = [&](int k) {
+      const View v = view_of(n, k);
+      if (v.groups.size() < 3)
+        unsupported(n, fmt::format("MatMul of {}: telar multiplies two computed tensors of rank "
+                                   "3 or more",
+                                   view_str(v)));
+      const std::vector<int> order = flattened(v.groups);
+      if (order[0] != 0)
+        unsupported(n, fmt::format("the batch does not lead the axes of {}", view_str(v)));
+      const View r = relaid(v, order, node_name(n, fmt::format("/transpose{}", k)), who);
+      return merged(r, {r.groups.size() - 2, r.groups.size() - 1},
+                    node_name(n, fmt::format("/merge{}", k)), who);
+    };
+    const View a = batched(0), b = batched(1);
+    const Shape &as = shape_of(a.value), &bs = shape_of(b.value);
+    if (as.size() != bs.size() || !std::equal(as.begin(), as.end() - 2, bs.begin()) ||
+        a.groups.size() != b.groups.size() ||
+        !std::equal(a.groups.begin(), a.groups.end() - 2, b.groups.begin()))
+      unsupported(n, fmt::format("MatMul of {} by {}: telar multiplies two tensors whose leading "
+                                 "dimensions are made alike (no broadcasting)",
+                                 view_str(view_of(n, 0)), view_str(view_of(n, 1))));
+    View r{graph_.add_node(OpKind::MatMul, node_name(n), {}, {a.value, b.value}), a.groups};
+    define_view(n, std::move(r));
+  }
+
+  // Add, Sub, Mul, Div reading a view: of two views laid out alike, or of a view and a scalar or
+  // per-feature constant (along the last axis); false for the others.
+  bool binary_view(const proto::NodeProto& n, OpKind kind) {
+    const bool first_known = known(n.input(0)), second_known = known(n.input(1));
+    if (first_known || second_known) {
+      const int k = first_known ? 0 : 1;
+      const Constant& c = constant(n, k);
+      View v = view_of(n, 1 - k);
+      const auto rank = v.groups.size();
+      bool per_feature = c.dims.size() <= rank;
+      for (std::size_t d = 0; per_feature && d + 1 < c.dims.size(); ++d)
+        per_feature = c.dims[d] == 1;
+      if (c.numel() != 1 && !per_feature) return false;
+      if (c.numel() != 1) v = last_alone(n, v);
+      const ValueId w = operand(n, k, kind, Shape{c.numel()});
+      const std::vector<ValueId> inputs =
+          first_known ? std::vector<ValueId>{w, v.value} : std::vector<ValueId>{v.value, w};
+      define_view(n, {graph_.add_node(kind, node_name(n), {}, inputs), v.groups});
+      return true;
+    }
+    const View a = view_of(n, 0), b = view_of(n, 1);
+    if (a.groups != b.groups || shape_of(a.value) != shape_of(b.value)) return false;
+    define_view(n, {graph_.add_node(kind, node_name(n), {}, {a.value, b.value}), a.groups});
+    return true;
+  }
+
   // --- the ops ---
   void import_node(const proto::NodeProto& n) {
     const std::string& op = n.op_type();
@@ -402,7 +709,7 @@ class Importer {
       unsupported(n, fmt::format("the domain '{}' is not supported (only the standard ONNX ops)",
                                  n.domain()));
     Attributes at(n);
-    if (fold_constant(n, at)) {
+    if (fold_constant(n, at) || (reads_view(n) && view_node(n, at))) {
       at.all_used();
       return;
     }
@@ -415,19 +722,14 @@ class Importer {
     } else if (op == "ConvTranspose") {
       conv_transpose(n, at);
     } else if (op == "Gemm") {
-      gemm(n, at);
+      define(n, gemm(n, at, dynamic(n, 0)));
     } else if (op == "MatMul") {
       const ValueId x = dynamic(n, 0);
       if (!known(n.input(1))) {
         matmul(n, x, dynamic(n, 1));
         return;
       }
-      const Constant& w = constant(n, 1);
-      if (w.dims.size() != 2 || shape_of(x).size() < 2)
-        unsupported(n,
-                    "telar imports MatMul of a [batch, ..., K] tensor by a constant [K, N] "
-                    "matrix (a Linear over the last axis), or of two computed tensors");
-      linear(n, x, transpose(w, n.input(1)), w.dims[1], w.dims[0], nullptr, 1.0f, 1.0f);
+      define(n, matmul_by_constant(n, x));
     } else if (op == "BatchNormalization") {
       batchnorm(n, at);
     } else if (op == "Clip") {
@@ -646,21 +948,31 @@ class Importer {
     return t;
   }
 
-  void gemm(const proto::NodeProto& n, Attributes& at) {
-    const ValueId x = dynamic(n, 0);
+  // Gemm of x (the node's first input, or what a view of it became) by a constant.
+  ValueId gemm(const proto::NodeProto& n, Attributes& at, ValueId x) {
     const Constant& b = constant(n, 1);
     if (at.i("transA", 0) != 0) unsupported(n, "attribute 'transA' = 1 is not supported");
     const bool trans_b = at.i("transB", 0) != 0;
     const float alpha = at.f("alpha", 1.0f), beta = at.f("beta", 1.0f);
-    if (b.dims.size() != 2 || shape_of(x).size() != 2)
+    if (b.dims.size() != 2 || (shape_of(x).size() != 2 && !views_.count(n.input(0))))
       unsupported(n, "telar imports Gemm of a [batch, K] tensor by a constant matrix");
     const Constant w = trans_b ? b : transpose(b, n.input(1));  // [N, K], a Linear layer's weight
     const Constant* bias = present(n, 2) ? &constant(n, 2) : nullptr;
-    linear(n, x, w, w.dims[0], w.dims[1], bias, alpha, beta);
+    return linear(n, x, w, w.dims[0], w.dims[1], bias, alpha, beta);
   }
 
-  void linear(const proto::NodeProto& n, ValueId x, Constant w, std::int64_t out, std::int64_t in,
-              const Constant* bias, float alpha, float beta) {
+  // MatMul of x (as gemm()) by a constant [K, N]: a Linear over x's last axis.
+  ValueId matmul_by_constant(const proto::NodeProto& n, ValueId x) {
+    const Constant& w = constant(n, 1);
+    if (w.dims.size() != 2 || shape_of(x).size() < 2)
+      unsupported(n,
+                  "telar imports MatMul of a [batch, ..., K] tensor by a constant [K, N] "
+                  "matrix (a Linear over the last axis), or of two computed tensors");
+    return linear(n, x, transpose(w, n.input(1)), w.dims[1], w.dims[0], nullptr, 1.0f, 1.0f);
+  }
+
+  ValueId linear(const proto::NodeProto& n, ValueId x, Constant w, std::int64_t out,
+                 std::int64_t in, const Constant* bias, float alpha, float beta) {
     if (shape_of(x).back() != in)
       unsupported(
           n, fmt::format("the input has {} features and the weight {}", shape_of(x).back(), in));
@@ -677,7 +989,7 @@ class Importer {
       for (float& v : c.f) v *= beta;
       inputs.push_back(weight(n.input(2), c, {out}, bound));
     }
-    define(n, graph_.add_node(OpKind::Linear, node_name(n), a, std::move(inputs)));
+    return graph_.add_node(OpKind::Linear, node_name(n), a, std::move(inputs));
   }
 
   void batchnorm(const proto::NodeProto& n, Attributes& at) {
@@ -946,22 +1258,25 @@ class Importer {
 
   // A Reshape whose first target dimension is the batch (read from the input's shape, 0 to copy
   // it, or -1), the others fixed at import.
+  // Others (the batch moved or merged with other dimensions) make a view: reshape_view().
   void reshape(const proto::NodeProto& n, Attributes& at) {
+    const Constant& t = constant(n, 1, true);
+    bool batch_first = !views_.count(n.input(0));
+    for (std::size_t k = 0; k < t.batch.size(); ++k)
+      batch_first = batch_first && (t.batch[k] == Constant::Batch::No ||
+                                    (k == 0 && t.batch[k] == Constant::Batch::Is));
+    if (!batch_first) {
+      reshape_view(n, at);
+      return;
+    }
     const ValueId x = dynamic(n, 0);
     const Shape& xs = shape_of(x);
     const bool allowzero = at.i("allowzero", 0) != 0;
-    const Constant& t = constant(n, 1, true);
     const auto target = t.ints();
     const std::string what = fmt::format("Reshape of {} to [{}]", shape_str(xs),
                                          fmt::join(target, ", "));
     if (target.size() < 2)
       unsupported(n, what + ": telar keeps the batch as the first of at least two dimensions");
-    for (std::size_t k = 1; k < target.size(); ++k)
-      if (t.batch_at(k) != Constant::Batch::No)
-        unsupported(n, what + ": only the first dimension may depend on the batch size");
-    if (t.batch_at(0) == Constant::Batch::From)
-      unsupported(n, what + ": the first dimension is computed from the batch size; telar keeps "
-                            "the batch as it is (merge no other dimension into it)");
     std::int64_t per_sample = 1;
     for (std::size_t k = 1; k < xs.size(); ++k) per_sample *= xs[k];
     std::vector<std::int64_t> dims;
@@ -983,9 +1298,9 @@ class Importer {
       }
       dims.push_back(d);
     }
-    const bool batch_first = t.batch_at(0) == Constant::Batch::Is || target[0] > 0 ||
-                             (target[0] == 0 && !allowzero);
-    if (!batch_first && infer_at >= 0)
+    const bool batch_given =
+        t.batch_at(0) == Constant::Batch::Is || target[0] > 0 || (target[0] == 0 && !allowzero);
+    if (!batch_given && infer_at >= 0)
       unsupported(n, what + ": the batch and another dimension are both left to infer");
     if (infer_at >= 0) {
       if (known == 0 || per_sample % known)
@@ -1013,9 +1328,10 @@ class Importer {
     std::vector<std::int64_t> perm(static_cast<std::size_t>(rank));
     for (std::int64_t d = 0; d < rank; ++d) perm[static_cast<std::size_t>(d)] = rank - 1 - d;
     perm = at.ints("perm", perm);
-    if (perm.empty() || perm[0] != 0)
-      unsupported(n, fmt::format("perm [{}] moves the batch dimension; telar keeps it first",
-                                 fmt::join(perm, ", ")));
+    if (perm.empty() || perm[0] != 0) {  // the batch moves: a view of x
+      transpose_view(n, at);
+      return;
+    }
     bool identity = true;
     for (std::size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<std::int64_t>(d);
     if (identity && static_cast<std::int64_t>(perm.size()) == rank) {
@@ -1048,7 +1364,7 @@ class Importer {
   }
 
   void slice(const proto::NodeProto& n, Attributes& at) {
-    ValueId x = dynamic(n, 0);
+    View v = view_of(n, 0);
     std::vector<std::int64_t> starts, ends, axes, steps;
     if (opset_ < 10) {
       starts = at.ints("starts", {}), ends = at.ints("ends", {}), axes = at.ints("axes", {});
@@ -1064,9 +1380,18 @@ class Importer {
       unsupported(n, "starts, ends, axes and steps must have one entry per sliced axis");
     for (auto step : steps)
       if (step != 1) unsupported(n, fmt::format("a step of {}: telar slices with step 1", step));
-    for (std::size_t k = 0; k < starts.size(); ++k)
-      x = slice_axis(n, node_name(n, fmt::format("/{}", k)), x, axes[k], starts[k], ends[k]);
-    define(n, x);
+    // Of a view, along its axes that are one axis of the value, not the batch.
+    const auto rank = static_cast<std::int64_t>(v.groups.size());
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      const std::int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
+      if (axis < 0 || axis >= rank || v.groups[static_cast<std::size_t>(axis)].size() != 1)
+        unsupported(n, fmt::format("a slice along axis {} of {}: telar slices the axes after the "
+                                   "batch",
+                                   axes[k], view_str(v)));
+      v.value = slice_axis(n, node_name(n, fmt::format("/{}", k)), v.value,
+                           v.groups[static_cast<std::size_t>(axis)][0], starts[k], ends[k]);
+    }
+    define_view(n, std::move(v));
   }
 
   // Split into consecutive parts along one axis: one Slice per output.
@@ -1147,26 +1472,25 @@ class Importer {
   // Add, Sub, Mul, Div of two tensors, or of a tensor and a constant (which becomes a weight of
   // the graph, trainable like the others).
   void binary(const proto::NodeProto& n, OpKind kind) {
-    auto operand = [&](int k) {
-      if (present(n, k) && known(n.input(k))) {
-        Constant c = constant(n, k);
-        if (c.integer) {
-          c.f.assign(c.i.begin(), c.i.end());
-          c.integer = false;
-        }
-        Shape dims = c.dims;
-        if (dims.empty()) dims = {1};
-        // From scratch: the operand that leaves the other unchanged. A value of a Constant
-        // node (an epsilon, GELU's 1/sqrt(2)) stays fixed while training; an initializer
-        // (a layer scale) trains.
-        const bool scales = kind == OpKind::Mul || kind == OpKind::Div;
-        if (!initializers_.count(n.input(k))) return fixed(n.input(k), c, dims);
-        return weight(n.input(k), c, dims,
-                      scales ? graph::Initializer::ones() : graph::Initializer::zeros());
-      }
-      return dynamic(n, k);
-    };
-    define(n, graph_.add_node(kind, node_name(n), {}, {operand(0), operand(1)}));
+    define(n, graph_.add_node(kind, node_name(n), {}, {operand(n, 0, kind), operand(n, 1, kind)}));
+  }
+  // Operand k of an arithmetic op: computed, or a constant as a graph tensor (of `dims`, its
+  // own where not given).
+  ValueId operand(const proto::NodeProto& n, int k, OpKind kind, std::optional<Shape> dims = {}) {
+    if (!present(n, k) || !known(n.input(k))) return dynamic(n, k);
+    Constant c = constant(n, k);
+    if (c.integer) {
+      c.f.assign(c.i.begin(), c.i.end());
+      c.integer = false;
+    }
+    if (!dims) dims = c.dims.empty() ? Shape{1} : c.dims;
+    // From scratch: the operand that leaves the other unchanged. A value of a Constant node (an
+    // epsilon, GELU's 1/sqrt(2)) stays fixed while training; an initializer (a layer scale)
+    // trains.
+    const bool scales = kind == OpKind::Mul || kind == OpKind::Div;
+    if (!initializers_.count(n.input(k))) return fixed(n.input(k), c, *dims);
+    return weight(n.input(k), c, *dims,
+                  scales ? graph::Initializer::ones() : graph::Initializer::zeros());
   }
 
   void concat(const proto::NodeProto& n, Attributes& at) {
@@ -1217,6 +1541,25 @@ class Importer {
       } else {
         unsupported(n, "a Constant without 'value', 'value_float', 'value_int' or 'value_ints'");
       }
+      return true;
+    }
+    if (op == "Shape" && present(n, 0) && views_.count(n.input(0))) {
+      // Of a view: its dimensions with the batch's marked (B alone, or times the rest).
+      const View& v = views_.at(n.input(0));
+      const auto dims = view_dims(shape_of(v.value), v.groups);
+      const auto rank = static_cast<std::int64_t>(dims.size());
+      const std::int64_t start = clamped_index(at.i("start", 0), rank),
+                         end = std::max(start, clamped_index(at.i("end", rank), rank));
+      Constant c = ints({}, {end - start});
+      for (std::int64_t d = start; d < end; ++d) {
+        const auto& dim = dims[static_cast<std::size_t>(d)];
+        c.i.push_back(dim.size);
+        c.batch.push_back(!dim.batch ? Constant::Batch::No
+                          : v.groups[static_cast<std::size_t>(d)].size() == 1
+                              ? Constant::Batch::Is
+                              : Constant::Batch::Times);
+      }
+      set_constant(n, std::move(c));
       return true;
     }
     if (op == "Shape" && present(n, 0) && (values_.count(n.input(0)) || known(n.input(0)))) {
@@ -1513,12 +1856,20 @@ class Importer {
       } else {
         c.f.push_back(apply(a.f[ia], b.f[ib]));
       }
-      if (marked)
-        c.batch.push_back(a.batch_at(ia) == Constant::Batch::No && b.batch_at(ib) == Constant::Batch::No
-                              ? Constant::Batch::No
-                              : Constant::Batch::From);
+      if (marked) c.batch.push_back(product_mark(kind, a.batch_at(ia), b.batch_at(ib)));
     }
     return c;
+  }
+
+  // The mark of an element computed from two: the batch size (or a multiple of it) times a
+  // number that does not depend on it is a multiple of the batch size (bsz * num_heads).
+  static Constant::Batch product_mark(OpKind kind, Constant::Batch a, Constant::Batch b) {
+    using B = Constant::Batch;
+    if (a == B::No && b == B::No) return B::No;
+    const auto multiple = [](B m) { return m == B::Is || m == B::Times; };
+    if (kind == OpKind::Mul && ((multiple(a) && b == B::No) || (a == B::No && multiple(b))))
+      return B::Times;
+    return B::From;
   }
 
   const proto::ModelProto& model_;
@@ -1529,6 +1880,7 @@ class Importer {
   graph::ParameterSet weights_;
   std::map<std::string, Constant> constants_;
   std::map<std::string, ValueId> values_;
+  std::map<std::string, View> views_;  // tensors of the file whose batch is moved or merged
   std::map<std::string, std::string> internal_;  // outputs telar computes itself, described
   std::set<std::string> initializers_;            // the file's weights (not Constant nodes)
   std::vector<ValueId> fixed_;                    // buffers holding constants of the computation

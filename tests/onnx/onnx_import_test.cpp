@@ -395,6 +395,53 @@ TEST(OnnxImport, AReshapeThatMergesTheBatchIsRefused) {
                                {"(Reshape)", "batch"});
 }
 
+// PyTorch's sequence-first heads, hand-built: x [B, L=2, E=4] -> Transpose [1, 0, 2] ([L, B, E])
+// -> Reshape to [L, B*2, 2], the batch read from the transposed tensor's shape and multiplied by
+// the heads -> Transpose [1, 0, 2] ([B*H, L, d]) -> Reshape to [B, H, L, d], batch first again.
+// By hand: y[b, h, l, k] = x[b, l, 2h + k]. The heads left merged with the batch at the output
+// are refused, naming the output; so is a dimension computed from the batch by other than a
+// product (B + 2).
+TEST(OnnxImport, SequenceFirstHeadsSplitAsPyTorchWritesThem) {
+  enum class End { BatchFirst, Merged, BatchPlusTwo };
+  auto model = [](End end) {
+    auto m = base_model({0, 2, 4});
+    set_ints(add_node(m, "Transpose", {"x"}, "t"), "perm", {1, 0, 2});
+    add_node(m, "Shape", {"t"}, "s");
+    add_int_initializer(m, "i0", {0});
+    add_int_initializer(m, "i1", {1});
+    add_int_initializer(m, "two", {2});
+    add_node(m, "Gather", {"s", "i0"}, "l");
+    add_node(m, "Gather", {"s", "i1"}, "b");
+    add_node(m, end == End::BatchPlusTwo ? "Add" : "Mul", {"b", "two"}, "bh");
+    set_int(add_node(m, "Concat", {"l", "bh", "two"}, "target"), "axis", 0);
+    add_node(m, "Reshape", {"t", "target"}, "r");
+    set_ints(add_node(m, "Transpose", {"r"}, end == End::BatchFirst ? "q" : "y"), "perm",
+             {1, 0, 2});
+    if (end == End::BatchFirst) {
+      set_int(add_node(m, "Concat", {"b", "two", "l", "two"}, "target2"), "axis", 0);
+      add_node(m, "Reshape", {"q", "target2"}, "y");
+    }
+    add_output(m, "y");
+    return m;
+  };
+  ImportedModel imported = import_model(save(model(End::BatchFirst), "heads.onnx"));
+  Tensor x({2, 2, 4});
+  for (std::int64_t i = 0; i < x.numel(); ++i) x.f32()[i] = static_cast<float>(i + 1);
+  const Tensor y = run(std::move(imported), x);
+  ASSERT_EQ(y.shape(), (Shape{2, 2, 2, 2}));
+  std::vector<float> expected;
+  for (int b = 0; b < 2; ++b)
+    for (int h = 0; h < 2; ++h)
+      for (int l = 0; l < 2; ++l)
+        for (int k = 0; k < 2; ++k) expected.push_back(x.f32()[b * 8 + l * 4 + 2 * h + k]);
+  expect_floats(y, expected);
+  train::testing::expect_error([&] { import_model(save(model(End::Merged), "heads_merged.onnx")); },
+                               {"output 'y'", "[B*2, 2, 2]", "batch"});
+  train::testing::expect_error(
+      [&] { import_model(save(model(End::BatchPlusTwo), "heads_plus.onnx")); },
+      {"(Reshape)", "other than by multiplying"});
+}
+
 // A class token expanded over the batch as PyTorch exports cls.expand(B, -1): the target shape
 // is folded from the input's shape, its -1 resolved by Where(Equal(shape, -1), 1, shape). The
 // batch size compared with -1 is unequal whatever batch telar binds, so the target's first

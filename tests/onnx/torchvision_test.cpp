@@ -214,6 +214,14 @@ TEST(OnnxAttention, MatchesPyTorchAndRoundTrips) {
   expect_matches_pytorch_and_round_trips("attention");
 }
 
+// torchvision's own vision transformer: nn.MultiheadAttention moves the batch off the first axis
+// ([L, B, E]) and merges it with the heads ([L, B*H, d]), which the importer follows as views of
+// batch-first tensors (axis_groups.hpp) until the batch is first again.
+TEST(OnnxAttention, SequenceFirstMultiheadAttentionMatchesPyTorchAndRoundTrips) {
+  if (!torchvision_available()) GTEST_SKIP() << "python3-torchvision is not installed";
+  expect_matches_pytorch_and_round_trips("sequence_first");
+}
+
 // Its five layer norms (two per block, one at the end): opset 17's LayerNormalization imports as
 // telar's LayerNorm; opset 13's nine ops stay nine ops, which inference compilation fuses into
 // as many LayerNorms; a LayerNorm exported at opset 13 becomes the nine ops again, computing what

@@ -1,0 +1,47 @@
+#!/usr/bin/python3
+"""Exports a small torchvision vision transformer (torchvision.models.VisionTransformer: its
+encoder's nn.MultiheadAttention lays the tokens out sequence-first, [L, B, E], and merges the
+batch with the heads, [L, B*H, d]; two layers of 4 heads over 32 features, patches of 8 on 32x32
+images), with PyTorch's ONNX exporter, with a random input and PyTorch's output for it, for
+telar's ONNX import tests.
+
+    export_sequence_first.py OUT_DIR OPSET
+
+writes OUT_DIR/sequence_first-opsetOPSET.onnx, .x.npy (input, batch 3) and .y.npy.
+"""
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+from torchvision.models.vision_transformer import VisionTransformer
+
+
+def main():
+    out_dir, opset = sys.argv[1], int(sys.argv[2])
+    torch.manual_seed(0)
+    model = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4,
+                              hidden_dim=32, mlp_dim=64, num_classes=10).eval()
+    with torch.no_grad():  # away from the initial zeros and ones
+        for m in model.modules():
+            if isinstance(m, nn.LayerNorm):
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+            if isinstance(m, nn.MultiheadAttention):
+                m.in_proj_bias.uniform_(-0.5, 0.5)
+                m.out_proj.bias.uniform_(-0.5, 0.5)
+        model.heads.head.weight.normal_(0, 0.2)
+        model.encoder.pos_embedding.normal_(0, 0.5)
+        model.class_token.normal_(0, 0.5)
+    x = torch.randn(3, 3, 32, 32)
+    with torch.no_grad():
+        y = model(x)
+    stem = f"{out_dir}/sequence_first-opset{opset}"
+    torch.onnx.export(model, x, stem + ".onnx", opset_version=opset,
+                      input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    np.save(stem + ".x.npy", x.numpy())
+    np.save(stem + ".y.npy", y.numpy())
+
+
+if __name__ == "__main__":
+    main()
