@@ -10,10 +10,6 @@ AxisGroups identity_groups(std::size_t rank) {
   return groups;
 }
 
-bool is_identity(const AxisGroups& groups) {
-  return groups == identity_groups(groups.size());
-}
-
 std::vector<int> flattened(const AxisGroups& groups) {
   std::vector<int> order;
   for (const auto& g : groups) order.insert(order.end(), g.begin(), g.end());
@@ -84,10 +80,11 @@ std::optional<Regrouped> regroup(const Shape& dims, const AxisGroups& groups,
         left /= want;
       }
     }
-    if (taken[j].empty()) {  // a new axis of 1: a piece of 1 in front of the current axis
+    if (taken[j].empty()) {  // an axis of 1: the next one where it is of 1, else a new one
       const int axis = i < order.size() ? order[i] : order.back();
       if (axis == 0) return std::nullopt;
       take(j, axis, 1);
+      if (i < order.size() && left == 1) advance();
     }
   }
   for (; i < order.size(); advance()) {  // axes of 1 left over join the last dimension

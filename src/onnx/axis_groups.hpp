@@ -19,7 +19,6 @@ using AxisGroups = std::vector<std::vector<int>>;
 
 // Axis i is the value's axis i alone: the file's tensor is the value itself.
 AxisGroups identity_groups(std::size_t rank);
-bool is_identity(const AxisGroups& groups);
 // The value's axes in the order the file's axes list them.
 std::vector<int> flattened(const AxisGroups& groups);
 

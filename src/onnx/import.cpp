@@ -223,10 +223,8 @@ class Importer {
     for (const auto& node : g.node()) import_node(node);
     require(g.output_size() > 0, "the model has no outputs");
     for (const auto& out : g.output()) {
-      if (const auto view = views_.find(out.name());
-          view != views_.end() && !values_.count(out.name()))
-        values_[out.name()] =
-            plain(view->second, "output/" + out.name(), fmt::format("output '{}'", out.name()));
+      if (const auto view = views_.find(out.name()); view != views_.end())
+        refuse_view(view->second, fmt::format("output '{}'", out.name()));
       require(values_.count(out.name()),
               "output '{}' is not computed from the input (a constant output); telar needs "
               "outputs that depend on the model's input",
@@ -322,15 +320,14 @@ class Importer {
   bool present(const proto::NodeProto& n, int k) const {
     return n.input_size() > k && !n.input(k).empty();
   }
-  // Input k of n, computed from the model's input (a view made batch first: plain()).
+  // Input k of n, computed from the model's input (not a view: refuse_view()).
   ValueId dynamic(const proto::NodeProto& n, int k) {
     require(present(n, k), "node '{}' ({}): input {} is missing", n.name(), n.op_type(), k);
     auto it = values_.find(n.input(k));
     if (it != values_.end()) return it->second;
     if (const auto view = views_.find(n.input(k)); view != views_.end())
-      return values_[n.input(k)] = plain(
-                 view->second, node_name(n, fmt::format("/input{}", k)),
-                 fmt::format("node '{}' ({}), input '{}'", n.name(), n.op_type(), n.input(k)));
+      refuse_view(view->second,
+                  fmt::format("node '{}' ({}), input '{}'", n.name(), n.op_type(), n.input(k)));
     if (known(n.input(k)))
       fail(
           "node '{}' ({}): input '{}' is a constant where telar needs a tensor computed from the "
@@ -439,31 +436,56 @@ class Importer {
   // merged as the file has it), a view otherwise.
   void define_view(const proto::NodeProto& n, View v) {
     require(n.output_size() >= 1, "node '{}' ({}) has no output", n.name(), n.op_type());
-    if (v.groups.at(0) == std::vector<int>{0}) {
-      define(n, plain(v, node_name(n, "/layout"), ""));
+    v = without_ones(v, node_name(n, "/squeeze"));
+    if (v.groups.at(0) != std::vector<int>{0}) {
+      views_[n.output(0)] = std::move(v);
       return;
     }
-    views_[n.output(0)] = std::move(v);
-  }
-  // `v` as a batch-first value of the file's shape (`name` for the nodes it takes); refused,
-  // naming `who`, where the batch is not alone in front.
-  ValueId plain(const View& v, const std::string& name, const std::string& who) {
-    if (v.groups.at(0) != std::vector<int>{0})
-      fail(
-          "{}: the tensor {} holds the batch (B) off its first axis or merged with another, as "
-          "PyTorch's sequence-first attention lays it out; telar follows such a tensor through "
-          "Transpose, Reshape, MatMul, Gemm, Softmax, Slice and element-wise ops until the batch "
-          "is first again, which it is not here",
-          who, view_str(v));
-    View r = relaid(v, flattened(v.groups), name + "/transpose", who);
+    const std::string who = fmt::format("node '{}' ({})", n.name(), n.op_type());
+    View r = relaid(v, flattened(v.groups), node_name(n, "/transpose"));
     std::vector<std::size_t> all;
     for (std::size_t g = 1; g < r.groups.size(); ++g) all.push_back(g);
-    return merged(r, all, name + "/merge", who).value;
+    define(n, merged(r, all, node_name(n, "/merge"), who).value);
+  }
+  // `v` without the value's axes of 1 that share a file's axis with others (a Reshape's new
+  // axis of 1, or a query of one token beside the batch): they order nothing.
+  View without_ones(const View& v, const std::string& name) {
+    const Shape xs = shape_of(v.value);
+    std::vector<bool> drop(xs.size(), false);
+    for (const auto& g : v.groups)
+      for (int axis : g) {
+        const auto d = static_cast<std::size_t>(axis);
+        drop[d] = g.size() > 1 && axis != 0 && xs[d] == 1;
+      }
+    if (std::find(drop.begin(), drop.end(), true) == drop.end()) return v;
+    std::vector<int> into(xs.size());
+    Shape dims;
+    for (std::size_t d = 0; d < xs.size(); ++d) {
+      into[d] = static_cast<int>(dims.size());
+      if (!drop[d]) dims.push_back(xs[d]);
+    }
+    View r{reshaped(name, v.value, Shape(dims.begin() + 1, dims.end())), {}};
+    for (const auto& g : v.groups) {
+      std::vector<int> axes;
+      for (int axis : g)
+        if (!drop[static_cast<std::size_t>(axis)])
+          axes.push_back(into[static_cast<std::size_t>(axis)]);
+      r.groups.push_back(std::move(axes));
+    }
+    return r;
+  }
+  // Refuses a view read where telar needs the batch first (by `who`).
+  [[noreturn]] void refuse_view(const View& v, const std::string& who) const {
+    fail(
+        "{}: the tensor {} holds the batch (B) off its first axis or merged with another, as "
+        "PyTorch's sequence-first attention lays it out; telar follows such a tensor through "
+        "Transpose, Reshape, MatMul, Gemm, Softmax, layer norms, Slice, Add/Sub/Mul/Div, Pow, "
+        "Relu, Sigmoid, Tanh, Sqrt, Erf and HardSwish until the batch is first again, which it is "
+        "not here",
+        who, view_str(v));
   }
   // `v` with its value transposed to `order` (the batch first).
-  View relaid(const View& v, const std::vector<int>& order, const std::string& name,
-              const std::string& who) {
-    if (order.at(0) != 0) fail("{}: the batch would not be first in {}", who, view_str(v));
+  View relaid(const View& v, const std::vector<int>& order, const std::string& name) {
     std::vector<int> position(order.size());
     bool identity = true;
     for (std::size_t k = 0; k < order.size(); ++k) {
@@ -530,7 +552,7 @@ class Importer {
     if (order.empty() || order[0] != 0)
       unsupported(n, fmt::format("the last axis of {} holds the batch", view_str(v)));
     order.insert(order.end(), last.begin(), last.end());
-    const View r = relaid(v, order, node_name(n, "/transpose"), who);
+    const View r = relaid(v, order, node_name(n, "/transpose"));
     return merged(r, {r.groups.size() - 1}, node_name(n, "/merge"), who);
   }
 
@@ -557,6 +579,25 @@ class Importer {
                                    view_str(v)));
       v = last_alone(n, v);
       define_view(n, {graph_.add_node(OpKind::Softmax, node_name(n), {}, {v.value}), v.groups});
+    } else if (op == "LayerNormalization" || op == "ReduceMean") {
+      // Over the last axis (a layer norm, whole or in PyTorch's nine ops), keeping it.
+      View v = view_of(n, 0);
+      const auto rank = static_cast<std::int64_t>(v.groups.size());
+      if (op == "ReduceMean") {
+        const auto axes = present(n, 1) ? constant(n, 1).ints() : at.ints("axes", {});
+        at.i("noop_with_empty_axes", 0);
+        if (axes.size() != 1 || (axes[0] != -1 && axes[0] != rank - 1) || at.i("keepdims", 1) == 0)
+          return false;
+        v = last_alone(n, v);
+        const auto last = static_cast<std::int64_t>(shape_of(v.value).size()) - 1;
+        define_view(n, {mean_over(node_name(n), v.value, last), v.groups});
+      } else {
+        v = last_alone(n, v);
+        define_view(n, {layer_norm(n, at, v.value, rank), v.groups});
+      }
+    } else if (op == "Pow") {
+      View v = view_of(n, 0);
+      define_view(n, {power(n, v.value), v.groups});
     } else if (op == "Slice") {
       slice(n, at);
     } else if (op == "Identity") {
@@ -597,8 +638,16 @@ class Importer {
     const bool allowzero = at.i("allowzero", 0) != 0;
     const Constant& t = constant(n, 1, true);
     const auto target = t.ints();
+    std::vector<std::string> shown;  // the target, its batch marks shown
+    for (std::size_t k = 0; k < target.size(); ++k) {
+      const auto mark = t.batch_at(k);
+      shown.push_back(mark == Constant::Batch::Is      ? std::string("B")
+                      : mark == Constant::Batch::Times ? fmt::format("B*{}", target[k])
+                      : mark == Constant::Batch::From  ? fmt::format("f(B)={}", target[k])
+                                                       : std::to_string(target[k]));
+    }
     const std::string what =
-        fmt::format("Reshape of {} to [{}]", view_str(v), fmt::join(target, ", "));
+        fmt::format("Reshape of {} to [{}]", view_str(v), fmt::join(shown, ", "));
     std::vector<SymbolicDim> dims;
     std::int64_t known = 1, per_sample = 1;
     int batches = 0, infer_at = -1;
@@ -629,8 +678,13 @@ class Importer {
       dims[static_cast<std::size_t>(infer_at)] = {per_sample / known, batches == 0};
     else if (infer_at >= 0 || known != per_sample || batches != 1)
       unsupported(n, what + fmt::format(": the dimensions do not hold the input's {} (B the "
-                                        "batch size)",
-                                        dims_str(in)));
+                                        "batch size){}",
+                                        dims_str(in),
+                                        batches == 0 && infer_at < 0
+                                            ? "; the file fixes the batch size here: export with "
+                                              "dynamic_axes={'x': {0: 'batch'}} (the input's "
+                                              "name), so that the model reads it from the input"
+                                            : ""));
     const auto r = regroup(xs, v.groups, dims);
     if (!r)
       unsupported(n, what +
@@ -660,7 +714,7 @@ class Importer {
       const std::vector<int> order = flattened(v.groups);
       if (order[0] != 0)
         unsupported(n, fmt::format("the batch does not lead the axes of {}", view_str(v)));
-      const View r = relaid(v, order, node_name(n, fmt::format("/transpose{}", k)), who);
+      const View r = relaid(v, order, node_name(n, fmt::format("/transpose{}", k)));
       return merged(r, {r.groups.size() - 2, r.groups.size() - 1},
                     node_name(n, fmt::format("/merge{}", k)), who);
     };
@@ -677,7 +731,8 @@ class Importer {
   }
 
   // Add, Sub, Mul, Div reading a view: of two views laid out alike, or of a view and a scalar or
-  // per-feature constant (along the last axis); false for the others.
+  // per-feature constant (along the last axis); false for the others (read batch first, or
+  // refused).
   bool binary_view(const proto::NodeProto& n, OpKind kind) {
     const bool first_known = known(n.input(0)), second_known = known(n.input(1));
     if (first_known || second_known) {
@@ -688,7 +743,7 @@ class Importer {
       bool per_feature = c.dims.size() <= rank;
       for (std::size_t d = 0; per_feature && d + 1 < c.dims.size(); ++d)
         per_feature = c.dims[d] == 1;
-      if (c.numel() != 1 && !per_feature) return false;
+      if (!per_feature) return false;  // of a higher rank, even of one element
       if (c.numel() != 1) v = last_alone(n, v);
       const ValueId w = operand(n, k, kind, Shape{c.numel()});
       const std::vector<ValueId> inputs =
@@ -696,8 +751,15 @@ class Importer {
       define_view(n, {graph_.add_node(kind, node_name(n), {}, inputs), v.groups});
       return true;
     }
+    // Two views laid out alike; an axis of 1 broadcasts where it is a file's axis alone (x - mean).
     const View a = view_of(n, 0), b = view_of(n, 1);
-    if (a.groups != b.groups || shape_of(a.value) != shape_of(b.value)) return false;
+    const Shape &as = shape_of(a.value), &bs = shape_of(b.value);
+    if (a.groups != b.groups || as.size() != bs.size()) return false;
+    for (const auto& g : a.groups)
+      for (int axis : g) {
+        const auto d = static_cast<std::size_t>(axis);
+        if (as[d] != bs[d] && (g.size() != 1 || (as[d] != 1 && bs[d] != 1))) return false;
+      }
     define_view(n, {graph_.add_node(kind, node_name(n), {}, {a.value, b.value}), a.groups});
     return true;
   }
@@ -776,23 +838,10 @@ class Importer {
       define(n, graph_.add_node(leaky ? OpKind::LeakyReLU : OpKind::HardSigmoid, node_name(n), a,
                                 {dynamic(n, 0)}));
     } else if (op == "LayerNormalization") {
-      layer_norm(n, at);
-    } else if (op == "Pow") {
       const ValueId x = dynamic(n, 0);
-      const Constant& e = constant(n, 1);
-      const float p = e.numel() == 1 ? e.scalar() : 0.0f;
-      if (e.numel() == 1 && p == 2.0f)
-        define(n, graph_.add_node(OpKind::Mul, node_name(n), {}, {x, x}));
-      else if (e.numel() == 1 && p == 0.5f)
-        define(n, graph_.add_node(OpKind::Sqrt, node_name(n), {}, {x}));
-      else if (e.numel() == 1 && p == 1.0f)
-        define(n, x);
-      else if (e.numel() == 1)
-        define(n, graph_.add_node(OpKind::Pow, node_name(n), graph::EltwiseAttrs{p, 0.0f}, {x}));
-      else
-        unsupported(n,
-                    "telar imports Pow with one constant exponent (a scalar), not a tensor of "
-                    "exponents");
+      define(n, layer_norm(n, at, x, static_cast<std::int64_t>(shape_of(x).size())));
+    } else if (op == "Pow") {
+      define(n, power(n, dynamic(n, 0)));
     } else if (op == "Dropout") {
       dropout(n, at);
     } else if (op == "Identity") {
@@ -1163,9 +1212,8 @@ class Importer {
 
   // LayerNormalization over the last axis: telar's LayerNorm (a missing bias: a constant of
   // zeros, which training leaves alone).
-  void layer_norm(const proto::NodeProto& n, Attributes& at) {
-    const ValueId x = dynamic(n, 0);
-    const auto rank = static_cast<std::int64_t>(shape_of(x).size());
+  // Of x (the node's input, or the value of a view of rank `rank` with its last axis alone).
+  ValueId layer_norm(const proto::NodeProto& n, Attributes& at, ValueId x, std::int64_t rank) {
     std::int64_t axis = at.i("axis", -1);
     if (axis < 0) axis += rank;
     if (axis != rank - 1 || rank < 2)
@@ -1182,7 +1230,21 @@ class Importer {
         present(n, 2)
             ? weight(n.input(2), constant(n, 2), {a.features}, graph::Initializer::zeros())
             : fixed(node_name(n) + "/bias", zeros_of(a.features), {a.features});
-    define(n, graph_.add_node(OpKind::LayerNorm, node_name(n), a, {x, scale, bias}));
+    return graph_.add_node(OpKind::LayerNorm, node_name(n), a, {x, scale, bias});
+  }
+
+  // x to a constant power (one value): a square as x * x, a square root as Sqrt.
+  ValueId power(const proto::NodeProto& n, ValueId x) {
+    const Constant& e = constant(n, 1);
+    if (e.numel() != 1)
+      unsupported(n,
+                  "telar imports Pow with one constant exponent (a scalar), not a tensor of "
+                  "exponents");
+    const float p = e.scalar();
+    if (p == 2.0f) return graph_.add_node(OpKind::Mul, node_name(n), {}, {x, x});
+    if (p == 0.5f) return graph_.add_node(OpKind::Sqrt, node_name(n), {}, {x});
+    if (p == 1.0f) return x;
+    return graph_.add_node(OpKind::Pow, node_name(n), graph::EltwiseAttrs{p, 0.0f}, {x});
   }
 
   // MatMul of two computed tensors [B, ..., M, K] x [B, ..., K, N] (attention's scores and
@@ -1856,18 +1918,25 @@ class Importer {
       } else {
         c.f.push_back(apply(a.f[ia], b.f[ib]));
       }
-      if (marked) c.batch.push_back(product_mark(kind, a.batch_at(ia), b.batch_at(ib)));
+      if (marked) {
+        // A multiple of the batch size stays one when multiplied by a whole number.
+        const bool whole =
+            c.integer && (a.batch_at(ia) == Constant::Batch::No ? a.i[ia] : b.i[ib]) >= 1;
+        c.batch.push_back(product_mark(kind, a.batch_at(ia), b.batch_at(ib), whole));
+      }
     }
     return c;
   }
 
   // The mark of an element computed from two: the batch size (or a multiple of it) times a
-  // number that does not depend on it is a multiple of the batch size (bsz * num_heads).
-  static Constant::Batch product_mark(OpKind kind, Constant::Batch a, Constant::Batch b) {
+  // `whole` number that does not depend on it is a multiple of the batch size (bsz * num_heads).
+  static Constant::Batch product_mark(OpKind kind, Constant::Batch a, Constant::Batch b,
+                                      bool whole) {
     using B = Constant::Batch;
     if (a == B::No && b == B::No) return B::No;
     const auto multiple = [](B m) { return m == B::Is || m == B::Times; };
-    if (kind == OpKind::Mul && ((multiple(a) && b == B::No) || (a == B::No && multiple(b))))
+    if (kind == OpKind::Mul && whole &&
+        ((multiple(a) && b == B::No) || (a == B::No && multiple(b))))
       return B::Times;
     return B::From;
   }

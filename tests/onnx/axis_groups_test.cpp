@@ -45,6 +45,11 @@ TEST(AxisGroups, AxesOfOneAreMadeAndAbsorbed) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->dims, (Shape{kBatchDim, 1, 6, 1}));
   EXPECT_EQ(r->groups, (AxisGroups{{0}, {1}, {2}, {3}}));
+  // One token (L = 1) of [1, B, 8] as [1, B*2, 4]: the token's axis is taken, not doubled.
+  r = regroup({kBatchDim, 1, 8}, {{1}, {0}, {2}}, {n(1), times_b(2), n(4)});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->dims, (Shape{kBatchDim, 1, 2, 4}));
+  EXPECT_EQ(r->groups, (AxisGroups{{1}, {0, 2}, {3}}));
   r = regroup({kBatchDim, 6, 1}, identity_groups(3), {B, n(6)});
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->dims, (Shape{kBatchDim, 6, 1}));

@@ -395,17 +395,21 @@ TEST(OnnxImport, AReshapeThatMergesTheBatchIsRefused) {
                                {"(Reshape)", "batch"});
 }
 
-// PyTorch's sequence-first heads, hand-built: x [B, L=2, E=4] -> Transpose [1, 0, 2] ([L, B, E])
-// -> Reshape to [L, B*2, 2], the batch read from the transposed tensor's shape and multiplied by
-// the heads -> Transpose [1, 0, 2] ([B*H, L, d]) -> Reshape to [B, H, L, d], batch first again.
-// By hand: y[b, h, l, k] = x[b, l, 2h + k]. The heads left merged with the batch at the output
-// are refused, naming the output; so is a dimension computed from the batch by other than a
-// product (B + 2).
+// PyTorch's sequence-first heads, hand-built: x [B, L, E=4] -> Transpose [1, 0, 2] ([L, B, E])
+// -> Add a bias per feature -> Reshape to [L, B*2, 2], the batch read from the transposed
+// tensor's shape and multiplied by the heads -> Transpose [1, 0, 2] ([B*H, L, d]) -> Reshape to
+// [B, H, L, d], batch first again. By hand: y[b, h, l, k] = x[b, l, 2h + k] + bias[2h + k], for
+// L = 2 and for one token (L = 1, whose axis of 1 must not stick to the batch). The heads left
+// merged with the batch at the output are refused, naming the output; so is a dimension
+// computed from the batch by other than a product (B + 2).
 TEST(OnnxImport, SequenceFirstHeadsSplitAsPyTorchWritesThem) {
   enum class End { BatchFirst, Merged, BatchPlusTwo };
-  auto model = [](End end) {
-    auto m = base_model({0, 2, 4});
-    set_ints(add_node(m, "Transpose", {"x"}, "t"), "perm", {1, 0, 2});
+  const std::vector<float> bias{10.0f, 20.0f, 30.0f, 40.0f};
+  auto model = [&](End end, std::int64_t tokens) {
+    auto m = base_model({0, tokens, 4});
+    set_ints(add_node(m, "Transpose", {"x"}, "t0"), "perm", {1, 0, 2});
+    add_initializer(m, "bias", {4}, bias);
+    add_node(m, "Add", {"t0", "bias"}, "t");
     add_node(m, "Shape", {"t"}, "s");
     add_int_initializer(m, "i0", {0});
     add_int_initializer(m, "i1", {1});
@@ -424,22 +428,27 @@ TEST(OnnxImport, SequenceFirstHeadsSplitAsPyTorchWritesThem) {
     add_output(m, "y");
     return m;
   };
-  ImportedModel imported = import_model(save(model(End::BatchFirst), "heads.onnx"));
-  Tensor x({2, 2, 4});
-  for (std::int64_t i = 0; i < x.numel(); ++i) x.f32()[i] = static_cast<float>(i + 1);
-  const Tensor y = run(std::move(imported), x);
-  ASSERT_EQ(y.shape(), (Shape{2, 2, 2, 2}));
-  std::vector<float> expected;
-  for (int b = 0; b < 2; ++b)
-    for (int h = 0; h < 2; ++h)
-      for (int l = 0; l < 2; ++l)
-        for (int k = 0; k < 2; ++k) expected.push_back(x.f32()[b * 8 + l * 4 + 2 * h + k]);
-  expect_floats(y, expected);
-  train::testing::expect_error([&] { import_model(save(model(End::Merged), "heads_merged.onnx")); },
-                               {"output 'y'", "[B*2, 2, 2]", "batch"});
+  for (std::int64_t tokens : {2, 1}) {
+    SCOPED_TRACE(std::to_string(tokens) + " tokens");
+    ImportedModel imported = import_model(save(model(End::BatchFirst, tokens), "heads.onnx"));
+    Tensor x({2, tokens, 4});
+    for (std::int64_t i = 0; i < x.numel(); ++i) x.f32()[i] = static_cast<float>(i + 1);
+    const Tensor y = run(std::move(imported), x);
+    ASSERT_EQ(y.shape(), (Shape{2, 2, tokens, 2}));
+    std::vector<float> expected;
+    for (int b = 0; b < 2; ++b)
+      for (int h = 0; h < 2; ++h)
+        for (int l = 0; l < tokens; ++l)
+          for (int k = 0; k < 2; ++k)
+            expected.push_back(x.f32()[(b * tokens + l) * 4 + 2 * h + k] + bias[2 * h + k]);
+    expect_floats(y, expected);
+  }
   train::testing::expect_error(
-      [&] { import_model(save(model(End::BatchPlusTwo), "heads_plus.onnx")); },
-      {"(Reshape)", "other than by multiplying"});
+      [&] { import_model(save(model(End::Merged, 2), "heads_merged.onnx")); },
+      {"output 'y'", "[B*2, 2, 2]", "batch"});
+  train::testing::expect_error(
+      [&] { import_model(save(model(End::BatchPlusTwo, 2), "heads_plus.onnx")); },
+      {"(Reshape)", "f(B)=3", "other than by multiplying"});
 }
 
 // A class token expanded over the batch as PyTorch exports cls.expand(B, -1): the target shape
