@@ -174,6 +174,10 @@ std::shared_ptr<const QuantizationTable> latency_calibration(const graph::Graph&
       calibrate(graph, params, std::span<const Tensor>(&input, 1), {}));
 }
 
+bool quantized_layer(const graph::Node& node) {
+  return node.kind == graph::OpKind::Conv2d || node.kind == graph::OpKind::Linear;
+}
+
 std::vector<LayerSensitivity> layer_sensitivity(const graph::Graph& graph,
                                                 const graph::ParameterSet& params,
                                                 const QuantizationTable& table,
@@ -197,9 +201,7 @@ std::vector<LayerSensitivity> layer_sensitivity(const graph::Graph& graph,
   std::vector<std::string> layers;
   const optimize::InferenceGraph compiled = optimize::optimize_for_inference(graph, params);
   for (const graph::Node& n : compiled.graph.nodes())
-    if ((n.kind == graph::OpKind::Conv2d || n.kind == graph::OpKind::Linear) &&
-        !table.excluded.count(n.name))
-      layers.push_back(n.name);
+    if (quantized_layer(n) && !table.excluded.count(n.name)) layers.push_back(n.name);
   std::vector<LayerSensitivity> out;
   for (const std::string& layer : layers) {
     auto alone = std::make_shared<QuantizationTable>(table);

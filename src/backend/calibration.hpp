@@ -27,6 +27,10 @@ struct CalibrationOptions {
 QuantizationTable calibrate(const graph::Graph& graph, const graph::ParameterSet& params,
                             std::span<const Tensor> batches, const CalibrationOptions& options);
 
+// Whether `node` (of a graph compiled for inference) is a layer int8 quantizes with its own
+// weight scales, a convolution or a Linear: what --exclude and the sensitivity list name.
+bool quantized_layer(const graph::Node& node);
+
 // How much quantizing one layer alone costs: the relative error ||y_int8 - y_fp32|| /
 // ||y_fp32|| of the model's first output on `batch` with only that convolution or Linear in
 // int8 (the others, and the table's excluded nodes, in fp32). Sorted from the most sensitive;

@@ -96,7 +96,7 @@ int run_quantize(const Args& args) {
         optimize::optimize_for_inference(trained.net, trained.weights).graph;
     for (const std::string& name : excluded) {
       const graph::Node* n = compiled.find_node(name);
-      require(n && (n->kind == graph::OpKind::Conv2d || n->kind == graph::OpKind::Linear),
+      require(n && backend::quantized_layer(*n),
               "--exclude {}: {} has no convolution or Linear of that name as compiled for "
               "inference; see telar models show --optimized for the names",
               name, trained.net.name());
