@@ -3,12 +3,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "core/clock.hpp"
+#include "core/error.hpp"
 #include "core/threads.hpp"
+#include "graph/dump.hpp"
 
 namespace telar::backend {
 
@@ -45,6 +50,49 @@ std::vector<double> measure_forward_ms(Executable& exe, std::span<const Tensor> 
     ms.push_back(one.seconds() * 1e3);
   }
   return ms;
+}
+
+namespace {
+
+// Sums the time between each node's begin and end, by node, in the order they first ran.
+class NodeClock final : public NodeObserver {
+ public:
+  void on_node_begin(const graph::Node&, Pass) override { started_ = Clock::now(); }
+  void on_node_end(const graph::Node& node, Pass) override {
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started_).count();
+    auto [it, added] = index_.emplace(&node, times_.size());
+    if (added) times_.push_back({node.name, node.kind, graph::describe_attrs(node), 0.0});
+    times_[it->second].ms += ms;
+  }
+  std::vector<NodeTime> take() {
+    index_.clear();
+    return std::exchange(times_, {});
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point started_;
+  std::map<const graph::Node*, std::size_t> index_;
+  std::vector<NodeTime> times_;
+};
+
+}  // namespace
+
+std::vector<NodeTime> node_times(Executable& exe, std::span<const Tensor> inputs, int runs) {
+  if (runs < 1) fail("internal: node_times needs at least one run, got {}", runs);
+  NodeClock clock;
+  struct Restore {  // the caller's observer back, also when a forward throws
+    Executable& exe;
+    NodeObserver* before;
+    ~Restore() { exe.set_observer(before); }
+  } restore{exe, exe.observer()};
+  exe.set_observer(&clock);
+  exe.forward(inputs, Mode::Eval);  // the plan without splits, made and warmed
+  clock.take();
+  for (int r = 0; r < runs; ++r) exe.forward(inputs, Mode::Eval);
+  std::vector<NodeTime> times = clock.take();
+  for (NodeTime& t : times) t.ms /= runs;
+  return times;
 }
 
 namespace {

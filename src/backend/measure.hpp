@@ -4,6 +4,7 @@
 // iterations are reached; and what a plan for a batch size will hold in memory.
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backend/executable.hpp"
@@ -23,6 +24,19 @@ struct MeasureOptions {
 // Each timed run's latency in milliseconds.
 std::vector<double> measure_forward_ms(Executable& exe, std::span<const Tensor> inputs,
                                        const MeasureOptions& options);
+
+// The time each node of the compiled graph takes in an evaluation-mode forward: the mean over
+// `runs` forwards (after one untimed) of a clock read around each node, in milliseconds; the
+// nodes in the order they ran, each with its op. The plan runs whole (no batch split, no thread
+// adaptation: an observer sees one node at a time), so the sum can differ a little from the
+// latency measure_forward_ms gives. For a backend whose kernels run synchronously (the CPU).
+struct NodeTime {
+  std::string node;
+  graph::OpKind kind{};
+  std::string detail;  // graph::describe_attrs: "768->3072 +GELU"
+  double ms = 0.0;
+};
+std::vector<NodeTime> node_times(Executable& exe, std::span<const Tensor> inputs, int runs);
 
 // The bytes an inference plan of `graph` at `batch` holds: its weights and a buffer per value
 // (the CPU plan's layout; blocked layouts pad a little more).

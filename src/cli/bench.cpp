@@ -22,6 +22,7 @@
 #include "core/parse.hpp"
 #include "core/system_load.hpp"
 #include "core/threads.hpp"
+#include "graph/op.hpp"
 #include "report/run_dir.hpp"
 
 namespace telar::cli {
@@ -75,6 +76,31 @@ bool next_size_fits(const graph::Graph& g, std::int64_t batch, std::optional<std
 
 }  // namespace
 
+// The `count` nodes of a point that take longest, and its time by op.
+void print_layers(const BenchPoint& p, int count) {
+  double sum = 0.0;
+  for (const backend::NodeTime& t : p.layers) sum += t.ms;
+  std::vector<backend::NodeTime> longest = p.layers;
+  std::stable_sort(longest.begin(), longest.end(),
+                   [](const auto& a, const auto& b) { return a.ms > b.ms; });
+  longest.resize(std::min<std::size_t>(longest.size(), static_cast<std::size_t>(count)));
+  std::vector<std::string> shares;
+  for (const auto& [op, ms] : time_by_op(p))
+    shares.push_back(fmt::format("{} {:.0f}%", op, sum > 0.0 ? 100.0 * ms / sum : 0.0));
+  std::cout << fmt::format(
+      "  where {} batch {}'s time goes ({} nodes, {} ms in all, mean of {} runs timed node by "
+      "node)\n  by op: {}\n",
+      bench_label(p), p.batch, p.layers.size(), ms_text(sum), p.layer_runs,
+      fmt::join(shares, ", "));
+  std::size_t width = 4;
+  for (const auto& t : longest) width = std::max(width, t.node.size());
+  std::cout << fmt::format("  {:>10} {:>6}  {:<{}}  {}\n", "ms", "share", "node", width, "op");
+  for (const auto& t : longest)
+    std::cout << fmt::format("  {:>10} {:>5.1f}%  {:<{}}  {} {}\n", ms_text(t.ms),
+                             sum > 0.0 ? 100.0 * t.ms / sum : 0.0, t.node, width,
+                             graph::op_name(t.kind), t.detail);
+}
+
 int run_bench(const Args& args) {
   CLI::App app{
       "Latency and throughput of a model on one or more targets: warm-up by time, "
@@ -99,6 +125,7 @@ int run_bench(const Args& args) {
   backend::MeasureOptions measure_options;
   double clock_ghz = 1.0;
   int threads = 0;
+  int layers = 0;
   std::uint64_t seed = 0;
   app.add_option("--target", target_texts,
                  "where to run, repeatable or comma-separated: cpu, cpu:ref, cpu:threads=N, "
@@ -132,6 +159,11 @@ int run_bench(const Args& args) {
   add_overwrite_flag(app, &overwrite);
   add_no_optimize_flag(app, &no_optimize);
   add_threads_option(app, &threads);
+  app.add_option("--layers", layers,
+                 "also time each node (a clock around it) and print the N that take longest, "
+                 "with the time by op; every node in layers.csv and report.html with --out "
+                 "(cpu targets)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
   int code = 0;
   if (!parse(app, args, "bench", &code)) return code;
@@ -264,6 +296,15 @@ int run_bench(const Args& args) {
             "on the machine disturbs it; do not trust this figure, measure on a quiet machine\n",
             bench_label(p), b, 100.0 * s.cv, 100.0 * kNoisyCv, load_average().value_or(-1.0),
             compute_threads());
+      if (layers > 0 && t.spec.kind == "cpu") {
+        p.layer_runs = std::clamp(static_cast<int>(s.count), 3, 30);
+        p.layers = backend::node_times(*t.exe, std::span<const Tensor>(&x, 1), p.layer_runs);
+        print_layers(p, layers);
+        t.exe->release_plans();
+      } else if (layers > 0) {
+        std::cout << fmt::format("  (--layers: {} is not timed node by node; cpu targets are)\n",
+                                 bench_label(p));
+      }
       points.push_back(std::move(p));
       if (sweep && 2 * b <= kMaxSweepBatch &&
           next_size_fits(g, b, planned, last_planned, limit, bench_label(points.back())))
@@ -283,6 +324,7 @@ int run_bench(const Args& args) {
   if (run) {
     write_file_atomic(run->file("bench.csv"), bench_summary_csv(points));
     write_file_atomic(run->file("latency.csv"), bench_latency_csv(points));
+    if (layers > 0) write_file_atomic(run->file("layers.csv"), bench_layers_csv(points));
     write_bench_report(run->file("report.html"), "telar bench: " + model_name, points, environment);
     run->write_run_json("bench",
                         {{"model", model_name},
@@ -297,8 +339,8 @@ int run_bench(const Args& args) {
                          {"min_iterations", measure_options.min_iterations},
                          {"clock_ghz", clock_ghz}},
                         {{"result", result}});
-    std::cout << "wrote " << run->path().string()
-              << "/{run.json, bench.csv, latency.csv, report.html}\n";
+    std::cout << "wrote " << run->path().string() << "/{run.json, bench.csv, latency.csv, "
+              << (layers > 0 ? "layers.csv, " : "") << "report.html}\n";
   }
   if (json) print_json(result);
   return 0;

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
+#include "core/csv.hpp"
 #include "core/files.hpp"
+#include "graph/op.hpp"
 #include "report/html_report.hpp"
 #include "report/svg_chart.hpp"
 
@@ -39,6 +42,28 @@ std::string bench_latency_csv(const std::vector<BenchPoint>& points) {
   return csv;
 }
 
+std::vector<std::pair<std::string, double>> time_by_op(const BenchPoint& point) {
+  std::map<std::string, double> sums;
+  for (const backend::NodeTime& t : point.layers) sums[std::string(graph::op_name(t.kind))] += t.ms;
+  std::vector<std::pair<std::string, double>> out(sums.begin(), sums.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+std::string bench_layers_csv(const std::vector<BenchPoint>& points) {
+  std::string csv = "target,precision,batch,node,op,detail,ms,share\n";
+  for (const BenchPoint& p : points) {
+    double sum = 0.0;
+    for (const backend::NodeTime& t : p.layers) sum += t.ms;
+    for (const backend::NodeTime& t : p.layers)
+      csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f}\n", csv_field(p.target), p.precision,
+                         p.batch, csv_field(t.node), graph::op_name(t.kind), csv_field(t.detail),
+                         t.ms, sum > 0.0 ? t.ms / sum : 0.0);
+  }
+  return csv;
+}
+
 nlohmann::json bench_point_json(const BenchPoint& p) {
   const SampleSummary& s = p.latency;
   nlohmann::json j = {{"target", p.target},
@@ -62,8 +87,82 @@ nlohmann::json bench_point_json(const BenchPoint& p) {
     j["cycles"] = p.cycles;
     j["host_nodes"] = p.host_nodes;
   }
+  if (!p.layers.empty()) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const backend::NodeTime& t : p.layers)
+      layers.push_back({{"node", t.node}, {"op", graph::op_name(t.kind)}, {"ms", t.ms}});
+    j["layers"] = std::move(layers);
+    j["layer_runs"] = p.layer_runs;
+  }
   return j;
 }
+
+namespace {
+
+// With --layers: each point's time by op (stacked bars, one per point) and its longest nodes.
+void write_layers(report::HtmlReport& html, const std::vector<BenchPoint>& points) {
+  std::vector<const BenchPoint*> with;
+  for (const BenchPoint& p : points)
+    if (!p.layers.empty()) with.push_back(&p);
+  if (with.empty()) return;
+  html.heading("Where the time goes");
+  html.paragraph(
+      "Each node's time in an evaluation-mode forward, a clock read around it, the mean of the "
+      "runs below (the plan run whole, one node at a time: the sum can differ a little from the "
+      "median latency above). layers.csv has every node.");
+  // The eight op kinds that take longest over all points, the rest as "other".
+  std::vector<std::string> ops;
+  {
+    std::map<std::string, double> total;
+    for (const BenchPoint* p : with)
+      for (const auto& [op, ms] : time_by_op(*p)) total[op] += ms;
+    std::vector<std::pair<std::string, double>> sorted(total.begin(), total.end());
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (std::size_t k = 0; k < sorted.size() && k < 8; ++k) ops.push_back(sorted[k].first);
+    if (sorted.size() > 8) ops.push_back("other");
+  }
+  // ms[point][op]
+  std::vector<std::vector<double>> ms(with.size(), std::vector<double>(ops.size(), 0.0));
+  for (std::size_t i = 0; i < with.size(); ++i)
+    for (const auto& [op, v] : time_by_op(*with[i])) {
+      const auto at = std::find(ops.begin(), ops.end(), op);
+      ms[i][at == ops.end() ? ops.size() - 1 : static_cast<std::size_t>(at - ops.begin())] += v;
+    }
+  // One point: a bar per op; several: a bar per point, stacked by op.
+  report::BarChart by_op{"Time per forward by op", "ms", {}, {}, {}, with.size() > 1, true};
+  if (with.size() == 1) {
+    by_op.categories = ops;
+    by_op.stack_names = {fmt::format("{} batch {}", bench_label(*with[0]), with[0]->batch)};
+    by_op.values = ms;
+  } else {
+    by_op.stack_names = ops;
+    by_op.values.assign(ops.size(), {});
+    for (std::size_t i = 0; i < with.size(); ++i) {
+      by_op.categories.push_back(fmt::format("{} batch {}", bench_label(*with[i]), with[i]->batch));
+      for (std::size_t k = 0; k < ops.size(); ++k) by_op.values[k].push_back(ms[i][k]);
+    }
+  }
+  html.svg(by_op.render());
+  for (const BenchPoint* p : with) {
+    std::vector<backend::NodeTime> longest = p->layers;
+    double sum = 0.0;
+    for (const auto& t : longest) sum += t.ms;
+    std::stable_sort(longest.begin(), longest.end(),
+                     [](const auto& a, const auto& b) { return a.ms > b.ms; });
+    longest.resize(std::min<std::size_t>(longest.size(), 15));
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& t : longest)
+      rows.push_back({t.node, std::string(graph::op_name(t.kind)) + " " + t.detail,
+                      fmt::format("{:.3f}", t.ms), fmt::format("{:.1f}%", 100.0 * t.ms / sum)});
+    html.paragraph(fmt::format(
+        "{} batch {}: the {} longest of {} nodes ({:.3f} ms in all, {} runs)", bench_label(*p),
+        p->batch, longest.size(), p->layers.size(), sum, p->layer_runs));
+    html.table({"node", "op", "ms", "share"}, rows);
+  }
+}
+
+}  // namespace
 
 void write_bench_report(const std::filesystem::path& path, const std::string& title,
                         const std::vector<BenchPoint>& points, const nlohmann::json& environment) {
@@ -141,6 +240,7 @@ void write_bench_report(const std::filesystem::path& path, const std::string& ti
     runs.series.push_back(std::move(s));
   }
   if (!runs.series.empty()) html.svg(runs.render());
+  write_layers(html, points);
   html.heading("Environment");
   std::vector<std::pair<std::string, std::string>> env;
   for (const auto& [key, value] : environment.items())

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/measure.hpp"
 #include "core/statistics.hpp"
 
 namespace telar::cli {
@@ -25,7 +26,13 @@ struct BenchPoint {
   std::optional<double> accuracy;  // --accuracy: the target's at this precision, on the test set
   // The bytes the target's plan for this batch held (Executable::planned_bytes), where it tells.
   std::optional<std::int64_t> planned_bytes;
+  // --layers: each node's time (backend::node_times), over `layer_runs` runs; empty without.
+  std::vector<backend::NodeTime> layers;
+  int layer_runs = 0;
 };
+
+// The time of a point's nodes summed by op kind, largest first.
+std::vector<std::pair<std::string, double>> time_by_op(const BenchPoint& point);
 
 // "cpu", or "cpu bf16" for another precision than fp32: how a point's target is labelled.
 std::string bench_label(const BenchPoint& point);
@@ -33,9 +40,13 @@ std::string bench_label(const BenchPoint& point);
 std::string bench_summary_csv(const std::vector<BenchPoint>& points);
 // One row per timed run: target, precision, batch, iteration, latency_ms.
 std::string bench_latency_csv(const std::vector<BenchPoint>& points);
+// One row per node of each point with --layers: target, precision, batch, node, op, detail, ms,
+// share (of the nodes' sum).
+std::string bench_layers_csv(const std::vector<BenchPoint>& points);
 nlohmann::json bench_point_json(const BenchPoint& point);
 // report.html: the summary table, latency and throughput against the batch size (one line per
-// target), each point's runs in order (where noise shows), and the environment.
+// target), each point's runs in order (where noise shows), with --layers where the time goes
+// (by op, and the longest nodes), and the environment.
 void write_bench_report(const std::filesystem::path& path, const std::string& title,
                         const std::vector<BenchPoint>& points, const nlohmann::json& environment);
 

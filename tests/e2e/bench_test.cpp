@@ -79,6 +79,68 @@ TEST(Bench, SummaryAgreesWithItsOwnRuns) {
   EXPECT_NE(page.find("Throughput against the batch size"), std::string::npos);
 }
 
+// --layers times each node of the graph as compiled for inference (mnist_cnn: two convolutions
+// with their ReLUs fused, two pools, a flatten, two Linears), prints the longest first, and
+// writes every node to layers.csv (shares summing to 1); a sim target is not timed node by node.
+TEST(Bench, LayersTimeEachNodeOfTheCompiledGraph) {
+  const std::string out = fresh_temp_dir("bench_layers") + "/run";
+  auto r =
+      run_telar({"bench", "--model", "mnist_cnn", "--target",
+                 std::string("cpu,sim:") + TELAR_SOURCE_DIR + "/configs/maeri_128mses_128_bw.cfg",
+                 "--duration", "0.05", "--warmup", "0.01", "--min-iterations", "5", "--threads",
+                 "1", "--layers", "3", "--out", out, "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = last_json(r.out);
+  ASSERT_EQ(j["points"].size(), 2u);
+  const auto& cpu = j["points"][0];
+  ASSERT_EQ(cpu["target"], "cpu");
+  EXPECT_FALSE(j["points"][1].contains("layers"));
+  EXPECT_NE(r.out.find("is not timed node by node"), std::string::npos) << r.out;
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"conv1", "Conv2d"},    {"pool1", "MaxPool2d"}, {"conv2", "Conv2d"}, {"pool2", "MaxPool2d"},
+      {"flatten", "Flatten"}, {"fc1", "Linear"},      {"fc2", "Linear"}};
+  ASSERT_EQ(cpu["layers"].size(), expected.size()) << cpu["layers"].dump();
+  std::string longest;
+  double most = -1.0;
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    const auto& layer = cpu["layers"][k];
+    EXPECT_EQ(layer["node"], expected[k].first);
+    EXPECT_EQ(layer["op"], expected[k].second);
+    EXPECT_GT(layer["ms"].get<double>(), 0.0);
+    if (layer["ms"].get<double>() > most) {
+      most = layer["ms"].get<double>();
+      longest = layer["node"].get<std::string>();
+    }
+  }
+  EXPECT_GE(cpu["layer_runs"].get<int>(), 3);
+  EXPECT_LE(cpu["layer_runs"].get<int>(), 30);
+  // The table's first row is the longest node; three rows follow its header.
+  const auto table = r.out.find("  by op: ");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  std::istringstream lines(r.out.substr(table));
+  std::string line;
+  std::vector<std::string> rows;
+  std::getline(lines, line);  // by op
+  std::getline(lines, line);  // header
+  while (std::getline(lines, line) && line.find('%') != std::string::npos) rows.push_back(line);
+  ASSERT_GE(rows.size(), 3u) << r.out;
+  EXPECT_NE(rows[0].find(" " + longest + " "), std::string::npos) << rows[0];
+  std::ifstream csv(fs::path(out) / "layers.csv");
+  std::getline(csv, line);
+  EXPECT_EQ(line, "target,precision,batch,node,op,detail,ms,share");
+  double shares = 0.0;
+  int count = 0;
+  while (std::getline(csv, line)) {
+    shares += std::stod(line.substr(line.rfind(',') + 1));
+    ++count;
+  }
+  EXPECT_EQ(count, static_cast<int>(expected.size()));
+  EXPECT_NEAR(shares, 1.0, 1e-4);
+  std::ifstream html(fs::path(out) / "report.html");
+  const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("Where the time goes"), std::string::npos);
+}
+
 // A sim: target's latency is its simulated cycles at --clock-ghz: half the time at twice the
 // clock, the same cycles.
 TEST(Bench, SimulatedCyclesBecomeTimeAtTheClock) {
