@@ -34,7 +34,7 @@ std::vector<SymbolicDim> view_dims(const Shape& dims, const AxisGroups& groups) 
 std::optional<Regrouped> regroup(const Shape& dims, const AxisGroups& groups,
                                  const std::vector<SymbolicDim>& target) {
   const std::vector<int> order = flattened(groups);
-  if (order.size() != dims.size() || target.empty()) return std::nullopt;
+  if (order.empty() || order.size() != dims.size() || target.empty()) return std::nullopt;
   // Walks the value's axes in the view's order, cutting each into the pieces the target's
   // dimensions take: pieces[axis] in order, and per target dimension the (axis, piece) it takes.
   std::vector<std::vector<std::int64_t>> pieces(dims.size());

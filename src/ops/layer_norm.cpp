@@ -74,6 +74,12 @@ void layer_norm_backward(const LayerNormAttrs& a, const Tensor& x, const Tensor&
   // With xhat = (x - mean) * inv_std, y = xhat * scale + bias and g = dy * scale:
   //   dbias = sum over rows of dy, dscale = sum over rows of dy * xhat,
   //   dx = inv_std * (g - mean(g) - xhat * mean(g * xhat)), the means over the row.
+  // Each row's statistics once, for both.
+  const bool threaded = x.numel() > (1 << 14);
+  std::vector<Statistics> stats(static_cast<std::size_t>(r.count));
+  parallel_for(0, r.count, threaded, [&](std::int64_t i) {
+    stats[static_cast<std::size_t>(i)] = statistics(xp + i * w, w, a.eps);
+  });
   if (dscale || dbias) {
     // The sums over rows in double, row after row (the parameters' gradients are shared by every
     // row, so rows are not split across threads here).
@@ -81,7 +87,7 @@ void layer_norm_backward(const LayerNormAttrs& a, const Tensor& x, const Tensor&
     for (std::int64_t i = 0; i < r.count; ++i) {
       const float* row = xp + i * w;
       const float* d = dyp + i * w;
-      const Statistics s = statistics(row, w, a.eps);
+      const Statistics s = stats[static_cast<std::size_t>(i)];
       for (std::int64_t k = 0; k < w; ++k) {
         db[static_cast<std::size_t>(k)] += d[k];
         ds[static_cast<std::size_t>(k)] += d[k] * ((row[k] - s.mean) * s.inv_std);
@@ -94,11 +100,11 @@ void layer_norm_backward(const LayerNormAttrs& a, const Tensor& x, const Tensor&
   }
   if (!dx) return;
   float* dxp = dx->f32();
-  parallel_for(0, r.count, x.numel() > (1 << 14), [&](std::int64_t i) {
+  parallel_for(0, r.count, threaded, [&](std::int64_t i) {
     const float* row = xp + i * w;
     const float* d = dyp + i * w;
     float* out = dxp + i * w;
-    const Statistics s = statistics(row, w, a.eps);
+    const Statistics s = stats[static_cast<std::size_t>(i)];
     float sum_g = 0.0f, sum_g_xhat = 0.0f;
 #pragma omp simd reduction(+ : sum_g, sum_g_xhat)
     for (std::int64_t k = 0; k < w; ++k) {
