@@ -92,19 +92,21 @@ int run_demo(const Args& args) {
   train_args.insert(train_args.end(), replace.begin(), replace.end());
   if (int rc = run_train(train_args); rc != 0) return rc;
 
-  banner("2. ONNX and deployment speed: the CNN just trained, written as an ONNX file (which ONNX "
-         "Runtime, TensorRT or OpenVINO run), then benched from that file, compiled for "
-         "inference (BatchNorm folded, activations fused): latency at batch 1, throughput at 64");
+  banner(
+      "2. ONNX and deployment speed: the CNN just trained, written as an ONNX file (which ONNX "
+      "Runtime, TensorRT or OpenVINO run), then benched from that file, compiled for "
+      "inference (BatchNorm folded, activations fused): latency at batch 1, throughput at 64, "
+      "and where the time goes, node by node");
   std::cout << "telar export --checkpoint " << (root / "train").string() << " --out "
             << onnx_file.string() << "\ntelar bench --model " << onnx_file.string()
-            << " --batch 1,64 --duration 0.5 --out " << (root / "bench").string() << "\n";
+            << " --batch 1,64 --duration 0.5 --layers 5 --out " << (root / "bench").string()
+            << "\n";
   std::cout.flush();
   Args export_args = {"--checkpoint", (root / "train").string(), "--out", onnx_file.string()};
   if (overwrite) export_args.push_back("--overwrite");
   if (int rc = run_export(export_args); rc != 0) return rc;
-  Args bench_args = {"--model", onnx_file.string(), "--batch",
-                     "1,64",    "--duration",        "0.5",
-                     "--out",   (root / "bench").string()};
+  Args bench_args = {"--model", onnx_file.string(), "--batch", "1,64",  "--duration",
+                     "0.5",     "--layers",         "5",       "--out", (root / "bench").string()};
   if (threads > 0) bench_args.insert(bench_args.end(), {"--threads", std::to_string(threads)});
   bench_args.insert(bench_args.end(), replace.begin(), replace.end());
   if (int rc = run_bench(bench_args); rc != 0) return rc;

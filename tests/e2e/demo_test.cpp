@@ -68,6 +68,8 @@ TEST(Demo, EveryStageRunsAndLeavesItsRun) {
   const nlohmann::json bench = result_of(out / "bench");
   ASSERT_EQ(bench["points"].size(), 2u);
   EXPECT_EQ(bench["points"][1]["batch"], 64);
+  for (const auto& point : bench["points"])  // --layers: each node timed
+    EXPECT_TRUE(point.contains("layers") && !point["layers"].empty()) << point.dump();
   EXPECT_TRUE(fs::exists(out / "bench" / "report.html"));
   // The CNN quantized to int8 and benched beside fp32 (where the CPU has VNNI).
   if (fs::exists(out / "int8")) {
