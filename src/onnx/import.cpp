@@ -452,11 +452,15 @@ class Importer {
   View without_ones(const View& v, const std::string& name) {
     const Shape xs = shape_of(v.value);
     std::vector<bool> drop(xs.size(), false);
-    for (const auto& g : v.groups)
+    for (const auto& g : v.groups) {
+      bool kept = false;
       for (int axis : g) {
         const auto d = static_cast<std::size_t>(axis);
         drop[d] = g.size() > 1 && axis != 0 && xs[d] == 1;
+        kept = kept || !drop[d];
       }
+      if (!kept) drop[static_cast<std::size_t>(g[0])] = false;  // a group of ones keeps one
+    }
     if (std::find(drop.begin(), drop.end(), true) == drop.end()) return v;
     std::vector<int> into(xs.size());
     Shape dims;

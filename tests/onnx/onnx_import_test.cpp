@@ -451,6 +451,29 @@ TEST(OnnxImport, SequenceFirstHeadsSplitAsPyTorchWritesThem) {
       {"(Reshape)", "f(B)=3", "other than by multiplying"});
 }
 
+// Axes of 1 in a sequence-first view: x [B, 2, 1, 1] -> Transpose [1, 0, 2, 3] ([2, B, 1, 1]) ->
+// Reshape to [2, B, 1] (two axes of 1 become one) -> Transpose [1, 0, 2]: x's values as
+// [B, 2, 1].
+TEST(OnnxImport, SequenceFirstAxesOfOneMerge) {
+  auto m = base_model({0, 2, 1, 1});
+  set_ints(add_node(m, "Transpose", {"x"}, "t"), "perm", {1, 0, 2, 3});
+  add_node(m, "Shape", {"t"}, "s");
+  add_int_initializer(m, "zero", {0});
+  add_int_initializer(m, "two", {2});
+  add_int_initializer(m, "one", {1});
+  add_node(m, "Slice", {"s", "zero", "two"}, "lb");
+  set_int(add_node(m, "Concat", {"lb", "one"}, "target"), "axis", 0);
+  add_node(m, "Reshape", {"t", "target"}, "r");
+  set_ints(add_node(m, "Transpose", {"r"}, "y"), "perm", {1, 0, 2});
+  add_output(m, "y");
+  ImportedModel imported = import_model(save(m, "ones.onnx"));
+  Tensor x({3, 2, 1, 1});
+  for (std::int64_t i = 0; i < x.numel(); ++i) x.f32()[i] = static_cast<float>(i + 1);
+  const Tensor y = run(std::move(imported), x);
+  ASSERT_EQ(y.shape(), (Shape{3, 2, 1}));
+  expect_floats(y, {1, 2, 3, 4, 5, 6});
+}
+
 // A class token expanded over the batch as PyTorch exports cls.expand(B, -1): the target shape
 // is folded from the input's shape, its -1 resolved by Where(Equal(shape, -1), 1, shape). The
 // batch size compared with -1 is unequal whatever batch telar binds, so the target's first
