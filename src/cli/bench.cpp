@@ -74,16 +74,11 @@ bool next_size_fits(const graph::Graph& g, std::int64_t batch, std::optional<std
   return false;
 }
 
-}  // namespace
-
 // The `count` nodes of a point that take longest, and its time by op.
 void print_layers(const BenchPoint& p, int count) {
   double sum = 0.0;
   for (const backend::NodeTime& t : p.layers) sum += t.ms;
-  std::vector<backend::NodeTime> longest = p.layers;
-  std::stable_sort(longest.begin(), longest.end(),
-                   [](const auto& a, const auto& b) { return a.ms > b.ms; });
-  longest.resize(std::min<std::size_t>(longest.size(), static_cast<std::size_t>(count)));
+  const std::vector<backend::NodeTime> longest = longest_nodes(p, static_cast<std::size_t>(count));
   std::vector<std::string> shares;
   for (const auto& [op, ms] : time_by_op(p))
     shares.push_back(fmt::format("{} {:.0f}%", op, sum > 0.0 ? 100.0 * ms / sum : 0.0));
@@ -100,6 +95,8 @@ void print_layers(const BenchPoint& p, int count) {
                              sum > 0.0 ? 100.0 * t.ms / sum : 0.0, t.node, width,
                              graph::op_name(t.kind), t.detail);
 }
+
+}  // namespace
 
 int run_bench(const Args& args) {
   CLI::App app{
@@ -337,7 +334,8 @@ int run_bench(const Args& args) {
                          {"duration_s", measure_options.duration_seconds},
                          {"warmup_s", measure_options.warmup_seconds},
                          {"min_iterations", measure_options.min_iterations},
-                         {"clock_ghz", clock_ghz}},
+                         {"clock_ghz", clock_ghz},
+                         {"layers", layers}},
                         {{"result", result}});
     std::cout << "wrote " << run->path().string() << "/{run.json, bench.csv, latency.csv, "
               << (layers > 0 ? "layers.csv, " : "") << "report.html}\n";

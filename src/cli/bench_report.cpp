@@ -51,6 +51,14 @@ std::vector<std::pair<std::string, double>> time_by_op(const BenchPoint& point) 
   return out;
 }
 
+std::vector<backend::NodeTime> longest_nodes(const BenchPoint& point, std::size_t count) {
+  std::vector<backend::NodeTime> longest = point.layers;
+  std::stable_sort(longest.begin(), longest.end(),
+                   [](const auto& a, const auto& b) { return a.ms > b.ms; });
+  longest.resize(std::min(longest.size(), count));
+  return longest;
+}
+
 std::string bench_layers_csv(const std::vector<BenchPoint>& points) {
   std::string csv = "target,precision,batch,node,op,detail,ms,share\n";
   for (const BenchPoint& p : points) {
@@ -145,12 +153,9 @@ void write_layers(report::HtmlReport& html, const std::vector<BenchPoint>& point
   }
   html.svg(by_op.render());
   for (const BenchPoint* p : with) {
-    std::vector<backend::NodeTime> longest = p->layers;
     double sum = 0.0;
-    for (const auto& t : longest) sum += t.ms;
-    std::stable_sort(longest.begin(), longest.end(),
-                     [](const auto& a, const auto& b) { return a.ms > b.ms; });
-    longest.resize(std::min<std::size_t>(longest.size(), 15));
+    for (const auto& t : p->layers) sum += t.ms;
+    const std::vector<backend::NodeTime> longest = longest_nodes(*p, 15);
     std::vector<std::vector<std::string>> rows;
     for (const auto& t : longest)
       rows.push_back({t.node, std::string(graph::op_name(t.kind)) + " " + t.detail,

@@ -33,6 +33,8 @@ struct BenchPoint {
 
 // The time of a point's nodes summed by op kind, largest first.
 std::vector<std::pair<std::string, double>> time_by_op(const BenchPoint& point);
+// A point's `count` nodes that take longest, longest first.
+std::vector<backend::NodeTime> longest_nodes(const BenchPoint& point, std::size_t count);
 
 // "cpu", or "cpu bf16" for another precision than fp32: how a point's target is labelled.
 std::string bench_label(const BenchPoint& point);
