@@ -402,6 +402,13 @@ class Importer {
   [[noreturn]] void unsupported(const proto::NodeProto& n, const std::string& what) const {
     fail("node '{}' ({}): {}", n.name(), n.op_type(), what);
   }
+  // a * b for sizes and folded integers a file gives, refused where it overflows 64 bits.
+  std::int64_t times(const proto::NodeProto& n, std::int64_t a, std::int64_t b) const {
+    std::int64_t out = 0;
+    if (__builtin_mul_overflow(a, b, &out))
+      unsupported(n, fmt::format("{} x {} overflows 64 bits; the file is damaged", a, b));
+    return out;
+  }
 
   // --- views: tensors whose batch the file moved or merged (axis_groups.hpp) ---
   struct View {
@@ -672,7 +679,7 @@ class Importer {
       } else if (d.size <= 0) {
         unsupported(n, what + ": dimensions must be positive, 0 (copy) or -1 (infer)");
       } else {
-        known *= d.size;
+        known = times(n, known, d.size);
         batches += d.batch;
       }
       dims.push_back(d);
@@ -1360,7 +1367,7 @@ class Importer {
       } else if (d <= 0) {
         unsupported(n, what + ": dimensions must be positive, 0 (copy) or -1 (infer)");
       } else {
-        known *= d;
+        known = times(n, known, d);
       }
       dims.push_back(d);
     }
@@ -1721,7 +1728,7 @@ class Importer {
         if (dims[k] == -1)
           infer_at = static_cast<int>(k);
         else
-          known *= dims[k];
+          known = times(n, known, dims[k]);
       }
       if (infer_at >= 0 && known > 0) dims[static_cast<std::size_t>(infer_at)] = c.numel() / known;
       if (shape_numel(dims) != c.numel())
@@ -1918,7 +1925,16 @@ class Importer {
       if (c.integer) {
         const std::int64_t u = a.i[ia], v = b.i[ib];
         if (kind == OpKind::Div && v == 0) unsupported(n, "an integer division by zero");
-        c.i.push_back(apply(u, v));
+        std::int64_t out = 0;
+        const bool overflow = kind == OpKind::Add   ? __builtin_add_overflow(u, v, &out)
+                              : kind == OpKind::Sub ? __builtin_sub_overflow(u, v, &out)
+                              : kind == OpKind::Mul
+                                  ? __builtin_mul_overflow(u, v, &out)
+                                  : (u == std::numeric_limits<std::int64_t>::min() && v == -1);
+        if (overflow)
+          unsupported(
+              n, fmt::format("folding {} and {} overflows 64 bits; the file is damaged", u, v));
+        c.i.push_back(kind == OpKind::Div ? u / v : out);
       } else {
         c.f.push_back(apply(a.f[ia], b.f[ib]));
       }
