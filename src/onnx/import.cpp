@@ -710,7 +710,7 @@ class Importer {
   // MatMul of a view by a constant (a Linear over its last axis), or of two (the heads'
   // scores and context): the leading axes of both laid out alike, batch first.
   void matmul_view(const proto::NodeProto& n) {
-    if (known(n.input(1))) {
+    if (present(n, 1) && known(n.input(1))) {
       View v = last_alone(n, view_of(n, 0));
       define_view(n, {matmul_by_constant(n, v.value), std::move(v.groups)});
       return;
@@ -745,7 +745,8 @@ class Importer {
   // per-feature constant (along the last axis); false for the others (read batch first, or
   // refused).
   bool binary_view(const proto::NodeProto& n, OpKind kind) {
-    const bool first_known = known(n.input(0)), second_known = known(n.input(1));
+    const bool first_known = present(n, 0) && known(n.input(0)),
+               second_known = present(n, 1) && known(n.input(1));
     if (first_known || second_known) {
       const int k = first_known ? 0 : 1;
       const Constant& c = constant(n, k);
@@ -798,7 +799,7 @@ class Importer {
       define(n, gemm(n, at, dynamic(n, 0)));
     } else if (op == "MatMul") {
       const ValueId x = dynamic(n, 0);
-      if (!known(n.input(1))) {
+      if (!present(n, 1) || !known(n.input(1))) {
         matmul(n, x, dynamic(n, 1));
         return;
       }
@@ -1065,6 +1066,7 @@ class Importer {
     a.eps = at.f("epsilon", 1e-5f);
     a.momentum = 1.0f - at.f("momentum", 0.9f);  // ONNX weighs the running value, PyTorch the batch
     const Shape c{a.channels};
+    for (int k = 1; k <= 4; ++k) constant(n, k);  // each present (before n.input(k) is read)
     std::vector<ValueId> inputs{
         x, weight(n.input(1), constant(n, 1), c, graph::Initializer::ones()),
         weight(n.input(2), constant(n, 2), c, graph::Initializer::zeros()),
@@ -1235,8 +1237,9 @@ class Importer {
     graph::LayerNormAttrs a;
     a.features = shape_of(x).back();
     a.eps = at.f("epsilon", 1e-5f);
+    const Constant& scale_values = constant(n, 1);  // present (before n.input(1) is read)
     const ValueId scale =
-        weight(n.input(1), constant(n, 1), {a.features}, graph::Initializer::ones());
+        weight(n.input(1), scale_values, {a.features}, graph::Initializer::ones());
     const ValueId bias =
         present(n, 2)
             ? weight(n.input(2), constant(n, 2), {a.features}, graph::Initializer::zeros())
