@@ -1323,13 +1323,7 @@ class Importer {
     Shape dims(xs.begin() + 1, xs.end());
     dims.erase(dims.begin() + (axis - 1));
     if (dims.empty()) unsupported(n, "the gather would leave the batch alone");
-    if (dims.size() == 1) {
-      define(n, graph_.add_node(OpKind::Flatten, node_name(n), {}, {y}));
-    } else {
-      graph::ReshapeAttrs a;
-      a.dims = dims;
-      define(n, graph_.add_node(OpKind::Reshape, node_name(n), a, {y}));
-    }
+    define(n, reshaped(node_name(n), y, std::move(dims)));
   }
 
   // A Reshape whose first target dimension is the batch (read from the input's shape, 0 to copy
@@ -1387,15 +1381,9 @@ class Importer {
                                         "sample, not {})",
                                         known, per_sample));
     }
-    if (dims == std::vector<std::int64_t>(xs.begin() + 1, xs.end())) {
-      define(n, x);
-    } else if (dims.size() == 1) {
-      define(n, graph_.add_node(OpKind::Flatten, node_name(n), {}, {x}));
-    } else {
-      graph::ReshapeAttrs a;
-      a.dims = std::move(dims);
-      define(n, graph_.add_node(OpKind::Reshape, node_name(n), a, {x}));
-    }
+    define(n, dims == std::vector<std::int64_t>(xs.begin() + 1, xs.end())
+                  ? x
+                  : reshaped(node_name(n), x, std::move(dims)));
   }
 
   void transpose_node(const proto::NodeProto& n, Attributes& at) {
