@@ -7,7 +7,8 @@
 #                     [--repeats 9] [--busy] [--baseline OTHER_TELAR]
 # --model: a peer model of bench/peer/torch_models.py (mobilenet_v1, resnet18, mnist_cnn, vit: a
 # ViT-B/16 written batch-first, vit:DIM-HEADS-DEPTH-PATCH another size ...) or
-# any torchvision classifier as torchvision:NAME (torchvision:efficientnet_b0; 1000 classes).
+# any torchvision classifier or segmentation model as torchvision:NAME (torchvision:efficientnet_b0,
+# torchvision:fcn_resnet50; 1000 classes, 21 for segmentation).
 # --busy: one competing busy process for the whole run (killed at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
     --repeats) repeats=$2; shift 2 ;;
     --busy) busy=1; shift ;;
     --baseline) baseline=$2; shift 2 ;;
-    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     *) echo "ort_pair.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done

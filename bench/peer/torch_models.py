@@ -41,6 +41,17 @@ def mobilenet_v1(classes=10, width=1.0):
     return nn.Sequential(*layers)
 
 
+class SegmentationOutput(nn.Module):
+    """A torchvision segmentation model's per-pixel scores: the "out" of the dict it returns."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
 def build(spec, classes=10):
     name, _, args = spec.partition(":")
     if name == "mlp":
@@ -56,9 +67,12 @@ def build(spec, classes=10):
         from vit_batch_first import VisionTransformer
         dim, heads, depth, patch = (int(v) for v in (args or "768-12-12-16").split("-"))
         return VisionTransformer(dim, heads, depth, patch, 224, classes)
-    if name == "torchvision":  # any torchvision classifier, e.g. torchvision:efficientnet_b0
-        import torchvision
-        if not hasattr(torchvision.models, args):
-            raise SystemExit(f"torch peer: torchvision has no model '{args}'")
-        return getattr(torchvision.models, args)()
+    if name == "torchvision":  # any torchvision classifier, e.g. torchvision:efficientnet_b0,
+        import torchvision     # or segmentation model, e.g. torchvision:fcn_resnet50
+        if hasattr(torchvision.models, args):
+            return getattr(torchvision.models, args)()
+        if hasattr(torchvision.models.segmentation, args):
+            model = getattr(torchvision.models.segmentation, args)(weights_backbone=None)  # no download
+            return SegmentationOutput(model)
+        raise SystemExit(f"torch peer: torchvision has no model '{args}'")
     raise SystemExit(f"torch peer: no PyTorch version of model '{spec}'")

@@ -28,4 +28,9 @@ std::string_view mode_name(EmbeddingBagMode mode) {
   return kNames(mode);
 }
 
+std::string_view mode_name(ResizeMode mode) {
+  static constexpr EnumNames<ResizeMode, ResizeMode::Linear> kNames{{"nearest", "linear"}};
+  return kNames(mode);
+}
+
 }  // namespace telar::graph

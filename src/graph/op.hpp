@@ -47,6 +47,7 @@ enum class OpKind : std::uint8_t {
   Transpose,
   Slice,
   Pad,
+  Resize,
   ReduceMean,
   EmbeddingBag,
   DotInteraction,
@@ -78,7 +79,8 @@ inline constexpr std::size_t kOpKindCount = static_cast<std::size_t>(OpKind::Cou
   X(Dropout)                     \
   X(Binary)                      \
   X(Concat)                      \
-  X(Expand) X(Transpose) X(Slice) X(Pad) X(ReduceMean) X(EmbeddingBag) X(DotInteraction) X(Loss)
+  X(Expand)                      \
+  X(Transpose) X(Slice) X(Pad) X(Resize) X(ReduceMean) X(EmbeddingBag) X(DotInteraction) X(Loss)
 #define TELAR_KERNEL_FAMILY_ENUMERATOR(family) family,
 enum class KernelFamily : std::uint8_t {
   TELAR_KERNEL_FAMILIES(TELAR_KERNEL_FAMILY_ENUMERATOR) Count
@@ -260,6 +262,23 @@ struct PadAttrs {
   auto fields() const { return std::tie(top, left, bottom, right, value); }
 };
 
+// Resize of the two spatial axes of an NCHW tensor to out_h x out_w, as PyTorch's
+// F.interpolate (ONNX's Resize) computes it. Output pixel o of an axis of `in` pixels reads the
+// input at coordinate s: Linear, s = (o + 0.5) * in / out - 0.5 clamped at 0 (half pixels,
+// align_corners=False), or s = o * (in - 1) / (out - 1) with align_corners, interpolating
+// between floor(s) and the next pixel (the last pixel repeated past the edge); Nearest, pixel
+// floor(o * in / out) (PyTorch's "nearest").
+enum class ResizeMode : std::uint8_t { Nearest, Linear };
+std::string_view mode_name(ResizeMode mode);  // "nearest", "linear"
+
+struct ResizeAttrs {
+  ResizeMode mode = ResizeMode::Linear;
+  bool align_corners = false;  // Linear only
+  std::int64_t out_h = 1, out_w = 1;
+
+  auto fields() const { return std::tie(mode, align_corners, out_h, out_w); }
+};
+
 struct DropoutAttrs {
   float p = 0.5f;
 
@@ -298,10 +317,11 @@ struct MseAttrs {
   auto fields() const { return std::tie(one_hot_labels); }
 };
 
-using Attrs = std::variant<std::monostate, LinearAttrs, Conv2dAttrs, ConvTranspose2dAttrs,
-                           BatchNormAttrs, LayerNormAttrs, Pool2dAttrs, EltwiseAttrs, ReshapeAttrs,
-                           TransposeAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DropoutAttrs,
-                           ConcatAttrs, EmbeddingBagAttrs, DotInteractionAttrs, MseAttrs>;
+using Attrs =
+    std::variant<std::monostate, LinearAttrs, Conv2dAttrs, ConvTranspose2dAttrs, BatchNormAttrs,
+                 LayerNormAttrs, Pool2dAttrs, EltwiseAttrs, ReshapeAttrs, TransposeAttrs,
+                 SliceAttrs, PadAttrs, ResizeAttrs, ReduceAttrs, DropoutAttrs, ConcatAttrs,
+                 EmbeddingBagAttrs, DotInteractionAttrs, MseAttrs>;
 
 // Number of (i, j) pairs the interaction keeps for T+1 vectors.
 constexpr std::int64_t interaction_pairs(std::int64_t num_sparse, bool self_interaction) {

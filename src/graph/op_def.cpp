@@ -50,6 +50,7 @@ constexpr Entry kTable[] = {
     {OpKind::Transpose, &op_defs::kTranspose},
     {OpKind::Slice, &op_defs::kSlice},
     {OpKind::Pad, &op_defs::kPad},
+    {OpKind::Resize, &op_defs::kResize},
     {OpKind::ReduceMean, &op_defs::kReduceMean},
     {OpKind::EmbeddingBag, &op_defs::kEmbeddingBag},
     {OpKind::DotInteraction, &op_defs::kDotInteraction},

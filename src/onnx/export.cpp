@@ -178,6 +178,12 @@ class Exporter {
     a->set_type(proto::AttributeProto::FLOAT);
     a->set_f(v);
   }
+  static void set(proto::NodeProto* n, const std::string& attr, const std::string& v) {
+    auto* a = n->add_attribute();
+    a->set_name(attr);
+    a->set_type(proto::AttributeProto::STRING);
+    a->set_s(v);
+  }
   static void set(proto::NodeProto* n, const std::string& attr,
                   const std::vector<std::int64_t>& v) {
     auto* a = n->add_attribute();
@@ -565,6 +571,24 @@ class Exporter {
             {in[0], ints(n.name + "/pads", {0, 0, a.top, a.left, 0, 0, a.bottom, a.right}),
              scalar(n.name + "/value", a.value)},
             out);
+        return;
+      }
+      case OpKind::Resize: {  // to [B, C, out_h, out_w]: the first two read from the input
+        const auto& a = n.attr<graph::ResizeAttrs>();
+        const std::string shape = unique(n.name + "/shape"), kept = unique(n.name + "/kept"),
+                          sizes = unique(n.name + "/sizes");
+        add("Shape", shape, {in[0]}, shape);
+        add("Slice", kept, {shape, ints(n.name + "/start", {0}), ints(n.name + "/end", {2})}, kept);
+        set(add("Concat", sizes, {kept, ints(n.name + "/size", {a.out_h, a.out_w})}, sizes), "axis",
+            std::int64_t{0});
+        auto* resize = add("Resize", n.name, {in[0], "", "", sizes}, out);
+        const bool linear = a.mode == graph::ResizeMode::Linear;
+        set(resize, "mode", std::string(linear ? "linear" : "nearest"));
+        set(resize, "coordinate_transformation_mode",
+            std::string(!linear           ? "asymmetric"
+                        : a.align_corners ? "align_corners"
+                                          : "half_pixel"));
+        if (!linear) set(resize, "nearest_mode", std::string("floor"));
         return;
       }
       case OpKind::Add: add("Add", n.name, in, out); return;

@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -842,6 +843,8 @@ class Importer {
       split(n, at);
     } else if (op == "Pad") {
       pad(n, at);
+    } else if (op == "Resize" || op == "Upsample") {
+      resize(n, at);
     } else if (op == "LeakyRelu" || op == "HardSigmoid") {
       const bool leaky = op == "LeakyRelu";
       graph::EltwiseAttrs a;
@@ -1531,6 +1534,100 @@ class Importer {
     a.top = p[0], a.left = p[1], a.bottom = p[2], a.right = p[3];
     a.value = value;
     define(n, graph_.add_node(OpKind::Pad, node_name(n), a, {x}));
+  }
+
+  // Resize of the spatial axes of NCHW, as PyTorch's F.interpolate exports it (opset 11 on):
+  // linear with half-pixel coordinates (align_corners=False) or aligned corners, nearest with
+  // asymmetric coordinates rounded down (mode "nearest"); to the `sizes` given, or by `scales`
+  // that give whole sizes.
+  void resize(const proto::NodeProto& n, Attributes& at) {
+    const ValueId x = dynamic(n, 0);
+    const Shape& xs = shape_of(x);
+    if (n.op_type() == "Upsample" || opset_ < 11)
+      unsupported(n,
+                  "telar imports Resize from opset 11 on, whose coordinates are PyTorch's; "
+                  "export with opset_version=11 or later");
+    if (xs.size() != 4)
+      unsupported(n, fmt::format("a tensor of {}: telar resizes the spatial axes of N x C x H x W",
+                                 shape_str(xs)));
+    const std::string mode = at.s("mode", "nearest");
+    const std::string coordinates = at.s("coordinate_transformation_mode", "half_pixel");
+    const std::string rounding = at.s("nearest_mode", "round_prefer_floor");
+    at.f("cubic_coeff_a", -0.75f);                // bicubic only, refused below
+    at.f("extrapolation_value", 0.0f);            // tf_crop_and_resize only, refused below
+    at.s("keep_aspect_ratio_policy", "stretch");  // with sizes of some axes only, refused below
+    if (at.i("exclude_outside", 0) != 0 || at.i("antialias", 0) != 0)
+      unsupported(n, "exclude_outside or antialias: telar resizes without either");
+    graph::ResizeAttrs a;
+    const bool half_pixel = coordinates == "half_pixel" || coordinates == "pytorch_half_pixel";
+    if (mode == "linear" && (half_pixel || coordinates == "align_corners")) {
+      a.mode = graph::ResizeMode::Linear;
+      a.align_corners = coordinates == "align_corners";
+    } else if (mode == "nearest" && coordinates == "asymmetric" && rounding == "floor") {
+      a.mode = graph::ResizeMode::Nearest;
+    } else {
+      unsupported(n, fmt::format("mode '{}' with coordinate_transformation_mode '{}'{}: telar "
+                                 "imports linear with half_pixel, pytorch_half_pixel or "
+                                 "align_corners, and nearest with asymmetric and nearest_mode "
+                                 "floor (PyTorch's F.interpolate bilinear and nearest)",
+                                 mode, coordinates,
+                                 mode == "nearest" ? " and nearest_mode '" + rounding + "'" : ""));
+    }
+    // The axes `sizes` or `scales` name (opset 18): the spatial ones, or all four.
+    std::vector<std::int64_t> axes = at.ints("axes", {0, 1, 2, 3});
+    for (auto& axis : axes) axis = axis < 0 ? axis + 4 : axis;
+    const bool all = axes == std::vector<std::int64_t>{0, 1, 2, 3};
+    if (!all && axes != std::vector<std::int64_t>{2, 3})
+      unsupported(n, fmt::format("axes [{}]: telar resizes the spatial axes of N x C x H x W",
+                                 fmt::join(axes, ", ")));
+    const std::size_t first = all ? 2 : 0;  // where H's entry is
+    std::array<std::int64_t, 2> out{};
+    if (present(n, 3)) {
+      const Constant& sizes = constant(n, 3, true);
+      const auto v = sizes.ints();
+      if (v.size() != axes.size())
+        unsupported(n, fmt::format("{} sizes for {} axes", v.size(), axes.size()));
+      // The batch: read from the input, or the size the file was exported with (telar's first
+      // dimension is the batch, whatever it was exported with).
+      const bool batch_kept = !all || sizes.batch_at(0) == Constant::Batch::Is ||
+                              (sizes.batch_at(0) == Constant::Batch::No && v[0] > 0);
+      if (!batch_kept || (all && (sizes.batch_at(1) != Constant::Batch::No || v[1] != xs[1])) ||
+          sizes.batch_at(first) != Constant::Batch::No ||
+          sizes.batch_at(first + 1) != Constant::Batch::No)
+        unsupported(n, fmt::format("sizes [{}] of {}: telar resizes the spatial axes only",
+                                   fmt::join(v, ", "), shape_str(xs)));
+      out = {v[first], v[first + 1]};
+    } else {
+      require(present(n, 2), "node '{}' (Resize): neither scales nor sizes is given", n.name());
+      const Constant& scales = constant(n, 2);
+      if (scales.f.size() != axes.size() || (all && (scales.f[0] != 1.0f || scales.f[1] != 1.0f)))
+        unsupported(n,
+                    "scales other than 1 for the batch or the channels: telar resizes the "
+                    "spatial axes only");
+      for (std::size_t k = 0; k < 2; ++k) {
+        const double exact = static_cast<double>(xs[2 + k]) * scales.f[first + k];
+        // ONNX maps coordinates by the scale, telar by the sizes: the same where they agree.
+        if (std::fabs(exact - std::round(exact)) > 1e-4 * std::max(exact, 1.0))
+          unsupported(n, fmt::format("scale {} of an axis of {} pixels gives {:.4f} pixels: "
+                                     "telar resizes to whole sizes; export with size=... "
+                                     "instead of scale_factor",
+                                     scales.f[first + k], xs[2 + k], exact));
+        out[k] = static_cast<std::int64_t>(std::round(exact));
+      }
+    }
+    if (out[0] <= 0 || out[1] <= 0)
+      unsupported(n, fmt::format("an output of {}x{} pixels", out[0], out[1]));
+    if (coordinates == "pytorch_half_pixel" && (out[0] == 1 || out[1] == 1))
+      unsupported(n,
+                  "pytorch_half_pixel to an axis of one pixel (which reads the first input "
+                  "pixel, where PyTorch reads the middle): telar resizes to at least two");
+    if (out[0] == xs[2] && out[1] == xs[3]) {  // every mode reads each pixel where it is
+      define(n, x);
+      return;
+    }
+    a.out_h = out[0];
+    a.out_w = out[1];
+    define(n, graph_.add_node(OpKind::Resize, node_name(n), a, {x}));
   }
 
   // Add, Sub, Mul, Div of two tensors, or of a tensor and a constant (which becomes a weight of

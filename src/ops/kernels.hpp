@@ -28,6 +28,7 @@ using graph::EmbeddingBagAttrs;
 using graph::LayerNormAttrs;
 using graph::PadAttrs;
 using graph::Pool2dAttrs;
+using graph::ResizeAttrs;
 using graph::SliceAttrs;
 
 // ---- Linear: y[B,...,out] = x[B,...,in] * w[out,in]^T + b[out] (over the last axis)
@@ -140,6 +141,12 @@ void slice_forward(const SliceAttrs& a, const Tensor& x, Tensor& y);
 void slice_backward(const SliceAttrs& a, const Tensor& dy, Tensor& dx);
 void pad_forward(const PadAttrs& a, const Tensor& x, Tensor& y);
 void pad_backward(const PadAttrs& a, const Tensor& dy, Tensor& dx);
+
+// ---- Resize of the spatial axes of NCHW (graph/op.hpp's ResizeAttrs: nearest, or linear with
+// half pixels or aligned corners); the backward adds each output's gradient to the input pixels
+// it read, by the weights it read them with.
+void resize_forward(const ResizeAttrs& a, const Tensor& x, Tensor& y);
+void resize_backward(const ResizeAttrs& a, const Tensor& dy, Tensor& dx);
 
 // ---- ReduceMean over one axis (kept, size 1); its backward spreads dy / n over the axis.
 void reduce_mean_forward(std::int64_t axis, const Tensor& x, Tensor& y);

@@ -60,7 +60,8 @@ template <typename F> void hash_field(StableHasher& h, const F& f) {
   } else if constexpr (std::is_same_v<F, std::vector<std::int64_t>>) {
     h.i64(static_cast<std::int64_t>(f.size()));
     for (auto v : f) h.i64(v);
-  } else if constexpr (std::is_same_v<F, graph::EmbeddingBagMode>) {
+  } else if constexpr (std::is_same_v<F, graph::EmbeddingBagMode> ||
+                       std::is_same_v<F, graph::ResizeMode>) {
     h.text(graph::mode_name(f));
   } else if constexpr (std::is_same_v<F, graph::OpKind>) {
     h.text(f == graph::OpKind::Count ? std::string_view("none") : graph::op_name(f));

@@ -340,6 +340,47 @@ TEST(CpuBackend, InferencePlansRunBroadcastingArithmeticOnOneDnn) {
       "broadcasting");
 }
 
+// Resize after a convolution (whose output oneDNN lays out in blocks or channels-last): an
+// inference plan runs linear (half pixels) and nearest by whole factors on oneDNN's resampling
+// in that layout, aligned corners and fractional nearest on the reference kernel; all against
+// the reference kernels, bf16 within its rounding; training runs every Resize on the
+// reference kernel.
+TEST(CpuBackend, ResizeMatchesReference) {
+  GraphBuilder b("resize");
+  Graph& g = b.graph();
+  ValueId x = b.input("x", {3, 6, 5});
+  ValueId h = b.relu(b.conv2d(x, 16, 3, 1, 1, 1, true, "conv"), "r");
+  auto resize = [&](const std::string& name, ResizeMode mode, std::int64_t oh, std::int64_t ow,
+                    bool align_corners = false) {
+    ResizeAttrs a;
+    a.mode = mode;
+    a.align_corners = align_corners;
+    a.out_h = oh;
+    a.out_w = ow;
+    return g.add_node(OpKind::Resize, name, a, {h});
+  };
+  const ValueId branches[] = {resize("up", ResizeMode::Linear, 13, 11),
+                              resize("down", ResizeMode::Linear, 4, 3),
+                              resize("corners", ResizeMode::Linear, 13, 11, true),
+                              resize("twice", ResizeMode::Nearest, 12, 10),
+                              resize("fraction", ResizeMode::Nearest, 13, 11)};
+  std::vector<ValueId> pooled;
+  for (ValueId v : branches)
+    pooled.push_back(b.global_avgpool(b.conv2d(v, 8, 3, 1, 1, 1, true, g.value(v).name + "_conv"),
+                                      g.value(v).name + "_gap"));
+  b.output(b.linear(b.concat(pooled, "features"), 4, "fc"));
+  const Graph model = b.finish();
+  expect_backends_agree(model, {3, 6, 5}, 2, 4, 1e-5);
+  ParameterSet params = ParameterSet::initialize(model, 3);
+  const Tensor input = random_tensor({2, 3, 6, 5}, 4);
+  const Tensor want = inference_output(model, params, input, "cpu:ref", /*optimize=*/false);
+  EXPECT_LT(relative_difference(inference_output(model, params, input, "cpu", false), want), 1e-5);
+  if (!backend::cpu::has_bf16()) return;  // (Bf16IsRefusedWhereItCannotRun says so)
+  expect_bf16_rounding_of(
+      inference_output(model, params, input, "cpu", false, backend::Precision::BF16), want,
+      "resize");
+}
+
 // Linear's forward pass runs on oneDNN's inner product below 8 rows and on its matmul (the
 // weights read as a transposed operand) from 8 up: both, with and without bias.
 TEST(CpuBackend, LinearMatchesReferenceOnBothForwardPaths) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Exports a torchvision 0.14 classifier (random weights) with PyTorch's ONNX exporter, with a
+"""Exports a torchvision 0.14 classifier or segmentation model (random weights) with PyTorch's ONNX exporter, with a
 random input and PyTorch's output for it, for telar's ONNX import tests.
 
     export_torchvision.py OUT_DIR MODEL OPSET SIZE [CLASSES MODE]
@@ -16,6 +16,17 @@ import torch
 import torchvision
 
 
+class SegmentationOutput(torch.nn.Module):
+    """A torchvision segmentation model's per-pixel scores: the "out" of the dict it returns."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
 def main():
     out_dir, name, opset, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     torch.manual_seed(0)
@@ -28,7 +39,11 @@ def main():
         torch.onnx.export(model, torch.randn(2, 3, size, size), f"{out_dir}/{name}-{classes}-{mode}.onnx",
                           opset_version=opset, training=training, do_constant_folding=mode != "train")
         return
-    model = getattr(torchvision.models, name)(**kwargs).eval()
+    if hasattr(torchvision.models.segmentation, name):  # its per-pixel scores, "out"
+        model = SegmentationOutput(getattr(torchvision.models.segmentation, name)(
+            weights_backbone=None)).eval()
+    else:
+        model = getattr(torchvision.models, name)(**kwargs).eval()
     # Give BatchNorm layers running statistics other than 0/1, so that folding them is tested.
     with torch.no_grad():
         for m in model.modules():

@@ -201,6 +201,13 @@ void set_float(proto::NodeProto* n, const std::string& name, float value) {
   a->set_f(value);
 }
 
+void set_string(proto::NodeProto* n, const std::string& name, const std::string& value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(proto::AttributeProto::STRING);
+  a->set_s(value);
+}
+
 void add_int_initializer(proto::ModelProto& m, const std::string& name,
                          std::vector<std::int64_t> values) {
   auto* t = m.mutable_graph()->add_initializer();
@@ -303,6 +310,63 @@ TEST(OnnxImport, PadBeforeAveragePoolMatchesHandValues) {
   add_output(m, "y");
   const Tensor x = Tensor::from(std::vector<float>{1, 2, 3, 4}, {1, 1, 2, 2});
   expect_floats(run(import_model(save(m, "pad.onnx")), x), {10.0f / 9});
+}
+
+// Resize of x = [[1, 2], [3, 4]]. Linear with half pixels, by scales of 2: along each axis the
+// outputs read the inputs at -0.25 (clamped to 0), 0.25, 0.75 and 1.25 (the last pixel beyond
+// 1), so a row [a, b] becomes [a, a + (b - a) / 4, a + 3 (b - a) / 4, b] and the rows mix alike.
+// Linear with aligned corners to sizes 3x3: the inputs at 0, 0.5 and 1. Nearest with asymmetric
+// coordinates rounded down, to sizes 4x3: rows floor(o / 2) = 0, 0, 1, 1 and columns
+// floor(o * 2 / 3) = 0, 0, 1.
+TEST(OnnxImport, ResizeMatchesHandValues) {
+  const Tensor x = Tensor::from(std::vector<float>{1, 2, 3, 4}, {1, 1, 2, 2});
+  auto resized = [&](const std::string& mode, const std::string& coordinates,
+                     const std::vector<float>& scales, const std::vector<std::int64_t>& sizes) {
+    auto m = base_model({0, 1, 2, 2});
+    std::vector<std::string> inputs{"x", ""};
+    if (!scales.empty()) {
+      add_initializer(m, "scales", {4}, scales);
+      inputs.push_back("scales");
+    } else {
+      add_int_initializer(m, "sizes", sizes);
+      inputs.insert(inputs.end(), {"", "sizes"});
+    }
+    auto* n = add_node(m, "Resize", inputs, "y");
+    set_string(n, "mode", mode);
+    set_string(n, "coordinate_transformation_mode", coordinates);
+    set_string(n, "nearest_mode", "floor");
+    add_output(m, "y");
+    return run(import_model(save(m, "resize.onnx")), x);
+  };
+  expect_floats(resized("linear", "half_pixel", {1, 1, 2, 2}, {}), {1.0f, 1.25f, 1.75f, 2.0f,  //
+                                                                    1.5f, 1.75f, 2.25f, 2.5f,  //
+                                                                    2.5f, 2.75f, 3.25f, 3.5f,  //
+                                                                    3.0f, 3.25f, 3.75f, 4.0f});
+  expect_floats(resized("linear", "align_corners", {}, {1, 1, 3, 3}),
+                {1.0f, 1.5f, 2.0f, 2.0f, 2.5f, 3.0f, 3.0f, 3.5f, 4.0f});
+  expect_floats(resized("nearest", "asymmetric", {}, {1, 1, 4, 3}),
+                {1, 1, 2, 1, 1, 2, 3, 3, 4, 3, 3, 4});
+}
+
+// What PyTorch's F.interpolate does not export, or telar does not compute, is refused naming it.
+TEST(OnnxImport, ResizeTelarDoesNotComputeIsRefused) {
+  auto refused = [](const std::string& mode, const std::string& coordinates,
+                    const std::vector<float>& scales, const std::string& expected, int opset = 13) {
+    auto m = base_model({0, 1, 3, 3}, opset);
+    add_initializer(m, "scales", {4}, scales);
+    auto* n = add_node(m, "Resize", {"x", "", "scales"}, "y");
+    set_string(n, "mode", mode);
+    set_string(n, "coordinate_transformation_mode", coordinates);
+    add_output(m, "y");
+    train::testing::expect_error([&] { import_model(save(m, "bad_resize.onnx")); },
+                                 {"(Resize)", expected});
+  };
+  refused("cubic", "half_pixel", {1, 1, 2, 2}, "mode 'cubic'");
+  refused("nearest", "half_pixel", {1, 1, 2, 2}, "nearest_mode 'round_prefer_floor'");
+  refused("linear", "asymmetric", {1, 1, 2, 2}, "'asymmetric'");
+  refused("linear", "half_pixel", {1, 1, 1.5f, 1.5f}, "gives 4.5000 pixels");
+  refused("linear", "half_pixel", {1, 2, 2, 2}, "spatial axes only");
+  refused("linear", "half_pixel", {1, 1, 2, 2}, "opset 11", 10);
 }
 
 // ConvNeXt's pieces: LayerNormalization over the channels (opset 17), a MatMul over the last

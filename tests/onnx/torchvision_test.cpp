@@ -153,23 +153,23 @@ TEST_P(TorchvisionMatchesPyTorch, WithinOneInTenThousand) {
 
 INSTANTIATE_TEST_SUITE_P(
     Torchvision, TorchvisionMatchesPyTorch,
-    ::testing::Values(Case{"alexnet", 13, 224}, Case{"alexnet", 17, 224}, Case{"vgg11_bn", 13, 224},
-                      Case{"vgg11_bn", 17, 224}, Case{"resnet18", 13, 64}, Case{"resnet18", 17, 64},
-                      Case{"resnet50", 13, 64}, Case{"resnet50", 17, 64},
-                      Case{"resnext50_32x4d", 13, 64}, Case{"resnext50_32x4d", 17, 64},
-                      Case{"mobilenet_v2", 13, 64}, Case{"mobilenet_v2", 17, 64},
-                      Case{"densenet121", 13, 64}, Case{"densenet121", 17, 64},
-                      Case{"squeezenet1_1", 13, 64}, Case{"squeezenet1_1", 17, 64},
-                      Case{"googlenet", 13, 64}, Case{"googlenet", 17, 64},
-                      Case{"inception_v3", 13, 96}, Case{"inception_v3", 17, 96},
-                      Case{"shufflenet_v2_x1_0", 13, 64}, Case{"shufflenet_v2_x1_0", 17, 64},
-                      Case{"mobilenet_v3_small", 13, 64}, Case{"mobilenet_v3_small", 17, 64},
-                      Case{"mobilenet_v3_large", 13, 64}, Case{"mobilenet_v3_large", 17, 64},
-                      Case{"efficientnet_b0", 13, 64}, Case{"efficientnet_b0", 17, 64},
-                      Case{"regnet_y_400mf", 13, 64}, Case{"regnet_y_400mf", 17, 64},
-                      Case{"regnet_x_400mf", 13, 64}, Case{"regnet_x_400mf", 17, 64},
-                      Case{"mnasnet0_5", 13, 64}, Case{"mnasnet0_5", 17, 64},
-                      Case{"convnext_tiny", 13, 64}, Case{"convnext_tiny", 17, 64}),
+    ::testing::Values(
+        Case{"alexnet", 13, 224}, Case{"alexnet", 17, 224}, Case{"vgg11_bn", 13, 224},
+        Case{"vgg11_bn", 17, 224}, Case{"resnet18", 13, 64}, Case{"resnet18", 17, 64},
+        Case{"resnet50", 13, 64}, Case{"resnet50", 17, 64}, Case{"resnext50_32x4d", 13, 64},
+        Case{"resnext50_32x4d", 17, 64}, Case{"mobilenet_v2", 13, 64}, Case{"mobilenet_v2", 17, 64},
+        Case{"densenet121", 13, 64}, Case{"densenet121", 17, 64}, Case{"squeezenet1_1", 13, 64},
+        Case{"squeezenet1_1", 17, 64}, Case{"googlenet", 13, 64}, Case{"googlenet", 17, 64},
+        Case{"inception_v3", 13, 96}, Case{"inception_v3", 17, 96},
+        Case{"shufflenet_v2_x1_0", 13, 64}, Case{"shufflenet_v2_x1_0", 17, 64},
+        Case{"mobilenet_v3_small", 13, 64}, Case{"mobilenet_v3_small", 17, 64},
+        Case{"mobilenet_v3_large", 13, 64}, Case{"mobilenet_v3_large", 17, 64},
+        Case{"efficientnet_b0", 13, 64}, Case{"efficientnet_b0", 17, 64},
+        Case{"regnet_y_400mf", 13, 64}, Case{"regnet_y_400mf", 17, 64},
+        Case{"regnet_x_400mf", 13, 64}, Case{"regnet_x_400mf", 17, 64}, Case{"mnasnet0_5", 13, 64},
+        Case{"mnasnet0_5", 17, 64}, Case{"convnext_tiny", 13, 64}, Case{"convnext_tiny", 17, 64},
+        Case{"lraspp_mobilenet_v3_large", 13, 64}, Case{"lraspp_mobilenet_v3_large", 17, 64},
+        Case{"deeplabv3_mobilenet_v3_large", 13, 64}, Case{"deeplabv3_mobilenet_v3_large", 17, 64}),
     case_name);
 
 // A model of export_<name>.py exported at opsets 13 and 17 gives PyTorch's outputs; exported
@@ -220,6 +220,25 @@ TEST(OnnxAttention, MatchesPyTorchAndRoundTrips) {
 TEST(OnnxAttention, SequenceFirstMultiheadAttentionMatchesPyTorchAndRoundTrips) {
   if (!torchvision_available()) GTEST_SKIP() << "python3-torchvision is not installed";
   expect_matches_pytorch_and_round_trips("sequence_first");
+}
+
+// PyTorch's F.interpolate in each way telar imports as Resize (export_resize.py): bilinear with
+// and without aligned corners, up and down, to one row; nearest by scale_factor 2 and to a
+// fractional size. As built (the reference kernel) and compiled for inference (oneDNN's
+// resampling where it computes the same), and exported back by telar.
+TEST(OnnxResize, InterpolationsMatchPyTorchAndRoundTrip) {
+  if (!torchvision_available()) GTEST_SKIP() << "python3-torch is not installed";
+  expect_matches_pytorch_and_round_trips("resize");
+  const fs::path stem = fixture_dir() / "resize-opset13";
+  ImportedModel m = import_model(stem.string() + ".onnx");
+  const Tensor x = read_npy(stem.string() + ".x.npy");
+  const Tensor y = read_npy(stem.string() + ".y.npy");
+  auto exe = backend::compile_for_inference(backend::parse_backend_spec("cpu"), m.graph, m.weights,
+                                            /*optimize=*/true);
+  exe->forward(std::span<const Tensor>(&x, 1), backend::Mode::Eval);
+  ASSERT_EQ(exe->output(0).shape(), y.shape());
+  for (std::int64_t i = 0; i < y.numel(); ++i)
+    ASSERT_NEAR(exe->output(0).f32()[i], y.f32()[i], 1e-4f * (1.0f + std::fabs(y.f32()[i]))) << i;
 }
 
 // Its five layer norms (two per block, one at the end): opset 17's LayerNormalization imports as

@@ -1,6 +1,12 @@
 #include "backend/cpu/dnnl_kernel.hpp"
 
+#include "core/error.hpp"
+
 namespace telar::backend::cpu {
+
+void DnnlForwardOnlyKernel::refuse_training() const {
+  fail("internal: node '{}' runs on a forward-only kernel (an inference plan's)", node().name);
+}
 
 bool parameters_changed(const KernelIO& io, std::uint64_t& seen) {
   if (!io.params_version) return true;

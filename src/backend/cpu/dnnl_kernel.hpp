@@ -74,6 +74,24 @@ class DnnlKernel : public Kernel {
   std::vector<dnnl::memory> owned_;
 };
 
+// A kernel that only an inference plan's factory makes (where KernelIO::inference): one primitive,
+// fwd_, bound by the constructor; a training forward or a backward is an internal error.
+class DnnlForwardOnlyKernel : public DnnlKernel {
+ public:
+  void forward(bool training, std::uint64_t) override {
+    if (training) refuse_training();
+    fwd_.run();
+  }
+  void backward() override { refuse_training(); }
+
+ protected:
+  using DnnlKernel::DnnlKernel;
+  BoundPrimitive fwd_;
+
+ private:
+  [[noreturn]] void refuse_training() const;
+};
+
 // Whether parameters changed since `seen` (the plan bumps the counter after optimizer steps
 // and checkpoint loads); updates `seen`.
 bool parameters_changed(const KernelIO& io, std::uint64_t& seen);

@@ -57,6 +57,7 @@ extern const OpDef kReshape;
 extern const OpDef kTranspose;
 extern const OpDef kSlice;
 extern const OpDef kPad;
+extern const OpDef kResize;
 extern const OpDef kReduceMean;
 extern const OpDef kEmbeddingBag;
 extern const OpDef kDotInteraction;

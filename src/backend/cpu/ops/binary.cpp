@@ -134,10 +134,10 @@ std::optional<BinaryLayouts> binary_layouts(const KernelIO& io, dnnl::algorithm 
 }
 
 // Forward only (an inference plan's): oneDNN binary, with broadcasting, in binary_layouts().
-class DnnlForwardBinary final : public DnnlKernel {
+class DnnlForwardBinary final : public DnnlForwardOnlyKernel {
  public:
   DnnlForwardBinary(KernelIO io, LayoutConverter& converter, const BinaryLayouts& l)
-      : DnnlKernel(std::move(io)) {
+      : DnnlForwardOnlyKernel(std::move(io)) {
     const std::size_t full = l.full, other = 1 - full;
     io_.inputs[full] = converter.convert(io_.inputs[full], l.first);
     io_.inputs[other] = l.second_view ? converter.to_plain(io_.inputs[other])
@@ -150,18 +150,6 @@ class DnnlForwardBinary final : public DnnlKernel {
                                    {DNNL_ARG_SRC_1, memory_over(l.second, in(other).data)},
                                    {DNNL_ARG_DST, out().data_memory()}});
   }
-
-  void forward(bool training, std::uint64_t) override {
-    if (training)
-      fail("internal: node '{}' runs on a forward-only kernel (an inference plan's)", node().name);
-    fwd_.run();
-  }
-  void backward() override {
-    fail("internal: node '{}' runs on a forward-only kernel (an inference plan's)", node().name);
-  }
-
- private:
-  BoundPrimitive fwd_;
 };
 
 std::unique_ptr<Kernel> fast_binary(KernelIO io, LayoutConverter& converter) {
