@@ -279,7 +279,8 @@ TEST(OnnxAttention, LayerNormsImportFuseAndExportBeforeOpset17) {
     EXPECT_NEAR(got.f32()[i], want.f32()[i], 1e-5f * (1.0f + std::fabs(want.f32()[i]))) << i;
 }
 
-// Imported classifiers prune like the zoo's models: with every third channel of every prunable
+// Imported classifiers (and DeepLabV3, whose ASPP branches meet in a Concat and pass Resizes)
+// prune like the zoo's models: with every third channel of every prunable
 // group removed after its weights were set to zero, the outputs stay those of the model as
 // imported (with those weights zero).
 class TorchvisionPruning : public ::testing::TestWithParam<Case> {};
@@ -328,7 +329,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"googlenet", 13, 64}, Case{"inception_v3", 13, 96},
                       Case{"shufflenet_v2_x1_0", 13, 64}, Case{"mobilenet_v3_small", 13, 64},
                       Case{"efficientnet_b0", 13, 64}, Case{"regnet_y_400mf", 13, 64},
-                      Case{"mnasnet0_5", 13, 64}),
+                      Case{"mnasnet0_5", 13, 64}, Case{"deeplabv3_mobilenet_v3_large", 13, 64}),
     case_name);
 
 // Imported classifiers at int8 (telar quantize's calibration and kernels): calibrated on the
