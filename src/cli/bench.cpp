@@ -76,8 +76,7 @@ bool next_size_fits(const graph::Graph& g, std::int64_t batch, std::optional<std
 
 // The `count` nodes of a point that take longest, and its time by op.
 void print_layers(const BenchPoint& p, int count) {
-  double sum = 0.0;
-  for (const backend::NodeTime& t : p.layers) sum += t.ms;
+  const double sum = layers_ms(p);
   const std::vector<backend::NodeTime> longest = longest_nodes(p, static_cast<std::size_t>(count));
   std::vector<std::string> shares;
   for (const auto& [op, ms] : time_by_op(p))

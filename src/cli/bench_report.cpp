@@ -42,6 +42,12 @@ std::string bench_latency_csv(const std::vector<BenchPoint>& points) {
   return csv;
 }
 
+double layers_ms(const BenchPoint& point) {
+  double sum = 0.0;
+  for (const backend::NodeTime& t : point.layers) sum += t.ms;
+  return sum;
+}
+
 std::vector<std::pair<std::string, double>> time_by_op(const BenchPoint& point) {
   std::map<std::string, double> sums;
   for (const backend::NodeTime& t : point.layers) sums[std::string(graph::op_name(t.kind))] += t.ms;
@@ -62,8 +68,7 @@ std::vector<backend::NodeTime> longest_nodes(const BenchPoint& point, std::size_
 std::string bench_layers_csv(const std::vector<BenchPoint>& points) {
   std::string csv = "target,precision,batch,node,op,detail,ms,share\n";
   for (const BenchPoint& p : points) {
-    double sum = 0.0;
-    for (const backend::NodeTime& t : p.layers) sum += t.ms;
+    const double sum = layers_ms(p);
     for (const backend::NodeTime& t : p.layers)
       csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f}\n", csv_field(p.target), p.precision,
                          p.batch, csv_field(t.node), graph::op_name(t.kind), csv_field(t.detail),
@@ -153,8 +158,7 @@ void write_layers(report::HtmlReport& html, const std::vector<BenchPoint>& point
   }
   html.svg(by_op.render());
   for (const BenchPoint* p : with) {
-    double sum = 0.0;
-    for (const auto& t : p->layers) sum += t.ms;
+    const double sum = layers_ms(*p);
     const std::vector<backend::NodeTime> longest = longest_nodes(*p, 15);
     std::vector<std::vector<std::string>> rows;
     for (const auto& t : longest)

@@ -31,6 +31,8 @@ struct BenchPoint {
   int layer_runs = 0;
 };
 
+// The time of a point's nodes, summed (--layers; 0 without).
+double layers_ms(const BenchPoint& point);
 // The time of a point's nodes summed by op kind, largest first.
 std::vector<std::pair<std::string, double>> time_by_op(const BenchPoint& point);
 // A point's `count` nodes that take longest, longest first.

@@ -1,6 +1,6 @@
 // Resize: each output pixel of a plane reads one input pixel (nearest) or a weighted 2x2 block
 // (linear), the same for every plane, so each axis's source pixels and weights are computed once
-// (Taps) and the planes run in parallel; the backward scatters within its own plane.
+// (Taps) and the planes run in parallel (each_row); the backward scatters within its own plane.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -55,60 +55,60 @@ void check(std::string_view kernel, const graph::ResizeAttrs& a, const Tensor& x
   detail::expect_shape(kernel, "y", y, {x.dim(0), x.dim(1), a.out_h, a.out_w});
 }
 
-}  // namespace
-
-void resize_forward(const ResizeAttrs& a, const Tensor& x, Tensor& y) {
-  check("resize_forward", a, x, y);
+// Calls row(p, i, top, bottom, v) for output row i of each plane p of x (the input's shape):
+// that row mixes the input rows at offsets `top` and `bottom` of x's data, weighed 1 - v and v.
+// In parallel over the planes, each plane's rows in one thread (the backward accumulates
+// within its plane).
+template <typename Row>
+void each_row(const graph::ResizeAttrs& a, const Tensor& x, Row row) {
   const std::int64_t planes = x.dim(0) * x.dim(1), h = x.dim(2), w = x.dim(3);
-  const std::int64_t oh = a.out_h, ow = a.out_w;
-  const Taps rows = taps(a, h, oh), cols = taps(a, w, ow);
-  const float* xp = x.f32();
-  float* yp = y.f32();
-  parallel_for(0, planes, y.numel() > (1 << 16), [&](std::int64_t p) {
-    const float* plane = xp + p * h * w;
-    float* out = yp + p * oh * ow;
-    for (std::int64_t i = 0; i < oh; ++i) {
+  const Taps rows = taps(a, h, a.out_h);
+  parallel_for(0, planes, planes * a.out_h * a.out_w > (1 << 16), [&](std::int64_t p) {
+    for (std::int64_t i = 0; i < a.out_h; ++i) {
       const auto r = static_cast<std::size_t>(i);
-      const float* top = plane + rows.lo[r] * w;
-      const float* bottom = plane + rows.hi[r] * w;
-      const float v = rows.w[r];
-      for (std::int64_t j = 0; j < ow; ++j) {
-        const auto c = static_cast<std::size_t>(j);
-        const float u = cols.w[c];
-        const float t = top[cols.lo[c]] + u * (top[cols.hi[c]] - top[cols.lo[c]]);
-        const float b = bottom[cols.lo[c]] + u * (bottom[cols.hi[c]] - bottom[cols.lo[c]]);
-        out[i * ow + j] = t + v * (b - t);
-      }
+      row(p, i, (p * h + rows.lo[r]) * w, (p * h + rows.hi[r]) * w, rows.w[r]);
     }
   });
 }
 
+}  // namespace
+
+void resize_forward(const ResizeAttrs& a, const Tensor& x, Tensor& y) {
+  check("resize_forward", a, x, y);
+  const Taps cols = taps(a, x.dim(3), a.out_w);
+  const float* xp = x.f32();
+  float* yp = y.f32();
+  each_row(a, x,
+           [&](std::int64_t p, std::int64_t i, std::int64_t top, std::int64_t bottom, float v) {
+             float* out = yp + (p * a.out_h + i) * a.out_w;
+             for (std::size_t c = 0; c < cols.lo.size(); ++c) {
+               const float u = cols.w[c];
+               const float* t = xp + top;
+               const float* b = xp + bottom;
+               const float upper = t[cols.lo[c]] + u * (t[cols.hi[c]] - t[cols.lo[c]]);
+               const float lower = b[cols.lo[c]] + u * (b[cols.hi[c]] - b[cols.lo[c]]);
+               out[c] = upper + v * (lower - upper);
+             }
+           });
+}
+
 void resize_backward(const ResizeAttrs& a, const Tensor& dy, Tensor& dx) {
   check("resize_backward", a, dx, dy);
-  const std::int64_t planes = dx.dim(0) * dx.dim(1), h = dx.dim(2), w = dx.dim(3);
-  const std::int64_t oh = a.out_h, ow = a.out_w;
-  const Taps rows = taps(a, h, oh), cols = taps(a, w, ow);
+  const Taps cols = taps(a, dx.dim(3), a.out_w);
   const float* gp = dy.f32();
   float* dp = dx.f32();
-  parallel_for(0, planes, dy.numel() > (1 << 16), [&](std::int64_t p) {
-    float* plane = dp + p * h * w;
-    std::fill(plane, plane + h * w, 0.0f);
-    const float* g = gp + p * oh * ow;
-    for (std::int64_t i = 0; i < oh; ++i) {
-      const auto r = static_cast<std::size_t>(i);
-      float* top = plane + rows.lo[r] * w;
-      float* bottom = plane + rows.hi[r] * w;
-      const float v = rows.w[r];
-      for (std::int64_t j = 0; j < ow; ++j) {
-        const auto c = static_cast<std::size_t>(j);
-        const float u = cols.w[c], d = g[i * ow + j];
-        top[cols.lo[c]] += (1 - v) * (1 - u) * d;
-        top[cols.hi[c]] += (1 - v) * u * d;
-        bottom[cols.lo[c]] += v * (1 - u) * d;
-        bottom[cols.hi[c]] += v * u * d;
-      }
-    }
-  });
+  std::fill(dp, dp + dx.numel(), 0.0f);
+  each_row(a, dx,
+           [&](std::int64_t p, std::int64_t i, std::int64_t top, std::int64_t bottom, float v) {
+             const float* g = gp + (p * a.out_h + i) * a.out_w;
+             for (std::size_t c = 0; c < cols.lo.size(); ++c) {
+               const float u = cols.w[c], d = g[c];
+               dp[top + cols.lo[c]] += (1 - v) * (1 - u) * d;
+               dp[top + cols.hi[c]] += (1 - v) * u * d;
+               dp[bottom + cols.lo[c]] += v * (1 - u) * d;
+               dp[bottom + cols.hi[c]] += v * u * d;
+             }
+           });
 }
 
 }  // namespace telar::ops

@@ -12,9 +12,10 @@ writes OUT_DIR/attention-opsetOPSET.onnx, .x.npy (input, batch 2) and .y.npy.
 import os
 import sys
 
-import numpy as np
 import torch
 from torch import nn
+
+import pytorch_fixture  # tests/onnx, this script's folder
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench", "peer"))
 from vit_batch_first import VisionTransformer  # noqa: E402
@@ -29,14 +30,7 @@ def main():
             if isinstance(m, nn.LayerNorm):
                 m.weight.uniform_(0.5, 1.5)
                 m.bias.uniform_(-0.5, 0.5)
-    x = torch.randn(2, 3, 16, 16)
-    with torch.no_grad():
-        y = model(x)
-    stem = f"{out_dir}/attention-opset{opset}"
-    torch.onnx.export(model, x, stem + ".onnx", opset_version=opset,
-                      input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
-    np.save(stem + ".x.npy", x.numpy())
-    np.save(stem + ".y.npy", y.numpy())
+    pytorch_fixture.export(model, torch.randn(2, 3, 16, 16), out_dir, "attention", opset)
 
 
 if __name__ == "__main__":

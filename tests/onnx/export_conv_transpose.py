@@ -9,8 +9,9 @@ writes OUT_DIR/conv_transpose-opsetOPSET.onnx, .x.npy (input, batch 2) and .y.np
 """
 import sys
 
-import numpy as np
 import torch
+
+import pytorch_fixture  # tests/onnx, this script's folder
 
 
 def main():
@@ -21,13 +22,7 @@ def main():
         torch.nn.ReLU(),
         torch.nn.ConvTranspose2d(6, 3, 2, stride=1, dilation=2, bias=False),
     ).eval()
-    x = torch.randn(2, 4, 5, 6)
-    with torch.no_grad():
-        y = model(x)
-    stem = f"{out_dir}/conv_transpose-opset{opset}"
-    torch.onnx.export(model, x, stem + ".onnx", opset_version=opset)
-    np.save(stem + ".x.npy", x.numpy())
-    np.save(stem + ".y.npy", y.numpy())
+    pytorch_fixture.export(model, torch.randn(2, 4, 5, 6), out_dir, "conv_transpose", opset)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,11 @@ writes OUT_DIR/resize-opsetOPSET.onnx, .x.npy (input, batch 3) and .y.npy.
 """
 import sys
 
-import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+import pytorch_fixture  # tests/onnx, this script's folder
 
 
 class Model(nn.Module):
@@ -42,14 +43,7 @@ def main():
     out_dir, opset = sys.argv[1], int(sys.argv[2])
     torch.manual_seed(0)
     model = Model().eval()
-    x = torch.randn(3, 3, 10, 12)
-    with torch.no_grad():
-        y = model(x)
-    stem = f"{out_dir}/resize-opset{opset}"
-    torch.onnx.export(model, x, stem + ".onnx", opset_version=opset, input_names=["x"],
-                      output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
-    np.save(stem + ".x.npy", x.numpy())
-    np.save(stem + ".y.npy", y.numpy())
+    pytorch_fixture.export(model, torch.randn(3, 3, 10, 12), out_dir, "resize", opset)
 
 
 if __name__ == "__main__":

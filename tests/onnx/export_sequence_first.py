@@ -12,10 +12,11 @@ writes OUT_DIR/sequence_first-opsetOPSET.onnx, .x.npy (input, batch 3) and .y.np
 """
 import sys
 
-import numpy as np
 import torch
 from torch import nn
 from torchvision.models.vision_transformer import VisionTransformer
+
+import pytorch_fixture  # tests/onnx, this script's folder
 
 
 class Model(nn.Module):
@@ -50,14 +51,7 @@ def main():
         model.vit.heads.head.weight.normal_(0, 0.2)
         model.vit.encoder.pos_embedding.normal_(0, 0.5)
         model.vit.class_token.normal_(0, 0.5)
-    x = torch.randn(3, 3, 32, 32)
-    with torch.no_grad():
-        y = model(x)
-    stem = f"{out_dir}/sequence_first-opset{opset}"
-    torch.onnx.export(model, x, stem + ".onnx", opset_version=opset,
-                      input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
-    np.save(stem + ".x.npy", x.numpy())
-    np.save(stem + ".y.npy", y.numpy())
+    pytorch_fixture.export(model, torch.randn(3, 3, 32, 32), out_dir, "sequence_first", opset)
 
 
 if __name__ == "__main__":
