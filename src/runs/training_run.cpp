@@ -161,10 +161,17 @@ Plan make_plan(const TrainingSetup& s) {
   else
     backend::check_usable(backend::parse_backend_spec(s.backend));
   const auto& out_shape = s.net.value(s.net.outputs()[0]).shape;
-  if (out_shape.size() != 2 || out_shape[1] < s.train_set.num_classes)
-    fail("model '{}' produces {} outputs per sample but the data has {} classes; set --classes "
-         "{}",
-         s.model_name, shape_str(out_shape), s.train_set.num_classes, s.train_set.num_classes);
+  if (out_shape.size() != 2)
+    fail(
+        "model '{}' produces {} per sample, not a score per class ([B, classes]): telar trains "
+        "classifiers on labelled samples ({}); a segmentation or detection model's outputs do "
+        "not fit them",
+        s.model_name, shape_str(out_shape), s.data_description);
+  if (out_shape[1] < s.train_set.num_classes)
+    fail(
+        "model '{}' scores {} classes but the data has {}; set --classes {} (a zoo model), or "
+        "export the model with that many (an ONNX file)",
+        s.model_name, out_shape[1], s.train_set.num_classes, s.train_set.num_classes);
   if (s.loss != graph::LossKind::CrossEntropy && s.loss != graph::LossKind::SoftmaxMSE)
     fail("--loss {} needs float targets; classification training takes cross_entropy or "
          "softmax_mse",

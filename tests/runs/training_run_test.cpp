@@ -4,12 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "../train/test_support.hpp"
 #include "core/files.hpp"
 #include "core/log.hpp"
+#include "graph/builder.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data/synthetic.hpp"
-#include "../train/test_support.hpp"
 
 using namespace telar;
 using train::testing::TempDir;
@@ -66,6 +67,20 @@ TEST(TrainingRun, BadInputIsRefusedBeforeAnythingIsWritten) {
   s = small_setup(dir / "run");
   s.train_set = train::subset(s.train_set, {}, "empty");  // an IDX file of 0 images reads so
   train::testing::expect_error([&] { runs::run_training(s); }, {"training data", "no samples"});
+  s = small_setup(dir / "run");
+  s.model_name = "mlp:16-32-3";
+  s.net = graph::zoo::build("mlp:16-32-3", {.input = Shape{16}, .classes = std::nullopt});
+  train::testing::expect_error([&] { runs::run_training(s); },
+                               {"scores 3 classes but the data has 4", "--classes 4"});
+  s = small_setup(dir / "run");
+  s.model_name = "scores per position";  // as a segmentation model's [B, classes, H, W]
+  {
+    graph::GraphBuilder b("per position");
+    b.output(b.conv2d(b.input("x", {1, 4, 4}), 4, 1, 1, 0, 1, true, "scores"));
+    s.net = b.finish();
+  }
+  train::testing::expect_error([&] { runs::run_training(s); },
+                               {"produces [B, 4, 4, 4] per sample", "not a score per class"});
   s = small_setup(dir / "run");
   s.resume = dir / "nothing-here";
   s.out = "";
