@@ -577,5 +577,32 @@ TEST(OnnxRuntimePeer, AQuantizedTransformerExportHasTelarsInt8Accuracy) {
   expect_qdq_export_classifies_as_int8(modules, dir, {"MatMul", "Gemm"}, "8 1", 3e-3);
 }
 
+// The F.interpolate network of export_resize.py, imported and exported by telar at opsets 13
+// and 18 (its Resizes with sizes read from the input's shape): ONNX's checker accepts the files
+// and ONNX Runtime computes PyTorch's outputs from them.
+TEST(OnnxRuntimePeer, ExportedResizesRunInOnnxRuntimeAsInPyTorch) {
+  const std::string modules = ort_modules();
+  if (const std::string why = peer_missing(modules); !why.empty()) GTEST_SKIP() << why;
+  const fs::path stem = fixture_dir() / "resize-opset13";
+  export_once(stem.string() + ".y.npy", "13", "export_resize.py");
+  ImportedModel m = import_model(stem.string() + ".onnx");
+  const Tensor y = read_npy(stem.string() + ".y.npy");
+  const std::string dir = telar::testing::fresh_temp_dir("onnx_ort_resize");
+  for (int opset : {13, 18}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    const std::string file = dir + "/resize-" + std::to_string(opset) + ".onnx";
+    export_model(m.graph, m.weights, file, {opset, "test", {}, {}});
+    EXPECT_EQ(checked_op_counts(file, {"Resize"}), "12");
+    const auto ort = telar::testing::run_shell(
+        "NODE_PATH='" + modules + "' node '" TELAR_SOURCE_DIR "/bench/peer/ort_run.js' '" + file +
+        "' '" + stem.string() + ".x.npy' '" + dir + "/ort.npy'");
+    ASSERT_EQ(ort.status, 0) << ort.err;
+    const Tensor got = read_npy(dir + "/ort.npy");
+    ASSERT_EQ(got.shape(), y.shape());
+    for (std::int64_t i = 0; i < y.numel(); ++i)
+      ASSERT_NEAR(got.f32()[i], y.f32()[i], 1e-4f * (1.0f + std::fabs(y.f32()[i]))) << i;
+  }
+}
+
 }  // namespace
 }  // namespace telar::onnx
