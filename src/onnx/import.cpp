@@ -1553,11 +1553,14 @@ class Importer {
     const std::string mode = at.s("mode", "nearest");
     const std::string coordinates = at.s("coordinate_transformation_mode", "half_pixel");
     const std::string rounding = at.s("nearest_mode", "round_prefer_floor");
-    at.f("cubic_coeff_a", -0.75f);                // bicubic only, refused below
-    at.f("extrapolation_value", 0.0f);            // tf_crop_and_resize only, refused below
-    at.s("keep_aspect_ratio_policy", "stretch");  // with sizes of some axes only, refused below
+    at.f("cubic_coeff_a", -0.75f);      // bicubic only, refused below
+    at.f("extrapolation_value", 0.0f);  // tf_crop_and_resize only, refused below
     if (at.i("exclude_outside", 0) != 0 || at.i("antialias", 0) != 0)
       unsupported(n, "exclude_outside or antialias: telar resizes without either");
+    if (const std::string policy = at.s("keep_aspect_ratio_policy", "stretch"); policy != "stretch")
+      unsupported(n, fmt::format("keep_aspect_ratio_policy '{}': telar resizes to the sizes "
+                                 "given (stretch)",
+                                 policy));
     graph::ResizeAttrs a;
     const bool half_pixel = coordinates == "half_pixel" || coordinates == "pytorch_half_pixel";
     if (mode == "linear" && (half_pixel || coordinates == "align_corners")) {
@@ -1573,17 +1576,21 @@ class Importer {
                                  mode, coordinates,
                                  mode == "nearest" ? " and nearest_mode '" + rounding + "'" : ""));
     }
-    // The axes `sizes` or `scales` name (opset 18): the spatial ones, or all four.
-    std::vector<std::int64_t> axes = at.ints("axes", {0, 1, 2, 3});
+    // The axes `sizes` or `scales` name (an attribute from opset 18): the spatial ones, or all.
+    std::vector<std::int64_t> axes{0, 1, 2, 3};
+    if (opset_ >= 18) axes = at.ints("axes", axes);
     for (auto& axis : axes) axis = axis < 0 ? axis + 4 : axis;
     const bool all = axes == std::vector<std::int64_t>{0, 1, 2, 3};
     if (!all && axes != std::vector<std::int64_t>{2, 3})
       unsupported(n, fmt::format("axes [{}]: telar resizes the spatial axes of N x C x H x W",
                                  fmt::join(axes, ", ")));
     const std::size_t first = all ? 2 : 0;  // where H's entry is
+    constexpr std::int64_t kMaxPixels = std::int64_t{1} << 20;  // along one axis
     std::array<std::int64_t, 2> out{};
-    if (present(n, 3)) {
+    // `sizes` where it holds values (opsets 11 and 12 write an empty one beside the scales).
+    if (present(n, 3) && constant(n, 3, true).numel() > 0) {
       const Constant& sizes = constant(n, 3, true);
+      if (!sizes.integer) unsupported(n, "sizes that are not integers (ONNX's are int64)");
       const auto v = sizes.ints();
       if (v.size() != axes.size())
         unsupported(n, fmt::format("{} sizes for {} axes", v.size(), axes.size()));
@@ -1600,31 +1607,43 @@ class Importer {
     } else {
       require(present(n, 2), "node '{}' (Resize): neither scales nor sizes is given", n.name());
       const Constant& scales = constant(n, 2);
-      if (scales.f.size() != axes.size() || (all && (scales.f[0] != 1.0f || scales.f[1] != 1.0f)))
+      if (scales.integer || scales.f.size() != axes.size())
+        unsupported(n,
+                    fmt::format("scales of {} {} values for {} axes (ONNX's: a float per "
+                                "axis)",
+                                scales.numel(), scales.integer ? "integer" : "float", axes.size()));
+      if (all && (scales.f[0] != 1.0f || scales.f[1] != 1.0f))
         unsupported(n,
                     "scales other than 1 for the batch or the channels: telar resizes the "
                     "spatial axes only");
       for (std::size_t k = 0; k < 2; ++k) {
+        // ONNX's size is floor(in * scale), its coordinates mapped by the scale; telar maps them
+        // by the sizes: the same where in * scale is whole.
         const double exact = static_cast<double>(xs[2 + k]) * scales.f[first + k];
-        // ONNX maps coordinates by the scale, telar by the sizes: the same where they agree.
-        if (std::fabs(exact - std::round(exact)) > 1e-4 * std::max(exact, 1.0))
+        if (!(exact >= 1.0 && exact <= static_cast<double>(kMaxPixels)))
+          unsupported(
+              n, fmt::format("scale {} of an axis of {} pixels", scales.f[first + k], xs[2 + k]));
+        out[k] = static_cast<std::int64_t>(std::floor(exact));
+        if (exact - static_cast<double>(out[k]) > 1e-4)
           unsupported(n, fmt::format("scale {} of an axis of {} pixels gives {:.4f} pixels: "
                                      "telar resizes to whole sizes; export with size=... "
                                      "instead of scale_factor",
                                      scales.f[first + k], xs[2 + k], exact));
-        out[k] = static_cast<std::int64_t>(std::round(exact));
       }
     }
-    if (out[0] <= 0 || out[1] <= 0)
+    if (out[0] <= 0 || out[1] <= 0 || out[0] > kMaxPixels || out[1] > kMaxPixels)
       unsupported(n, fmt::format("an output of {}x{} pixels", out[0], out[1]));
-    if (coordinates == "pytorch_half_pixel" && (out[0] == 1 || out[1] == 1))
-      unsupported(n,
-                  "pytorch_half_pixel to an axis of one pixel (which reads the first input "
-                  "pixel, where PyTorch reads the middle): telar resizes to at least two");
     if (out[0] == xs[2] && out[1] == xs[3]) {  // every mode reads each pixel where it is
       define(n, x);
       return;
     }
+    // ONNX's pytorch_half_pixel reads the first pixel where it resizes to one; PyTorch, and
+    // telar, the middle.
+    if (coordinates == "pytorch_half_pixel" &&
+        ((out[0] == 1 && xs[2] > 1) || (out[1] == 1 && xs[3] > 1)))
+      unsupported(n,
+                  "pytorch_half_pixel to an axis of one pixel, which reads the first input "
+                  "pixel: telar reads the middle (half_pixel)");
     a.out_h = out[0];
     a.out_w = out[1];
     define(n, graph_.add_node(OpKind::Resize, node_name(n), a, {x}));

@@ -81,6 +81,10 @@ void resize_forward(const ResizeAttrs& a, const Tensor& x, Tensor& y) {
   each_row(a, x,
            [&](std::int64_t p, std::int64_t i, std::int64_t top, std::int64_t bottom, float v) {
              float* out = yp + (p * a.out_h + i) * a.out_w;
+             if (a.mode == graph::ResizeMode::Nearest) {  // a copy (its taps weigh 1 and 0)
+               for (std::size_t c = 0; c < cols.lo.size(); ++c) out[c] = xp[top + cols.lo[c]];
+               return;
+             }
              for (std::size_t c = 0; c < cols.lo.size(); ++c) {
                const float u = cols.w[c];
                const float* t = xp + top;
@@ -101,6 +105,10 @@ void resize_backward(const ResizeAttrs& a, const Tensor& dy, Tensor& dx) {
   each_row(a, dx,
            [&](std::int64_t p, std::int64_t i, std::int64_t top, std::int64_t bottom, float v) {
              const float* g = gp + (p * a.out_h + i) * a.out_w;
+             if (a.mode == graph::ResizeMode::Nearest) {
+               for (std::size_t c = 0; c < cols.lo.size(); ++c) dp[top + cols.lo[c]] += g[c];
+               return;
+             }
              for (std::size_t c = 0; c < cols.lo.size(); ++c) {
                const float u = cols.w[c], d = g[c];
                dp[top + cols.lo[c]] += (1 - v) * (1 - u) * d;

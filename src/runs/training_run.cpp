@@ -163,7 +163,7 @@ Plan make_plan(const TrainingSetup& s) {
   const auto& out_shape = s.net.value(s.net.outputs()[0]).shape;
   if (out_shape.size() != 2)
     fail(
-        "model '{}' produces {} per sample, not a score per class ([B, classes]): telar trains "
+        "model '{}' produces {}, not a score per class ([B, classes]): telar trains "
         "classifiers on labelled samples ({}); a segmentation or detection model's outputs do "
         "not fit them",
         s.model_name, shape_str(out_shape), s.data_description);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <dnnl.hpp>
 
 #include "backend/backend.hpp"
 #include "backend/cpu/plan.hpp"
@@ -340,45 +341,53 @@ TEST(CpuBackend, InferencePlansRunBroadcastingArithmeticOnOneDnn) {
       "broadcasting");
 }
 
-// Resize after a convolution (whose output oneDNN lays out in blocks or channels-last): an
-// inference plan runs linear (half pixels) and nearest by whole factors on oneDNN's resampling
-// in that layout, aligned corners and fractional nearest on the reference kernel; all against
-// the reference kernels, bf16 within its rounding; training runs every Resize on the
-// reference kernel.
+// Resize after a convolution (whose output oneDNN lays out in blocks or channels-last), each
+// mode as the model's output: an inference plan runs linear (half pixels) and nearest by whole
+// factors on oneDNN's resampling, in that layout (DNNL_VERBOSE's lines counted), aligned corners
+// and fractional nearest on the reference kernel; every output element against the reference
+// kernels, bf16 within its rounding.
 TEST(CpuBackend, ResizeMatchesReference) {
-  GraphBuilder b("resize");
-  Graph& g = b.graph();
-  ValueId x = b.input("x", {3, 6, 5});
-  ValueId h = b.relu(b.conv2d(x, 16, 3, 1, 1, 1, true, "conv"), "r");
-  auto resize = [&](const std::string& name, ResizeMode mode, std::int64_t oh, std::int64_t ow,
-                    bool align_corners = false) {
-    ResizeAttrs a;
-    a.mode = mode;
-    a.align_corners = align_corners;
-    a.out_h = oh;
-    a.out_w = ow;
-    return g.add_node(OpKind::Resize, name, a, {h});
+  struct Case {
+    const char* name;
+    ResizeMode mode;
+    std::int64_t h, w;
+    bool align_corners;
+    const char* onednn;  // the oneDNN algorithm it runs on, or nullptr
   };
-  const ValueId branches[] = {resize("up", ResizeMode::Linear, 13, 11),
-                              resize("down", ResizeMode::Linear, 4, 3),
-                              resize("corners", ResizeMode::Linear, 13, 11, true),
-                              resize("twice", ResizeMode::Nearest, 12, 10),
-                              resize("fraction", ResizeMode::Nearest, 13, 11)};
-  std::vector<ValueId> pooled;
-  for (ValueId v : branches)
-    pooled.push_back(b.global_avgpool(b.conv2d(v, 8, 3, 1, 1, 1, true, g.value(v).name + "_conv"),
-                                      g.value(v).name + "_gap"));
-  b.output(b.linear(b.concat(pooled, "features"), 4, "fc"));
-  const Graph model = b.finish();
-  expect_backends_agree(model, {3, 6, 5}, 2, 4, 1e-5);
-  ParameterSet params = ParameterSet::initialize(model, 3);
-  const Tensor input = random_tensor({2, 3, 6, 5}, 4);
-  const Tensor want = inference_output(model, params, input, "cpu:ref", /*optimize=*/false);
-  EXPECT_LT(relative_difference(inference_output(model, params, input, "cpu", false), want), 1e-5);
-  if (!backend::cpu::has_bf16()) return;  // (Bf16IsRefusedWhereItCannotRun says so)
-  expect_bf16_rounding_of(
-      inference_output(model, params, input, "cpu", false, backend::Precision::BF16), want,
-      "resize");
+  const Case cases[] = {{"up", ResizeMode::Linear, 13, 11, false, "resampling_linear"},
+                        {"down", ResizeMode::Linear, 4, 3, false, "resampling_linear"},
+                        {"corners", ResizeMode::Linear, 13, 11, true, nullptr},
+                        {"twice", ResizeMode::Nearest, 12, 10, false, "resampling_nearest"},
+                        {"fraction", ResizeMode::Nearest, 13, 11, false, nullptr}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    GraphBuilder b("resize");
+    ValueId h = b.relu(b.conv2d(b.input("x", {3, 6, 5}), 16, 3, 1, 1, 1, true, "conv"), "r");
+    ResizeAttrs a;
+    a.mode = c.mode;
+    a.align_corners = c.align_corners;
+    a.out_h = c.h;
+    a.out_w = c.w;
+    b.output(b.graph().add_node(OpKind::Resize, c.name, a, {h}));
+    const Graph model = b.finish();
+    ParameterSet params = ParameterSet::initialize(model, 3);
+    const Tensor input = random_tensor({2, 3, 6, 5}, 4);
+    const Tensor want = inference_output(model, params, input, "cpu:ref", /*optimize=*/false);
+    ::testing::internal::CaptureStdout();
+    dnnl::set_verbose(1);
+    const Tensor got = inference_output(model, params, input, "cpu", false);
+    dnnl::set_verbose(0);
+    const std::string verbose = ::testing::internal::GetCapturedStdout();
+    EXPECT_LT(relative_difference(got, want), 1e-5);
+    EXPECT_EQ(verbose.find(",resampling,") != std::string::npos, c.onednn != nullptr);
+    if (c.onednn) {
+      EXPECT_NE(verbose.find(c.onednn), std::string::npos) << verbose;
+    }
+    if (!backend::cpu::has_bf16()) continue;  // (Bf16IsRefusedWhereItCannotRun says so)
+    expect_bf16_rounding_of(
+        inference_output(model, params, input, "cpu", false, backend::Precision::BF16), want,
+        c.name);
+  }
 }
 
 // Linear's forward pass runs on oneDNN's inner product below 8 rows and on its matmul (the

@@ -70,6 +70,14 @@ TEST(GraphGradient, TheImportedOpsMatchFiniteDifferences) {
   pad.top = 1, pad.left = 0, pad.bottom = 0, pad.right = 2;
   ValueId padded = g0.add_node(OpKind::Pad, "pad", pad, {x});                // [B, 2, 5, 6]
   ValueId conv0 = b.conv2d(padded, 4, 3, 1, 1, 1, true, "conv");             // [B, 4, 5, 6]
+  ResizeAttrs up_size;  // bilinear up to [B, 4, 7, 9], then back with aligned corners
+  up_size.out_h = 7, up_size.out_w = 9;
+  ResizeAttrs down_size;
+  down_size.align_corners = true;
+  down_size.out_h = 5, down_size.out_w = 6;
+  ValueId resized =
+      g0.add_node(OpKind::Resize, "resize_down", down_size,
+                  {g0.add_node(OpKind::Resize, "resize_up", up_size, {conv0})});  // [B, 4, 5, 6]
   ConvTranspose2dAttrs up;  // 3x3, stride 1, pad 1, 2 groups: the same size
   up.in_channels = up.out_channels = 4;
   up.kernel_h = up.kernel_w = 3;
@@ -77,7 +85,7 @@ TEST(GraphGradient, TheImportedOpsMatchFiniteDifferences) {
   up.groups = 2;
   ValueId conv = g0.add_node(
       OpKind::ConvTranspose2d, "deconv", up,
-      {conv0, g0.add_parameter("deconv.weight", {4, 2, 3, 3}, Initializer::uniform(-0.3f, 0.3f)),
+      {resized, g0.add_parameter("deconv.weight", {4, 2, 3, 3}, Initializer::uniform(-0.3f, 0.3f)),
        g0.add_parameter("deconv.bias", {4}, Initializer::uniform(-0.1f, 0.1f))});
   // (LeakyReLU's kink at 0 would sit among the convolution's outputs, where a finite-difference
   // step carries some across it: its gradient is checked on the kernel, tests/ops.)

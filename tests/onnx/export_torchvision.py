@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Exports a torchvision 0.14 classifier or segmentation model (random weights) with PyTorch's ONNX exporter, with a
-random input and PyTorch's output for it, for telar's ONNX import tests.
+"""Exports a torchvision 0.14 classifier or segmentation model (random weights; a segmentation
+model's "out" scores) with PyTorch's ONNX exporter, with a random input and PyTorch's output
+for it, for telar's ONNX import tests.
 
     export_torchvision.py OUT_DIR MODEL OPSET SIZE [CLASSES MODE]
 
@@ -9,22 +10,15 @@ With CLASSES and MODE (eval or train) it writes OUT_DIR/MODEL-CLASSES-MODE.onnx 
 model of CLASSES outputs exported for training (MODE train: PyTorch's training mode, BatchNorm
 and Dropout as in training), without the input and output files.
 """
+import os
 import sys
 
 import numpy as np
 import torch
 import torchvision
 
-
-class SegmentationOutput(torch.nn.Module):
-    """A torchvision segmentation model's per-pixel scores: the "out" of the dict it returns."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, x):
-        return self.model(x)["out"]
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench", "peer"))
+from torch_models import SegmentationOutput  # noqa: E402
 
 
 def main():

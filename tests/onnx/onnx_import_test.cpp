@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include "backend/backend.hpp"
@@ -346,27 +347,81 @@ TEST(OnnxImport, ResizeMatchesHandValues) {
                 {1.0f, 1.5f, 2.0f, 2.0f, 2.5f, 3.0f, 3.0f, 3.5f, 4.0f});
   expect_floats(resized("nearest", "asymmetric", {}, {1, 1, 4, 3}),
                 {1, 1, 2, 1, 1, 2, 3, 3, 4, 3, 3, 4});
+  // Opset 18's `axes` naming the spatial axes alone: sizes [3, 3] with aligned corners, as above.
+  auto m = base_model({0, 1, 2, 2}, 18);
+  add_int_initializer(m, "sizes", {3, 3});
+  auto* n = add_node(m, "Resize", {"x", "", "", "sizes"}, "y");
+  set_string(n, "mode", "linear");
+  set_string(n, "coordinate_transformation_mode", "align_corners");
+  set_ints(n, "axes", {-2, -1});
+  add_output(m, "y");
+  expect_floats(run(import_model(save(m, "resize_axes.onnx")), x),
+                {1.0f, 1.5f, 2.0f, 2.0f, 2.5f, 3.0f, 3.0f, 3.5f, 4.0f});
+  // To the input's own size: no node at all.
+  auto same = base_model({0, 1, 2, 2});
+  add_int_initializer(same, "sizes", {1, 1, 2, 2});
+  auto* s = add_node(same, "Resize", {"x", "", "", "sizes"}, "y");
+  set_string(s, "mode", "linear");
+  add_output(same, "y");
+  const ImportedModel identity = import_model(save(same, "resize_same.onnx"));
+  for (const auto& node : identity.graph.nodes()) EXPECT_NE(node.kind, graph::OpKind::Resize);
+  expect_floats(run(identity, x), {1, 2, 3, 4});
 }
 
 // What PyTorch's F.interpolate does not export, or telar does not compute, is refused naming it.
 TEST(OnnxImport, ResizeTelarDoesNotComputeIsRefused) {
-  auto refused = [](const std::string& mode, const std::string& coordinates,
-                    const std::vector<float>& scales, const std::string& expected, int opset = 13) {
-    auto m = base_model({0, 1, 3, 3}, opset);
-    add_initializer(m, "scales", {4}, scales);
-    auto* n = add_node(m, "Resize", {"x", "", "scales"}, "y");
-    set_string(n, "mode", mode);
-    set_string(n, "coordinate_transformation_mode", coordinates);
+  struct Bad {
+    std::string mode, coordinates;
+    std::vector<float> scales;  // or, where empty, sizes
+    std::vector<std::int64_t> sizes;
+    std::string expected;
+    int opset = 13;
+    std::string attribute = "";  // set to 1 (an int) or to "not_larger" (keep_aspect_ratio_policy)
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Bad cases[] = {
+      {"cubic", "half_pixel", {1, 1, 2, 2}, {}, "mode 'cubic'"},
+      {"nearest", "half_pixel", {1, 1, 2, 2}, {}, "nearest_mode 'round_prefer_floor'"},
+      {"linear", "asymmetric", {1, 1, 2, 2}, {}, "'asymmetric'"},
+      {"linear", "half_pixel", {1, 1, 1.5f, 1.5f}, {}, "gives 4.5000 pixels"},
+      {"linear", "half_pixel", {1, 1, nan, 2}, {}, "scale nan of an axis of 3 pixels"},
+      {"linear", "half_pixel", {1, 1, 1e30f, 2}, {}, "scale 1e+30"},
+      {"linear", "half_pixel", {1, 2, 2, 2}, {}, "spatial axes only"},
+      {"linear", "half_pixel", {2, 2}, {}, "scales of 2 float values for 4 axes"},
+      {"linear", "half_pixel", {1, 1, 2, 2}, {}, "opset 11", 10},
+      {"linear", "half_pixel", {}, {1, 2, 6, 6}, "sizes [1, 2, 6, 6] of [B, 1, 3, 3]"},
+      {"linear", "half_pixel", {}, {6, 6}, "2 sizes for 4 axes"},
+      {"linear", "pytorch_half_pixel", {}, {1, 1, 1, 6}, "pytorch_half_pixel to an axis of one"},
+      {"linear", "half_pixel", {1, 1, 2, 2}, {}, "antialias", 18, "antialias"},
+      {"linear",
+       "half_pixel",
+       {},
+       {1, 1, 6, 6},
+       "keep_aspect_ratio_policy 'not_larger'",
+       18,
+       "keep_aspect_ratio_policy"},
+  };
+  for (const Bad& c : cases) {
+    SCOPED_TRACE(c.expected);
+    auto m = base_model({0, 1, 3, 3}, c.opset);
+    std::vector<std::string> inputs{"x", ""};
+    if (!c.scales.empty()) {
+      add_initializer(m, "scales", {static_cast<std::int64_t>(c.scales.size())}, c.scales);
+      inputs.push_back("scales");
+    } else {
+      add_int_initializer(m, "sizes", c.sizes);
+      inputs.insert(inputs.end(), {"", "sizes"});
+    }
+    auto* n = add_node(m, "Resize", inputs, "y");
+    set_string(n, "mode", c.mode);
+    set_string(n, "coordinate_transformation_mode", c.coordinates);
+    if (c.attribute == "antialias") set_int(n, "antialias", 1);
+    if (c.attribute == "keep_aspect_ratio_policy")
+      set_string(n, "keep_aspect_ratio_policy", "not_larger");
     add_output(m, "y");
     train::testing::expect_error([&] { import_model(save(m, "bad_resize.onnx")); },
-                                 {"(Resize)", expected});
-  };
-  refused("cubic", "half_pixel", {1, 1, 2, 2}, "mode 'cubic'");
-  refused("nearest", "half_pixel", {1, 1, 2, 2}, "nearest_mode 'round_prefer_floor'");
-  refused("linear", "asymmetric", {1, 1, 2, 2}, "'asymmetric'");
-  refused("linear", "half_pixel", {1, 1, 1.5f, 1.5f}, "gives 4.5000 pixels");
-  refused("linear", "half_pixel", {1, 2, 2, 2}, "spatial axes only");
-  refused("linear", "half_pixel", {1, 1, 2, 2}, "opset 11", 10);
+                                 {"(Resize)", c.expected});
+  }
 }
 
 // ConvNeXt's pieces: LayerNormalization over the channels (opset 17), a MatMul over the last

@@ -578,8 +578,8 @@ TEST(OnnxRuntimePeer, AQuantizedTransformerExportHasTelarsInt8Accuracy) {
 }
 
 // The F.interpolate network of export_resize.py, imported and exported by telar at opsets 13
-// and 18 (its Resizes with sizes read from the input's shape): ONNX's checker accepts the files
-// and ONNX Runtime computes PyTorch's outputs from them.
+// and 18 (its Resizes with sizes read from the input's shape): ONNX's checker accepts the opset
+// 13 file and ONNX Runtime computes PyTorch's outputs from both.
 TEST(OnnxRuntimePeer, ExportedResizesRunInOnnxRuntimeAsInPyTorch) {
   const std::string modules = ort_modules();
   if (const std::string why = peer_missing(modules); !why.empty()) GTEST_SKIP() << why;
@@ -592,7 +592,11 @@ TEST(OnnxRuntimePeer, ExportedResizesRunInOnnxRuntimeAsInPyTorch) {
     SCOPED_TRACE("opset " + std::to_string(opset));
     const std::string file = dir + "/resize-" + std::to_string(opset) + ".onnx";
     export_model(m.graph, m.weights, file, {opset, "test", {}, {}});
-    EXPECT_EQ(checked_op_counts(file, {"Resize"}), "12");
+    // Debian's python3-onnx (1.12) knows opsets up to 17: opset 18's file is checked by ONNX
+    // Runtime alone.
+    if (opset <= 17) {
+      EXPECT_EQ(checked_op_counts(file, {"Resize"}), "12");
+    }
     const auto ort = telar::testing::run_shell(
         "NODE_PATH='" + modules + "' node '" TELAR_SOURCE_DIR "/bench/peer/ort_run.js' '" + file +
         "' '" + stem.string() + ".x.npy' '" + dir + "/ort.npy'");

@@ -80,7 +80,7 @@ TEST(TrainingRun, BadInputIsRefusedBeforeAnythingIsWritten) {
     s.net = b.finish();
   }
   train::testing::expect_error([&] { runs::run_training(s); },
-                               {"produces [B, 4, 4, 4] per sample", "not a score per class"});
+                               {"produces [B, 4, 4, 4], not a score per class"});
   s = small_setup(dir / "run");
   s.resume = dir / "nothing-here";
   s.out = "";
