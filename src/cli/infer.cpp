@@ -15,6 +15,7 @@
 #include "core/statistics.hpp"
 #include "core/threads.hpp"
 #include "graph/parameters.hpp"
+#include "onnx/import.hpp"
 #include "report/run_dir.hpp"
 
 namespace telar::cli {
@@ -38,7 +39,8 @@ int run_infer(const Args& args) {
   app.add_option("--seed", seed, "seed for the random weights and input");
   app.add_option("--inputs", inputs_file,
                  "run on this NumPy .npy input (float32, batch first) instead of a random one; "
-                 "its first dimension is the batch");
+                 "its first dimension is the batch (and its others an ONNX file's dynamic size, "
+                 "without --input)");
   app.add_option("--outputs", outputs_file,
                  "write the model's output to this .npy file (float32)");
   app.add_option("--out", out, "also write run.json and latency.csv to this directory");
@@ -51,7 +53,22 @@ int run_infer(const Args& args) {
   if (!parse(app, args, "infer", &code)) return code;
   apply_threads(threads);
 
-  auto [g, params] = model.load(seed);
+  // An ONNX file's image size, where --input does not give it, is the --inputs file's.
+  Tensor given;
+  if (!inputs_file.empty()) given = read_npy(inputs_file);
+  const bool size_from_inputs =
+      !inputs_file.empty() && model.input.empty() && onnx::is_onnx_file(model.model);
+  if (size_from_inputs && given.rank() >= 2)
+    model.input = fmt::format("{}", fmt::join(given.shape().begin() + 1, given.shape().end(), "x"));
+  LoadedModel loaded = [&] {
+    if (!size_from_inputs) return model.load(seed);
+    try {
+      return model.load(seed);
+    } catch (const Error& e) {
+      fail("--inputs {} holds samples of {}: {}", inputs_file, model.input, e.what());
+    }
+  }();
+  auto& [g, params] = loaded;
   if (g.inputs().size() != 1)
     fail("model '{}' takes {} inputs; telar infer feeds one image batch", model.model,
          g.inputs().size());
@@ -59,7 +76,7 @@ int run_infer(const Args& args) {
   const Shape& declared = g.value(g.inputs()[0]).shape;
   Tensor x;
   if (!inputs_file.empty()) {
-    x = read_npy(inputs_file);
+    x = given;
     require(x.rank() == static_cast<int>(declared.size()) &&
                 std::equal(declared.begin() + 1, declared.end(), x.shape().begin() + 1),
             "--inputs {}: shape {} does not fit the model's input {} (the first dimension is "

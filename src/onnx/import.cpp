@@ -265,7 +265,7 @@ class Importer {
               "input '{}' is {}; telar feeds float32 inputs", in.name(), type_name(tt.elem_type()));
       Shape shape;
       for (const auto& d : tt.shape().dim())
-        shape.push_back(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : -1);
+        shape.push_back(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : kDynamicDim);
       require(shape.size() >= 2, "input '{}' has rank {}; telar needs a batch dimension and more",
               in.name(), shape.size());
       shape[0] = kBatchDim;  // the first dimension is the batch, whatever it was exported with
@@ -275,7 +275,7 @@ class Importer {
                 shape_str(*options_.input), options_.input->size(), in.name(), shape.size() - 1);
         for (std::size_t k = 1; k < shape.size(); ++k) {
           const auto given = (*options_.input)[k - 1];
-          require(shape[k] == -1 || shape[k] == given,
+          require(shape[k] == kDynamicDim || shape[k] == given,
                   "--input {}: input '{}' is fixed at {} in the file", shape_str(*options_.input),
                   in.name(), shape_str(shape));
           shape[k] = given;

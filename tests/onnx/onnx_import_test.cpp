@@ -744,7 +744,7 @@ TEST(OnnxImport, ADynamicInputNeedsItsShapeGiven) {
   add_node(m, "Relu", {"x"}, "y");
   add_output(m, "y");
   const fs::path p = save(m, "dynamic.onnx");
-  train::testing::expect_error([&] { import_model(p); }, {"dynamic shape", "--input"});
+  train::testing::expect_error([&] { import_model(p); }, {"dynamic shape [B, 3, ?, ?]", "--input"});
   const ImportedModel model = import_model(p, {Shape{3, 8, 8}, std::nullopt});
   EXPECT_EQ(model.graph.value(model.graph.inputs()[0]).shape, (Shape{kBatchDim, 3, 8, 8}));
   train::testing::expect_error([&] { import_model(p, {Shape{4, 8, 8}, std::nullopt}); }, {"fixed at"});
@@ -837,7 +837,23 @@ TEST(OnnxCli, ModelsShowAndInferOnGivenInputs) {
   const auto bad = telar::testing::run_telar(
       {"infer", "--model", model.string(), "--inputs", x.string(), "--outputs", y.string()});
   EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("does not fit the model's input"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("holds samples of 3: "), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("fixed at [B, 2] in the file"), std::string::npos) << bad.err;
+
+  // A file whose image size is dynamic takes the --inputs file's where --input does not give it.
+  auto dynamic = base_model({0, 1, 0, 0});
+  add_node(dynamic, "Relu", {"x"}, "y");
+  add_output(dynamic, "y");
+  const fs::path any_size = save(dynamic, "any_size.onnx");
+  write_npy(x, Tensor::from(std::vector<float>{1, -2, 3, -4, 5, -6}, {1, 1, 2, 3}));
+  const auto sized =
+      telar::testing::run_telar({"infer", "--model", any_size.string(), "--inputs", x.string(),
+                                 "--outputs", y.string(), "--warmup", "0", "--repeats", "1"});
+  ASSERT_EQ(sized.status, 0) << sized.err;
+  const Tensor relu = read_npy(y);
+  ASSERT_EQ(relu.shape(), (Shape{1, 1, 2, 3}));
+  const std::vector<float> positive{1, 0, 3, 0, 5, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(relu.f32()[i], positive[i]) << i;
   const auto classes =
       telar::testing::run_telar({"infer", "--model", model.string(), "--classes", "10"});
   EXPECT_EQ(classes.status, 2);
