@@ -1679,9 +1679,12 @@ class Importer {
     for (int k = 0; k < n.input_size(); ++k) inputs.push_back(dynamic(n, k));
     const auto rank = static_cast<std::int64_t>(shape_of(inputs[0]).size());
     if (axis < 0) axis += rank;
-    if (axis != 1) unsupported(n, "telar imports Concat along the channels (axis 1)");
+    if (axis < 1 || axis >= rank)
+      unsupported(n, fmt::format("axis {} of a rank-{} tensor: telar concatenates along an axis "
+                                 "after the batch",
+                                 at.i("axis", 1), rank));
     graph::ConcatAttrs a;
-    a.axis = 1;
+    a.axis = static_cast<int>(axis);
     define(n, graph_.add_node(OpKind::Concat, node_name(n), a, std::move(inputs)));
   }
 

@@ -160,9 +160,9 @@ void layer_norm_forward(const LayerNormAttrs& a, const Tensor& x, const Tensor& 
 void layer_norm_backward(const LayerNormAttrs& a, const Tensor& x, const Tensor& scale,
                          const Tensor& dy, Tensor* dx, Tensor* dscale, Tensor* dbias);
 
-// ---- Concat (axis 1)
-void concat_forward(std::span<const Tensor> xs, Tensor& y);
-void concat_backward(const Tensor& dy, std::span<Tensor> dxs);
+// ---- Concat along one axis after the batch (the channels, 1, or another).
+void concat_forward(std::int64_t axis, std::span<const Tensor> xs, Tensor& y);
+void concat_backward(std::int64_t axis, const Tensor& dy, std::span<Tensor> dxs);
 
 // ---- EmbeddingBag over CSR: bag b is indices[offsets[b] .. offsets[b+1]) (the last bag ends
 // at indices.numel()). Sum or mean of the selected rows, optionally weighted per index.

@@ -368,6 +368,27 @@ TEST(OnnxImport, ResizeMatchesHandValues) {
   expect_floats(run(identity, x), {1, 2, 3, 4});
 }
 
+// Concat along the height (axis 2), then the width (axis -1): x = [[1, 2], [3, 4]] above
+// relu(-x), two rows of zeros, and that beside itself. Along the batch, refused.
+TEST(OnnxImport, ConcatAlongSpatialAxesMatchesHandValues) {
+  auto m = base_model({0, 1, 2, 2});
+  add_initializer(m, "minus", {1}, {-1});
+  add_node(m, "Mul", {"x", "minus"}, "negated");
+  add_node(m, "Relu", {"negated"}, "zeros");
+  set_int(add_node(m, "Concat", {"x", "zeros"}, "taller"), "axis", 2);    // [B, 1, 4, 2]
+  set_int(add_node(m, "Concat", {"taller", "taller"}, "y"), "axis", -1);  // [B, 1, 4, 4]
+  add_output(m, "y");
+  const Tensor x = Tensor::from(std::vector<float>{1, 2, 3, 4}, {1, 1, 2, 2});
+  const Tensor y = run(import_model(save(m, "concat_spatial.onnx")), x);
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 4, 4}));
+  expect_floats(y, {1, 2, 1, 2, 3, 4, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0});
+  auto batch = base_model({0, 1, 2, 2});
+  set_int(add_node(batch, "Concat", {"x", "x"}, "y"), "axis", 0);
+  add_output(batch, "y");
+  train::testing::expect_error([&] { import_model(save(batch, "concat_batch.onnx")); },
+                               {"(Concat)", "axis 0 of a rank-4 tensor"});
+}
+
 // What PyTorch's F.interpolate does not export, or telar does not compute, is refused naming it.
 TEST(OnnxImport, ResizeTelarDoesNotComputeIsRefused) {
   struct Bad {

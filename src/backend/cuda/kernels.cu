@@ -142,17 +142,17 @@ __global__ void add_k(const float* a, const float* b, float* y, std::int64_t n) 
   TELAR_GRID_LOOP(i, n) y[i] = a[i] + b[i];
 }
 
-__global__ void concat_part_k(const float* x, float* y, std::int64_t batch, std::int64_t width,
+__global__ void concat_part_k(const float* x, float* y, std::int64_t rows, std::int64_t width,
                               std::int64_t offset, std::int64_t total) {
-  TELAR_GRID_LOOP(i, batch * width) {
+  TELAR_GRID_LOOP(i, rows * width) {
     const std::int64_t b = i / width, k = i % width;
     y[b * total + offset + k] = x[i];
   }
 }
 
-__global__ void split_part_k(const float* y, float* x, std::int64_t batch, std::int64_t width,
+__global__ void split_part_k(const float* y, float* x, std::int64_t rows, std::int64_t width,
                              std::int64_t offset, std::int64_t total) {
-  TELAR_GRID_LOOP(i, batch * width) {
+  TELAR_GRID_LOOP(i, rows * width) {
     const std::int64_t b = i / width, k = i % width;
     x[i] = y[b * total + offset + k];
   }
@@ -414,15 +414,15 @@ void column_sums(cudaStream_t s, const float* dy, float* db, std::int64_t rows, 
 void add(cudaStream_t s, const float* a, const float* b, float* y, std::int64_t n) {
   if (n > 0) add_k<<<grid_for(n), kThreads, 0, s>>>(a, b, y, n);
 }
-void concat_part(cudaStream_t s, const float* x, float* y, std::int64_t batch, std::int64_t width,
+void concat_part(cudaStream_t s, const float* x, float* y, std::int64_t rows, std::int64_t width,
                  std::int64_t offset, std::int64_t total) {
-  if (batch * width > 0)
-    concat_part_k<<<grid_for(batch * width), kThreads, 0, s>>>(x, y, batch, width, offset, total);
+  if (rows * width > 0)
+    concat_part_k<<<grid_for(rows * width), kThreads, 0, s>>>(x, y, rows, width, offset, total);
 }
-void split_part(cudaStream_t s, const float* y, float* x, std::int64_t batch, std::int64_t width,
+void split_part(cudaStream_t s, const float* y, float* x, std::int64_t rows, std::int64_t width,
                 std::int64_t offset, std::int64_t total) {
-  if (batch * width > 0)
-    split_part_k<<<grid_for(batch * width), kThreads, 0, s>>>(y, x, batch, width, offset, total);
+  if (rows * width > 0)
+    split_part_k<<<grid_for(rows * width), kThreads, 0, s>>>(y, x, rows, width, offset, total);
 }
 void maxpool_forward(cudaStream_t s, const PoolShape& p, const float* x, float* y,
                      std::int32_t* argmax) {

@@ -26,12 +26,13 @@ void broadcast_rows(cudaStream_t s, float* y, const float* bias, std::int64_t ro
                     std::int64_t cols);
 void column_sums(cudaStream_t s, const float* dy, float* db, std::int64_t rows, std::int64_t cols);
 
-// ---- Add, Concat (axis 1 of [B, C_k, rest...]: `widths` are C_k * rest per input)
+// ---- Add, Concat (along axis a: `rows` the product of the axes before it, each input's `width`
+// its axis a times the axes after it)
 void add(cudaStream_t s, const float* a, const float* b, float* y, std::int64_t n);
-// Copies x[B, width] into columns [offset, offset + width) of y[B, total] (and back).
-void concat_part(cudaStream_t s, const float* x, float* y, std::int64_t batch, std::int64_t width,
+// Copies x[rows, width] into columns [offset, offset + width) of y[rows, total] (and back).
+void concat_part(cudaStream_t s, const float* x, float* y, std::int64_t rows, std::int64_t width,
                  std::int64_t offset, std::int64_t total);
-void split_part(cudaStream_t s, const float* y, float* x, std::int64_t batch, std::int64_t width,
+void split_part(cudaStream_t s, const float* y, float* x, std::int64_t rows, std::int64_t width,
                 std::int64_t offset, std::int64_t total);
 
 // ---- Pooling. MaxPool2d matches ops::maxpool2d_* (first maximum in window order, padding

@@ -86,7 +86,7 @@ class RefConcat final : public Kernel {
   }
   void forward(bool, std::uint64_t) override {
     for (std::size_t i = 0; i < inputs_.size(); ++i) inputs_[i] = in(i).data;
-    ops::concat_forward(inputs_, out().data);
+    ops::concat_forward(node().attr<graph::ConcatAttrs>().axis, inputs_, out().data);
   }
   void prepare_backward() override {
     needed_ = false;
@@ -97,7 +97,7 @@ class RefConcat final : public Kernel {
   }
   // Nothing to do where no input wants a gradient (a concatenation of the model's input).
   void backward() override {
-    if (needed_) ops::concat_backward(out().grad, grads_);
+    if (needed_) ops::concat_backward(node().attr<graph::ConcatAttrs>().axis, out().grad, grads_);
   }
 
  private:
