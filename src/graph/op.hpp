@@ -238,13 +238,25 @@ struct TransposeAttrs {
   auto fields() const { return std::tie(perm); }
 };
 
-// Elements [start, end) of one axis (not the batch), step 1.
+// A Slice's stride along its axis (ONNX's steps: x[:, :, ::2]). Fingerprints count it only where
+// it is not 1, so those of models (and their checkpoints and tables) predating it stay.
+struct SliceStep {
+  std::int64_t every = 1;
+
+  bool any() const { return every != 1; }
+  auto fields() const { return std::tie(every); }
+};
+
+// Elements start, start + step, ... below end of one axis (not the batch).
 struct SliceAttrs {
   std::int64_t axis = 1;
   std::int64_t start = 0;
   std::int64_t end = 0;
+  SliceStep step;
 
-  auto fields() const { return std::tie(axis, start, end); }
+  // How many elements it takes: ceil((end - start) / step).
+  std::int64_t count() const { return (end - start + step.every - 1) / step.every; }
+  auto fields() const { return std::tie(axis, start, end, step); }
 };
 
 // The mean over one axis after the batch, kept as a dimension of size 1.

@@ -559,10 +559,11 @@ class Exporter {
         return;
       case OpKind::Slice: {
         const auto& a = n.attr<graph::SliceAttrs>();
-        add("Slice", n.name,
-            {in[0], ints(n.name + "/starts", {a.start}), ints(n.name + "/ends", {a.end}),
-             ints(n.name + "/axes", {a.axis})},
-            out);
+        std::vector<std::string> inputs{in[0], ints(n.name + "/starts", {a.start}),
+                                        ints(n.name + "/ends", {a.end}),
+                                        ints(n.name + "/axes", {a.axis})};
+        if (a.step.any()) inputs.push_back(ints(n.name + "/steps", {a.step.every}));
+        add("Slice", n.name, inputs, out);
         return;
       }
       case OpKind::Pad: {

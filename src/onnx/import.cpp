@@ -1410,10 +1410,11 @@ class Importer {
     define(n, graph_.add_node(OpKind::Transpose, node_name(n), a, {x}));
   }
 
-  // [start, end) of `axis` as telar's Slice (x itself where it is the whole axis); `start` and
-  // `end` as ONNX gives them (negative from the end, clamped to the axis).
+  // [start, end) of `axis` every `step` elements as telar's Slice (x itself where it is the whole
+  // axis); `start` and `end` as ONNX gives them (negative from the end, clamped to the axis).
   ValueId slice_axis(const proto::NodeProto& n, const std::string& name, ValueId x,
-                     std::int64_t axis, std::int64_t start, std::int64_t end) {
+                     std::int64_t axis, std::int64_t start, std::int64_t end,
+                     std::int64_t step = 1) {
     const auto rank = static_cast<std::int64_t>(shape_of(x).size());
     if (axis < 0) axis += rank;
     if (axis <= 0 || axis >= rank)
@@ -1424,9 +1425,10 @@ class Importer {
     start = clamped_index(start, size), end = clamped_index(end, size);
     if (start >= end)
       unsupported(n, fmt::format("an empty slice [{}, {}) of axis {}", start, end, axis));
-    if (start == 0 && end == size) return x;
+    if (start == 0 && end == size && step == 1) return x;
     graph::SliceAttrs a;
     a.axis = axis, a.start = start, a.end = end;
+    a.step.every = step;
     return graph_.add_node(OpKind::Slice, name, a, {x});
   }
 
@@ -1446,7 +1448,9 @@ class Importer {
         (!steps.empty() && steps.size() != starts.size()))
       unsupported(n, "starts, ends, axes and steps must have one entry per sliced axis");
     for (auto step : steps)
-      if (step != 1) unsupported(n, fmt::format("a step of {}: telar slices with step 1", step));
+      if (step < 1)
+        unsupported(n,
+                    fmt::format("a step of {}: telar slices forwards (steps of 1 or more)", step));
     // Of a view, along its axes that are one axis of the value, not the batch.
     const auto rank = static_cast<std::int64_t>(v.groups.size());
     for (std::size_t k = 0; k < starts.size(); ++k) {
@@ -1456,7 +1460,8 @@ class Importer {
                                    "batch",
                                    axes[k], view_str(v)));
       v.value = slice_axis(n, node_name(n, fmt::format("/{}", k)), v.value,
-                           v.groups[static_cast<std::size_t>(axis)][0], starts[k], ends[k]);
+                           v.groups[static_cast<std::size_t>(axis)][0], starts[k], ends[k],
+                           steps.empty() ? 1 : steps[k]);
     }
     define_view(n, std::move(v));
   }

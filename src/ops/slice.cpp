@@ -1,5 +1,5 @@
-// Slice of one axis: per index of the axes before it, a contiguous run of (end - start) * inner
-// elements is copied (inner: the elements of the axes after it).
+// Slice of one axis: per index of the axes before it, count runs of `inner` elements are copied
+// (inner: the elements of the axes after it), `step` apart; with step 1 they make one run.
 #include <cstdint>
 #include <cstring>
 
@@ -15,12 +15,12 @@ struct Runs {
 };
 
 Runs runs(std::string_view kernel, const SliceAttrs& a, const Tensor& whole, const Tensor& part) {
-  if (a.axis < 0 || a.axis >= whole.rank() || a.start < 0 || a.end > whole.dim(static_cast<int>(a.axis)) ||
-      a.start >= a.end)
-    fail("internal: {}: [{}, {}) of axis {} of {}", kernel, a.start, a.end, a.axis,
-         shape_str(whole.shape()));
+  if (a.axis < 0 || a.axis >= whole.rank() || a.start < 0 ||
+      a.end > whole.dim(static_cast<int>(a.axis)) || a.start >= a.end || a.step.every < 1)
+    fail("internal: {}: [{}, {}) step {} of axis {} of {}", kernel, a.start, a.end, a.step.every,
+         a.axis, shape_str(whole.shape()));
   Shape expected = whole.shape();
-  expected[static_cast<std::size_t>(a.axis)] = a.end - a.start;
+  expected[static_cast<std::size_t>(a.axis)] = a.count();
   detail::expect_shape(kernel, "slice", part, expected);
   Runs r;
   r.axis = whole.dim(static_cast<int>(a.axis));
@@ -29,26 +29,40 @@ Runs runs(std::string_view kernel, const SliceAttrs& a, const Tensor& whole, con
   return r;
 }
 
+// Calls copy(whole_offset, part_offset, elements) for every run the slice takes, in elements.
+template <typename Copy>
+void each_run(const SliceAttrs& a, const Runs& r, Copy copy) {
+  const std::int64_t count = a.count();
+  if (!a.step.any()) {  // consecutive: one run per outer index
+    for (std::int64_t o = 0; o < r.outer; ++o)
+      copy((o * r.axis + a.start) * r.inner, o * count * r.inner, count * r.inner);
+    return;
+  }
+  for (std::int64_t o = 0; o < r.outer; ++o)
+    for (std::int64_t j = 0; j < count; ++j)
+      copy((o * r.axis + a.start + j * a.step.every) * r.inner, (o * count + j) * r.inner, r.inner);
+}
+
 }  // namespace
 
 void slice_forward(const SliceAttrs& a, const Tensor& x, Tensor& y) {
   const Runs r = runs("slice_forward", a, x, y);
   const std::size_t size = dtype_size(x.dtype());
-  const std::int64_t run = (a.end - a.start) * r.inner;
   const auto* xp = static_cast<const std::byte*>(x.raw());
   auto* yp = static_cast<std::byte*>(y.raw());
-  for (std::int64_t o = 0; o < r.outer; ++o)
-    std::memcpy(yp + o * run * size, xp + (o * r.axis + a.start) * r.inner * size, run * size);
+  each_run(a, r, [&](std::int64_t whole, std::int64_t part, std::int64_t n) {
+    std::memcpy(yp + part * size, xp + whole * size, n * size);
+  });
 }
 
 void slice_backward(const SliceAttrs& a, const Tensor& dy, Tensor& dx) {
   const Runs r = runs("slice_backward", a, dx, dy);
   dx.zero();
-  const std::int64_t run = (a.end - a.start) * r.inner;
   const float* gp = dy.f32();
   float* dp = dx.f32();
-  for (std::int64_t o = 0; o < r.outer; ++o)
-    std::memcpy(dp + (o * r.axis + a.start) * r.inner, gp + o * run, run * sizeof(float));
+  each_run(a, r, [&](std::int64_t whole, std::int64_t part, std::int64_t n) {
+    std::memcpy(dp + whole, gp + part, n * sizeof(float));
+  });
 }
 
 }  // namespace telar::ops

@@ -65,9 +65,10 @@ template <typename F> void hash_field(StableHasher& h, const F& f) {
     h.text(graph::mode_name(f));
   } else if constexpr (std::is_same_v<F, graph::OpKind>) {
     h.text(f == graph::OpKind::Count ? std::string_view("none") : graph::op_name(f));
-  } else if constexpr (std::is_same_v<F, graph::PostOps> || std::is_same_v<F, graph::EndPadding>) {
-    // Nothing when there are none (PostOps, EndPadding), so the fingerprints of models (and
-    // their checkpoints and tables) predating them stay as they were.
+  } else if constexpr (std::is_same_v<F, graph::PostOps> || std::is_same_v<F, graph::EndPadding> ||
+                       std::is_same_v<F, graph::SliceStep>) {
+    // Nothing when there are none (PostOps, EndPadding) or it is 1 (SliceStep), so the
+    // fingerprints of models (and their checkpoints and tables) predating them stay as they were.
     if (f.any()) std::apply([&h](const auto&... g) { (hash_field(h, g), ...); }, f.fields());
   } else {
     static_assert(sizeof(F) == 0, "model_fingerprint: say how to hash this attribute field type");

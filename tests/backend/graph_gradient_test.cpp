@@ -99,8 +99,8 @@ TEST(GraphGradient, TheImportedOpsMatchFiniteDifferences) {
   ReshapeAttrs back;
   back.dims = {4, 5, 6};
   ValueId ungrouped = g0.add_node(OpKind::Reshape, "ungroup", back, {shuffled});
-  ValueId first = g0.add_node(OpKind::Slice, "first", SliceAttrs{1, 0, 2}, {ungrouped});
-  ValueId second = g0.add_node(OpKind::Slice, "second", SliceAttrs{1, 2, 4}, {ungrouped});
+  ValueId first = g0.add_node(OpKind::Slice, "first", SliceAttrs{1, 0, 2, {}}, {ungrouped});
+  ValueId second = g0.add_node(OpKind::Slice, "second", SliceAttrs{1, 2, 4, {}}, {ungrouped});
   ValueId scale = g0.add_parameter("scale", {2, 1, 1}, Initializer::uniform(0.5f, 1.5f));
   ValueId scaled = g0.add_node(OpKind::Mul, "scale_mul", {}, {second, scale});
   ValueId gate = g0.add_node(OpKind::HardSigmoid, "gate", EltwiseAttrs{1.0f / 6, 0.5f},

@@ -138,8 +138,8 @@ TEST(OnnxExport, TheImportedOpsSurviveTheRoundTrip) {
   ReshapeAttrs back;
   back.dims = {4, 6, 7};
   h = g0.add_node(OpKind::Reshape, "ungroup", back, {h});
-  ValueId first = g0.add_node(OpKind::Slice, "first", SliceAttrs{1, 0, 2}, {h});
-  ValueId second = g0.add_node(OpKind::Slice, "second", SliceAttrs{1, 2, 4}, {h});
+  ValueId first = g0.add_node(OpKind::Slice, "first", SliceAttrs{1, 0, 2, {}}, {h});
+  ValueId second = g0.add_node(OpKind::Slice, "second", SliceAttrs{1, 2, 4, {}}, {h});
   ValueId scale = g0.add_parameter("scale", {2, 1, 1}, Initializer::uniform(0.5f, 1.5f));
   ValueId gate = g0.add_node(OpKind::HardSigmoid, "gate", EltwiseAttrs{0.2f, 0.5f}, {second});
   h = g0.add_node(OpKind::Mul, "excite", {}, {g0.add_node(OpKind::Mul, "scaled", {}, {first, scale}), gate});

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "e2e/run_command.hpp"
+#include "onnx/export.hpp"
 #include "onnx/import.hpp"
 #include "train/test_support.hpp"
 
@@ -387,6 +388,39 @@ TEST(OnnxImport, ConcatAlongSpatialAxesMatchesHandValues) {
   add_output(batch, "y");
   train::testing::expect_error([&] { import_model(save(batch, "concat_batch.onnx")); },
                                {"(Concat)", "axis 0 of a rank-4 tensor"});
+}
+
+// x[:, :, ::2, 1::2] of a 4x4 image (PyTorch writes an end of INT64_MAX): rows 0 and 2, columns
+// 1 and 3; exported by telar (with steps) and imported again, the same. A negative step (a
+// reversal) is refused.
+TEST(OnnxImport, StridedSliceMatchesHandValuesAndRoundTrips) {
+  auto m = base_model({0, 1, 4, 4});
+  add_int_initializer(m, "starts", {0, 1});
+  add_int_initializer(
+      m, "ends",
+      {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::max()});
+  add_int_initializer(m, "axes", {2, 3});
+  add_int_initializer(m, "steps", {2, 2});
+  add_node(m, "Slice", {"x", "starts", "ends", "axes", "steps"}, "y");
+  add_output(m, "y");
+  std::vector<float> v(16);
+  for (int i = 0; i < 16; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  const Tensor x = Tensor::from(v, {1, 1, 4, 4});
+  ImportedModel model = import_model(save(m, "strided.onnx"));
+  expect_floats(run(model, x), {1, 3, 9, 11});
+  const fs::path again = temp_file("strided_again.onnx");
+  export_model(model.graph, model.weights, again, {13, "test", {}, {}});
+  expect_floats(run(import_model(again), x), {1, 3, 9, 11});
+
+  auto reversed = base_model({0, 1, 4, 4});
+  add_int_initializer(reversed, "starts", {-1});
+  add_int_initializer(reversed, "ends", {std::numeric_limits<std::int64_t>::min()});
+  add_int_initializer(reversed, "axes", {3});
+  add_int_initializer(reversed, "steps", {-1});
+  add_node(reversed, "Slice", {"x", "starts", "ends", "axes", "steps"}, "y");
+  add_output(reversed, "y");
+  train::testing::expect_error([&] { import_model(save(reversed, "reversed.onnx")); },
+                               {"(Slice)", "a step of -1"});
 }
 
 // What PyTorch's F.interpolate does not export, or telar does not compute, is refused naming it.

@@ -41,7 +41,7 @@ TEST(OpsTranspose, GradientMatchesFiniteDifferences) {
 TEST(OpsSlice, ForwardBackwardByHand) {
   // Channels [1, 3) of [2, 3, 2].
   Tensor x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 3, 2}), y({2, 2, 2});
-  const graph::SliceAttrs a{1, 1, 3};
+  const graph::SliceAttrs a{1, 1, 3, {}};
   slice_forward(a, x, y);
   expect_values(y, {3, 4, 5, 6, 9, 10, 11, 12});
   Tensor dx({2, 3, 2});
@@ -49,13 +49,13 @@ TEST(OpsSlice, ForwardBackwardByHand) {
   expect_values(dx, {0, 0, 3, 4, 5, 6, 0, 0, 9, 10, 11, 12});
   // The last axis.
   Tensor z({2, 3, 1});
-  slice_forward({2, 0, 1}, x, z);
+  slice_forward({2, 0, 1, {}}, x, z);
   expect_values(z, {1, 3, 5, 7, 9, 11});
 }
 
 TEST(OpsSlice, GradientMatchesFiniteDifferences) {
   Rng rng(82);
-  const graph::SliceAttrs a{2, 1, 3};
+  const graph::SliceAttrs a{2, 1, 3, {}};
   Tensor x = uniform({2, 2, 4, 3}, rng), y({2, 2, 2, 3}), r = uniform(y.shape(), rng);
   auto objective = [&] {
     slice_forward(a, x, y);
@@ -65,6 +65,36 @@ TEST(OpsSlice, GradientMatchesFiniteDifferences) {
   slice_backward(a, r, dx);
   // Elements outside the slice have gradient 0 both ways; the check covers every element.
   expect_gradient("slice", x, dx, objective);
+}
+
+// Every second column of 5 (x[..., 0::2]: columns 0, 2, 4) and every third row from row 1 of 6
+// (x[:, :, 1::3]: rows 1 and 4); the backward puts the gradient back where each came from.
+TEST(OpsSlice, StridedByHand) {
+  Tensor x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {1, 2, 5}), y({1, 2, 3});
+  graph::SliceAttrs a{2, 0, 5, {2}};
+  slice_forward(a, x, y);
+  expect_values(y, {1, 3, 5, 6, 8, 10});
+  Tensor dx({1, 2, 5});
+  slice_backward(a, f32({1, 2, 3, 4, 5, 6}, {1, 2, 3}), dx);
+  expect_values(dx, {1, 0, 2, 0, 3, 4, 0, 5, 0, 6});
+  Tensor rows = f32({0, 1, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51}, {1, 1, 6, 2}),
+         taken({1, 1, 2, 2});
+  graph::SliceAttrs b{2, 1, 6, {3}};
+  slice_forward(b, rows, taken);
+  expect_values(taken, {10, 11, 40, 41});
+}
+
+TEST(OpsSlice, StridedGradientMatchesFiniteDifferences) {
+  Rng rng(84);
+  graph::SliceAttrs a{3, 1, 6, {2}};  // columns 1, 3, 5
+  Tensor x = uniform({2, 2, 3, 6}, rng), y({2, 2, 3, 3}), r = uniform(y.shape(), rng);
+  auto objective = [&] {
+    slice_forward(a, x, y);
+    return project(y, r);
+  };
+  Tensor dx(x.shape());
+  slice_backward(a, r, dx);
+  expect_gradient("strided slice", x, dx, objective);
 }
 
 TEST(OpsPad, ForwardBackwardByHand) {

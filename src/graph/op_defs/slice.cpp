@@ -1,4 +1,5 @@
-// Slice: elements [start, end) of one axis after the batch, the other axes whole.
+// Slice: elements start, start + step, ... below end of one axis after the batch, the other axes
+// whole.
 #include <fmt/format.h>
 
 #include "graph/op_defs/op_defs.hpp"
@@ -18,13 +19,15 @@ InferredValue infer(const ShapeCheck& c) {
   if (a.start < 0 || a.start >= a.end || a.end > size)
     c.bad(fmt::format("[{}, {}) is not a non-empty range within the axis's {} elements", a.start,
                       a.end, size));
+  if (a.step.every < 1) c.bad(fmt::format("step {} must be positive", a.step.every));
   Shape out = x;
-  out[static_cast<std::size_t>(a.axis)] = a.end - a.start;
+  out[static_cast<std::size_t>(a.axis)] = a.count();
   return {out, c.in(0).dtype};
 }
 
 std::string describe(const Node& n) {
   const auto& a = n.attr<SliceAttrs>();
+  if (a.step.any()) return fmt::format("axis {} [{}:{}:{}]", a.axis, a.start, a.end, a.step.every);
   return fmt::format("axis {} [{}:{})", a.axis, a.start, a.end);
 }
 
