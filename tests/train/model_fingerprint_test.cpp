@@ -85,6 +85,15 @@ TEST(ModelFingerprint, AttributesCountWhereShapesAgree) {
   };
   EXPECT_NE(pool(graph::OpKind::AvgPool2d, true, 0), pool(graph::OpKind::AvgPool2d, false, 0));
   EXPECT_NE(pool(graph::OpKind::MaxPool2d, true, 0), pool(graph::OpKind::MaxPool2d, true, 1));
+  // Rows 0 and 2, or 0 and 3, of [0, 4): a Slice's step.
+  const auto slice = [](std::int64_t step) {
+    graph::GraphBuilder b("slice");
+    ValueId x = b.input("x", {4, 10, 10});
+    b.output(
+        b.graph().add_node(graph::OpKind::Slice, "s", graph::SliceAttrs{2, 0, 4, {step}}, {x}));
+    return model_fingerprint(b.finish());
+  };
+  EXPECT_NE(slice(2), slice(3));
 }
 
 TEST(ModelFingerprint, FormatsAsSixteenHexDigits) {
