@@ -173,7 +173,7 @@ int adapt_command(const Args& args,
     if (!zoo.input && !onnx_file) zoo.input = feed;
     LoadedModel loaded = load_model(
         model.model, zoo,
-        {o.seed, model.random_weights(), onnx_file ? std::optional(feed) : std::nullopt});
+        {o.seed, model.random_weights(), onnx_file ? std::optional(feed) : std::nullopt, {}});
     net = std::move(loaded.graph);
     weights = std::move(loaded.weights);
     config = {{"model", onnx_file ? std::filesystem::absolute(model.model).string() : model.model},

@@ -15,7 +15,6 @@
 #include "core/statistics.hpp"
 #include "core/threads.hpp"
 #include "graph/parameters.hpp"
-#include "onnx/import.hpp"
 #include "report/run_dir.hpp"
 
 namespace telar::cli {
@@ -53,22 +52,15 @@ int run_infer(const Args& args) {
   if (!parse(app, args, "infer", &code)) return code;
   apply_threads(threads);
 
-  // An ONNX file's image size, where --input does not give it, is the --inputs file's.
+  // An ONNX file's dynamic image size, where --input does not give it, is the --inputs file's.
   Tensor given;
-  if (!inputs_file.empty()) given = read_npy(inputs_file);
-  const bool size_from_inputs =
-      !inputs_file.empty() && model.input.empty() && onnx::is_onnx_file(model.model);
-  if (size_from_inputs && given.rank() >= 2)
-    model.input = fmt::format("{}", fmt::join(given.shape().begin() + 1, given.shape().end(), "x"));
-  LoadedModel loaded = [&] {
-    if (!size_from_inputs) return model.load(seed);
-    try {
-      return model.load(seed);
-    } catch (const Error& e) {
-      fail("--inputs {} holds samples of {}: {}", inputs_file, model.input, e.what());
-    }
-  }();
-  auto& [g, params] = loaded;
+  std::optional<Shape> dynamic_size;
+  if (!inputs_file.empty()) {
+    given = read_npy(inputs_file);
+    if (model.input.empty() && given.rank() >= 2)
+      dynamic_size = Shape(given.shape().begin() + 1, given.shape().end());
+  }
+  auto [g, params] = model.load(seed, {}, dynamic_size);
   if (g.inputs().size() != 1)
     fail("model '{}' takes {} inputs; telar infer feeds one image batch", model.model,
          g.inputs().size());

@@ -10,10 +10,10 @@ namespace telar::cli {
 namespace {
 
 onnx::ImportedModel import(const std::string& model, const graph::zoo::ModelOptions& options,
-                           std::optional<Shape> feed = {}) {
+                           std::optional<Shape> feed = {}, std::optional<Shape> dynamic_size = {}) {
   require(!options.classes, "--classes does not apply to an ONNX model (its classes are fixed "
                             "in the file); leave it out");
-  return onnx::import_model(model, {options.input, std::move(feed)});
+  return onnx::import_model(model, {options.input, std::move(feed), std::move(dynamic_size)});
 }
 
 }  // namespace
@@ -38,7 +38,7 @@ graph::Graph build_model(const std::string& model, const graph::zoo::ModelOption
 LoadedModel load_model(const std::string& model, const graph::zoo::ModelOptions& options,
                        const LoadOptions& load) {
   if (onnx::is_onnx_file(model)) {
-    onnx::ImportedModel m = import(model, options, load.feed);
+    onnx::ImportedModel m = import(model, options, load.feed, load.dynamic_size);
     if (load.random_weights) {
       graph::ParameterSet fresh = graph::ParameterSet::initialize(m.graph, load.seed);
       for (graph::ValueId id : m.constants) fresh.set(id, m.weights.at(id));

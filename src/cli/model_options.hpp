@@ -26,6 +26,9 @@ struct LoadOptions {
   std::uint64_t seed = 0;
   bool random_weights = false;
   std::optional<Shape> feed;
+  // For an ONNX file without --input: the sizes of the dimensions it leaves dynamic
+  // (onnx::ImportOptions::dynamic_size).
+  std::optional<Shape> dynamic_size;
 };
 
 // The model with its weights.
@@ -52,8 +55,10 @@ struct ModelOptions {
   // --init random, or a zoo model; throws telar::Error for --init file with a zoo model.
   bool random_weights() const;
   graph::Graph build() const { return build_model(model, zoo_options()); }
-  LoadedModel load(std::uint64_t seed, std::optional<Shape> feed = {}) const {
-    return load_model(model, zoo_options(), {seed, random_weights(), std::move(feed)});
+  LoadedModel load(std::uint64_t seed, std::optional<Shape> feed = {},
+                   std::optional<Shape> dynamic_size = {}) const {
+    return load_model(model, zoo_options(),
+                      {seed, random_weights(), std::move(feed), std::move(dynamic_size)});
   }
 };
 

@@ -281,6 +281,9 @@ class Importer {
           shape[k] = given;
         }
       } else {
+        if (options_.dynamic_size && options_.dynamic_size->size() + 1 == shape.size())
+          for (std::size_t k = 1; k < shape.size(); ++k)
+            if (shape[k] == kDynamicDim) shape[k] = (*options_.dynamic_size)[k - 1];
         bool rest_dynamic = false;
         for (std::size_t k = 1; k < shape.size(); ++k) rest_dynamic = rest_dynamic || shape[k] < 0;
         require(!rest_dynamic,

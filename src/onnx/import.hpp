@@ -30,6 +30,9 @@ struct ImportOptions {
   // The shape of the samples the model will be fed (a data set's), when it differs from its
   // input: the graph then takes `feed` and fits it to the input first (see check_feed).
   std::optional<Shape> feed;
+  // Where `input` is not given: the sizes of the dimensions the file leaves dynamic (those of
+  // the samples a command was handed, e.g. infer's --inputs); the file's fixed ones stay.
+  std::optional<Shape> dynamic_size;
 };
 
 // Samples of `feed` (C x H x W) fitted to a model input of `input`: channels replicated (from
