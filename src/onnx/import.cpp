@@ -1431,7 +1431,7 @@ class Importer {
     if (start == 0 && end == size && step == 1) return x;
     graph::SliceAttrs a;
     a.axis = axis, a.start = start, a.end = end;
-    a.step.every = step;
+    a.step.every = std::min(step, end - start);  // a longer step takes the first element alone
     return graph_.add_node(OpKind::Slice, name, a, {x});
   }
 

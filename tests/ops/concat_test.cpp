@@ -64,6 +64,10 @@ TEST(OpsConcat, AlongHeightAndWidthByHand) {
   Tensor taller({1, 2, 3, 2});
   concat_forward(2, rows, taller);
   expect_values(taller, {1, 2, 3, 4, -1, -2, 5, 6, 7, 8, -3, -4});
+  std::array<Tensor, 2> row_grads{Tensor({1, 2, 2, 2}), Tensor({1, 2, 1, 2})};
+  concat_backward(2, taller, row_grads);
+  expect_close(row_grads[0], a, 0);
+  expect_close(row_grads[1], b, 0);
   const Tensor c = f32({9, 10, 11, 12}, {1, 2, 2, 1});  // one column per channel
   std::array<Tensor, 2> columns{a, c};
   Tensor wider({1, 2, 2, 3});
