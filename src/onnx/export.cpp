@@ -192,6 +192,20 @@ class Exporter {
     for (auto x : v) a->add_ints(x);
   }
 
+  // A 1-D shape computed in the file: `input`'s first `kept` dimensions (the batch's among them,
+  // so it stays dynamic) followed by `rest`. Returns its name.
+  std::string shape_from(const std::string& base, const std::string& input, std::int64_t kept,
+                         const std::vector<std::int64_t>& rest) {
+    const std::string shape = unique(base + "/shape"), leading = unique(base + "/leading"),
+                      target = unique(base + "/target");
+    add("Shape", shape, {input}, shape);
+    add("Slice", leading, {shape, ints(base + "/start", {0}), ints(base + "/end", {kept})},
+        leading);
+    set(add("Concat", target, {leading, ints(base + "/rest", rest)}, target), "axis",
+        std::int64_t{0});
+    return target;
+  }
+
   // A node's inputs: a quantized value as its DequantizeLinear's output, except for a node
   // kept in fp32.
   std::vector<std::string> inputs_of(const graph::Node& n) {
@@ -520,15 +534,8 @@ class Exporter {
         add("MatMul", n.name, in, out);
         return;
       case OpKind::Expand: {  // to [B, 1, ...]: the batch read from the first input's shape
-        const std::string shape = unique(n.name + "/shape"), batch = unique(n.name + "/batch"),
-                          target = unique(n.name + "/target");
-        add("Shape", shape, {in[0]}, shape);
-        add("Slice", batch, {shape, ints(n.name + "/start", {0}), ints(n.name + "/end", {1})},
-            batch);
         const std::vector<std::int64_t> ones(g_.value(n.outputs[0]).shape.size() - 1, 1);
-        set(add("Concat", target, {batch, ints(n.name + "/ones", ones)}, target), "axis",
-            std::int64_t{0});
-        add("Expand", n.name, {in[1], target}, out);
+        add("Expand", n.name, {in[1], shape_from(n.name, in[0], 1, ones)}, out);
         return;
       }
       case OpKind::MaxPool2d:
@@ -576,13 +583,8 @@ class Exporter {
       }
       case OpKind::Resize: {  // to [B, C, out_h, out_w]: the first two read from the input
         const auto& a = n.attr<graph::ResizeAttrs>();
-        const std::string shape = unique(n.name + "/shape"), kept = unique(n.name + "/kept"),
-                          sizes = unique(n.name + "/sizes");
-        add("Shape", shape, {in[0]}, shape);
-        add("Slice", kept, {shape, ints(n.name + "/start", {0}), ints(n.name + "/end", {2})}, kept);
-        set(add("Concat", sizes, {kept, ints(n.name + "/size", {a.out_h, a.out_w})}, sizes), "axis",
-            std::int64_t{0});
-        auto* resize = add("Resize", n.name, {in[0], "", "", sizes}, out);
+        auto* resize = add("Resize", n.name,
+                           {in[0], "", "", shape_from(n.name, in[0], 2, {a.out_h, a.out_w})}, out);
         const bool linear = a.mode == graph::ResizeMode::Linear;
         set(resize, "mode", std::string(linear ? "linear" : "nearest"));
         set(resize, "coordinate_transformation_mode",
