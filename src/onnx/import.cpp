@@ -15,6 +15,8 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "onnx/axis_groups.hpp"
+#include "onnx/constant.hpp"
+#include "onnx/constant_folds.hpp"
 #include "onnx/unique_name.hpp"
 
 namespace telar::onnx {
@@ -29,34 +31,6 @@ bool is_onnx_file(std::string_view model) {
 }
 
 namespace {
-
-// A tensor whose value is known while importing: an initializer, a Constant, or what folding
-// made of them. Floats for weights, integers for shapes and indices.
-struct Constant {
-  std::vector<std::int64_t> dims;
-  bool integer = false;
-  std::vector<float> f;
-  std::vector<std::int64_t> i;
-  // Per element: whether it is the batch size, the batch size times the element's value, or
-  // otherwise computed from it (a shape read from the input is folded with the batch size
-  // standing as 1, as telar binds it at run time); empty: none.
-  enum class Batch : char { No, Is, Times, From };
-  std::vector<Batch> batch;
-
-  Batch batch_at(std::size_t k) const { return batch.empty() ? Batch::No : batch[k]; }
-  bool depends_on_batch() const {
-    return std::any_of(batch.begin(), batch.end(), [](Batch b) { return b != Batch::No; });
-  }
-
-  std::int64_t numel() const { return shape_numel(dims); }
-  std::vector<std::int64_t> ints() const {
-    if (integer) return i;
-    std::vector<std::int64_t> out;
-    for (float v : f) out.push_back(static_cast<std::int64_t>(v));
-    return out;
-  }
-  float scalar() const { return integer ? static_cast<float>(i.at(0)) : f.at(0); }
-};
 
 Constant zeros_of(std::int64_t n) {
   Constant c;
@@ -515,8 +489,8 @@ class Importer {
       for (int& axis : g) axis = position[static_cast<std::size_t>(axis)];
     return r;
   }
-  // `v` with each of its groups `which` (consecutive axes of its value, in order, not the
-  // batch) merged into one axis of the value.
+  // `v` with each of its groups `which` (consecutive axes of its value, in order) merged into
+  // one axis of the value; in the batch's group, the axes after the batch.
   View merged(const View& v, const std::vector<std::size_t>& which, const std::string& name,
               const std::string& who) {
     const Shape xs = shape_of(v.value);
@@ -525,9 +499,9 @@ class Importer {
     for (std::size_t g : which) {
       const auto& axes = v.groups[g];
       for (std::size_t k = 1; k < axes.size(); ++k) {
-        if (axes[k] != axes[k - 1] + 1 || axes[0] == 0)
+        if (axes[k] != axes[k - 1] + 1)
           fail("{}: axes of {} that telar cannot merge", who, view_str(v));
-        joins[static_cast<std::size_t>(axes[k])] = true;
+        if (axes[0] != 0 || k > 1) joins[static_cast<std::size_t>(axes[k])] = true;
       }
     }
     Shape dims;
@@ -615,8 +589,12 @@ class Importer {
       define_view(n, {power(n, v.value), v.groups});
     } else if (op == "Slice") {
       slice(n, at);
+    } else if (op == "Gather") {
+      gather_view(n, at);
     } else if (op == "Identity") {
       define_view(n, view_of(n, 0));
+    } else if (op == "Dropout") {
+      dropout(n, at);
     } else if (const auto unary = kUnaryOps.find(op); unary != kUnaryOps.end()) {
       View v = view_of(n, 0);
       define_view(n, {graph_.add_node(unary->second, node_name(n), {}, {v.value}), v.groups});
@@ -729,9 +707,16 @@ class Importer {
       const std::vector<int> order = flattened(v.groups);
       if (order[0] != 0)
         unsupported(n, fmt::format("the batch does not lead the axes of {}", view_str(v)));
+      for (std::size_t g = v.groups.size() - 2; g < v.groups.size(); ++g)
+        if (std::count(v.groups[g].begin(), v.groups[g].end(), 0))
+          unsupported(
+              n, fmt::format("MatMul of {}: the batch is among the multiplied axes", view_str(v)));
       const View r = relaid(v, order, node_name(n, fmt::format("/transpose{}", k)));
-      return merged(r, {r.groups.size() - 2, r.groups.size() - 1},
-                    node_name(n, fmt::format("/merge{}", k)), who);
+      // Each axis of the file one of the value (the batch's group: the batch and one more), so
+      // that two views of one layout split alike ([B, 8, 8] and [B, 64]) meet.
+      std::vector<std::size_t> all(r.groups.size());
+      for (std::size_t g = 0; g < all.size(); ++g) all[g] = g;
+      return merged(r, all, node_name(n, fmt::format("/merge{}", k)), who);
     };
     const View a = batched(0), b = batched(1);
     const Shape &as = shape_of(a.value), &bs = shape_of(b.value);
@@ -759,7 +744,15 @@ class Importer {
       bool per_feature = c.dims.size() <= rank;
       for (std::size_t d = 0; per_feature && d + 1 < c.dims.size(); ++d)
         per_feature = c.dims[d] == 1;
-      if (!per_feature) return false;  // of a higher rank, even of one element
+      if (!per_feature) {  // varying along other axes than the last (attention's biases, masks)
+        const auto laid = laid_like(c, v);
+        if (!laid) return false;
+        const ValueId w = constant_operand(n.input(k), *laid, kind);
+        const std::vector<ValueId> inputs =
+            first_known ? std::vector<ValueId>{w, v.value} : std::vector<ValueId>{v.value, w};
+        define_view(n, {graph_.add_node(kind, node_name(n), {}, inputs), v.groups});
+        return true;
+      }
       if (c.numel() != 1) v = last_alone(n, v);
       const ValueId w = operand(n, k, kind, Shape{c.numel()});
       const std::vector<ValueId> inputs =
@@ -1083,8 +1076,9 @@ class Importer {
 
   // Dropout exported in training mode is telar's Dropout (active when training); in inference
   // mode (or with ratio 0) it is removed.
+  // Dropout, of a computed tensor or a view (element-wise: the layout does not matter).
   void dropout(const proto::NodeProto& n, Attributes& at) {
-    const ValueId x = dynamic(n, 0);
+    const View x = view_of(n, 0);
     float ratio = at.f("ratio", 0.5f);
     at.i("seed", 0);
     at.i("is_test", 0);
@@ -1093,10 +1087,12 @@ class Importer {
     internal_outputs(n, 1, "mask");
     if (ratio < 0.0f || ratio >= 1.0f) unsupported(n, fmt::format("ratio {} is outside [0, 1)", ratio));
     if (!training || ratio == 0.0f) {
-      define(n, x);
+      define_view(n, x);
       return;
     }
-    define(n, graph_.add_node(OpKind::Dropout, node_name(n), graph::DropoutAttrs{ratio}, {x}));
+    define_view(
+        n, {graph_.add_node(OpKind::Dropout, node_name(n), graph::DropoutAttrs{ratio}, {x.value}),
+            x.groups});
   }
 
   // Outputs `first` on of node n are what telar computes for itself (`what`): no later node
@@ -1332,6 +1328,40 @@ class Importer {
     define(n, reshaped(node_name(n), y, std::move(dims)));
   }
 
+  // Gather of one index along an axis of a view that is one axis of the value, not the batch
+  // (q, k, v = qkv[0], qkv[1], qkv[2] of attention's packed projection).
+  void gather_view(const proto::NodeProto& n, Attributes& at) {
+    View v = view_of(n, 0);
+    const Constant& index = constant(n, 1);
+    const auto rank = static_cast<std::int64_t>(v.groups.size());
+    std::int64_t axis = at.i("axis", 0);
+    if (axis < 0) axis += rank;
+    if (index.numel() != 1 || index.dims.size() > 1 || axis < 0 || axis >= rank ||
+        v.groups[static_cast<std::size_t>(axis)].size() != 1 ||
+        v.groups[static_cast<std::size_t>(axis)][0] == 0)
+      unsupported(n, fmt::format("telar imports Gather of one index along an axis of {} that "
+                                 "does not hold the batch (axis {}, {} indices)",
+                                 view_str(v), at.i("axis", 0), index.numel()));
+    const auto g = static_cast<std::size_t>(axis);
+    const int value_axis = v.groups[g][0];
+    const std::int64_t size = shape_of(v.value)[static_cast<std::size_t>(value_axis)];
+    std::int64_t k = index.ints()[0];
+    if (k < 0) k += size;
+    if (k < 0 || k >= size)
+      unsupported(
+          n, fmt::format("index {} is outside axis {} of size {}", index.ints()[0], axis, size));
+    v.value = slice_axis(n, node_name(n), v.value, value_axis, k, k + 1);
+    if (index.dims.empty()) {  // the axis goes; its 1 joins a neighbour, where it orders nothing
+      auto& next = g > 0 ? v.groups[g - 1] : v.groups[g + 1];
+      if (g > 0)
+        next.push_back(value_axis);
+      else
+        next.insert(next.begin(), value_axis);
+      v.groups.erase(v.groups.begin() + axis);
+    }
+    define_view(n, std::move(v));
+  }
+
   // A Reshape whose first target dimension is the batch (read from the input's shape, 0 to copy
   // it, or -1), the others fixed at import.
   // Others (the batch moved or merged with other dimensions) make a view: reshape_view().
@@ -1341,6 +1371,15 @@ class Importer {
     for (std::size_t k = 0; k < t.batch.size(); ++k)
       batch_first = batch_first && (t.batch[k] == Constant::Batch::No ||
                                     (k == 0 && t.batch[k] == Constant::Batch::Is));
+    if (batch_first && !t.depends_on_batch() && !t.i.empty() && t.i[0] == -1) {
+      // [-1, fixed sizes of fewer elements than a sample]: the batch merged with the rest
+      // (Swin's attn.view(-1, heads, N, N) of [B, windows, heads, N, N]).
+      const Shape& xs = shape_of(dynamic(n, 0));
+      std::int64_t per_sample = 1, rest = 1;
+      for (std::size_t k = 1; k < xs.size(); ++k) per_sample *= xs[k];
+      for (std::size_t k = 1; k < t.i.size(); ++k) rest = t.i[k] > 0 ? times(n, rest, t.i[k]) : 0;
+      batch_first = rest == 0 || rest == per_sample;
+    }
     if (!batch_first) {
       reshape_view(n, at);
       return;
@@ -1519,29 +1558,46 @@ class Importer {
     }
     if (pads.size() != 2 * axes.size())
       unsupported(n, fmt::format("{} pads for {} axes", pads.size(), axes.size()));
-    std::array<std::int64_t, 4> p{};  // top, left, bottom, right
+    // Per axis, the padding before and after it.
+    std::vector<std::array<std::int64_t, 2>> around(static_cast<std::size_t>(rank), {0, 0});
     const auto k = axes.size();
     for (std::size_t j = 0; j < k; ++j) {
-      std::int64_t axis = axes[j] < 0 ? axes[j] + rank : axes[j];
-      const std::int64_t begin = pads[j], end = pads[j + k];
-      if (begin < 0 || end < 0)
+      const std::int64_t axis = axes[j] < 0 ? axes[j] + rank : axes[j];
+      if (axis < 0 || axis >= rank)
+        unsupported(n, fmt::format("axis {} of a rank-{} tensor", axes[j], rank));
+      if (pads[j] < 0 || pads[j + k] < 0)
         unsupported(n, fmt::format("negative pads [{}] (a crop)", fmt::join(pads, ", ")));
-      if (rank == 4 && (axis == 2 || axis == 3)) {
-        p[static_cast<std::size_t>(axis - 2)] = begin;
-        p[static_cast<std::size_t>(axis)] = end;
-      } else if (begin || end) {
-        unsupported(n, fmt::format("pads [{}] of {}: telar pads the spatial axes of NCHW",
-                                   fmt::join(pads, ", "), shape_str(shape_of(x))));
-      }
+      around[static_cast<std::size_t>(axis)] = {pads[j], pads[j + k]};
     }
-    if (p == std::array<std::int64_t, 4>{}) {
+    auto padded = [&](std::int64_t axis) {
+      return around[static_cast<std::size_t>(axis)] != std::array<std::int64_t, 2>{0, 0};
+    };
+    // NCHW pads its axes 2 and 3; NHWC (Swin's windows of [B, H, W, C]) its 1 and 2, between
+    // two Transposes.
+    const bool nhwc = rank == 4 && !padded(3) && (padded(1) || padded(2));
+    for (std::int64_t axis = 0; axis < rank; ++axis)
+      if (padded(axis) && (rank != 4 || axis == 0 || axis == (nhwc ? 3 : 1)))
+        unsupported(n, fmt::format("pads [{}] of {}: telar pads the spatial axes of NCHW or NHWC",
+                                   fmt::join(pads, ", "), shape_str(shape_of(x))));
+    if (rank != 4 || (!padded(1) && !padded(2) && !padded(3))) {
       define(n, x);
       return;
     }
+    const std::int64_t h = nhwc ? 1 : 2, w = nhwc ? 2 : 3;
     graph::PadAttrs a;
-    a.top = p[0], a.left = p[1], a.bottom = p[2], a.right = p[3];
+    a.top = around[h][0], a.bottom = around[h][1];
+    a.left = around[w][0], a.right = around[w][1];
     a.value = value;
-    define(n, graph_.add_node(OpKind::Pad, node_name(n), a, {x}));
+    if (!nhwc) {
+      define(n, graph_.add_node(OpKind::Pad, node_name(n), a, {x}));
+      return;
+    }
+    graph::TransposeAttrs to_nchw, to_nhwc;
+    to_nchw.perm = {0, 3, 1, 2};
+    to_nhwc.perm = {0, 2, 3, 1};
+    const ValueId nchw = graph_.add_node(OpKind::Transpose, node_name(n, "/nchw"), to_nchw, {x});
+    const ValueId y = graph_.add_node(OpKind::Pad, node_name(n), a, {nchw});
+    define(n, graph_.add_node(OpKind::Transpose, node_name(n, "/nhwc"), to_nhwc, {y}));
   }
 
   // Resize of the spatial axes of NCHW, as PyTorch's F.interpolate exports it (opset 11 on):
@@ -1667,18 +1723,56 @@ class Importer {
   ValueId operand(const proto::NodeProto& n, int k, OpKind kind, std::optional<Shape> dims = {}) {
     if (!present(n, k) || !known(n.input(k))) return dynamic(n, k);
     Constant c = constant(n, k);
+    if (dims) c.dims = *dims;
+    return constant_operand(n.input(k), std::move(c), kind);
+  }
+  // The constant `c` (float, of the shape it will have in the graph) as an operand of `kind`.
+  // From scratch: the operand that leaves the other unchanged. A value of a Constant node (an
+  // epsilon, GELU's 1/sqrt(2)) stays fixed while training; an initializer (a layer scale)
+  // trains.
+  ValueId constant_operand(const std::string& name, Constant c, OpKind kind) {
     if (c.integer) {
       c.f.assign(c.i.begin(), c.i.end());
       c.integer = false;
+      c.i.clear();
     }
-    if (!dims) dims = c.dims.empty() ? Shape{1} : c.dims;
-    // From scratch: the operand that leaves the other unchanged. A value of a Constant node (an
-    // epsilon, GELU's 1/sqrt(2)) stays fixed while training; an initializer (a layer scale)
-    // trains.
+    const Shape dims = c.dims.empty() ? Shape{1} : c.dims;
     const bool scales = kind == OpKind::Mul || kind == OpKind::Div;
-    if (!initializers_.count(n.input(k))) return fixed(n.input(k), c, *dims);
-    return weight(n.input(k), c, *dims,
-                  scales ? graph::Initializer::ones() : graph::Initializer::zeros());
+    if (!initializers_.count(name)) return fixed(name, c, dims);
+    return weight(name, c, dims, scales ? graph::Initializer::ones() : graph::Initializer::zeros());
+  }
+  // A constant operand of the view `v` (numpy broadcasting against the file's axes) laid out
+  // along the axes of v's value, without the batch's: where it varies along a file's axis, that
+  // axis is split into its group's axes; nothing where it varies along an axis holding the
+  // batch or does not broadcast.
+  std::optional<Constant> laid_like(const Constant& c, const View& v) const {
+    const Shape xs = shape_of(v.value);
+    const std::size_t rank = v.groups.size();
+    if (c.dims.size() > rank) return std::nullopt;
+    std::vector<std::int64_t> split;  // c's values, each file axis split as its group
+    for (std::size_t i = 0; i < rank; ++i) {
+      const std::size_t lead = rank - c.dims.size();
+      const std::int64_t size = i < lead ? 1 : c.dims[i - lead];
+      std::int64_t group_size = 1;
+      bool has_batch = false;
+      for (int axis : v.groups[i]) {
+        has_batch = has_batch || axis == 0;
+        group_size *= axis == 0 ? 1 : xs[static_cast<std::size_t>(axis)];
+      }
+      if (size != 1 && (has_batch || size != group_size)) return std::nullopt;
+      for (int axis : v.groups[i])
+        split.push_back(size == 1 ? 1 : xs[static_cast<std::size_t>(axis)]);
+    }
+    Constant laid = c;
+    laid.dims = split;
+    const std::vector<int> order = flattened(v.groups);
+    std::vector<std::int64_t> perm(order.size());
+    for (std::size_t k = 0; k < order.size(); ++k)
+      perm[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
+    laid = onnx::transpose("laid out", laid, perm);
+    laid.dims.erase(laid.dims.begin());  // the batch's axis, of 1
+    while (laid.dims.size() > 1 && laid.dims[0] == 1) laid.dims.erase(laid.dims.begin());
+    return laid;
   }
 
   void concat(const proto::NodeProto& n, Attributes& at) {
@@ -1706,14 +1800,6 @@ class Importer {
     require(n.output_size() >= 1, "node '{}' ({}) has no output", n.name(), n.op_type());
     constants_[n.output(0)] = std::move(c);
   }
-  static Constant ints(std::vector<std::int64_t> values, std::vector<std::int64_t> dims) {
-    Constant c;
-    c.integer = true;
-    c.i = std::move(values);
-    c.dims = std::move(dims);
-    return c;
-  }
-
   bool fold_constant(const proto::NodeProto& n, Attributes& at) {
     const std::string& op = n.op_type();
     if (op == "Constant") {
@@ -1724,11 +1810,11 @@ class Importer {
         c.f = {at.f("value_float", 0.0f)};
         set_constant(n, c);
       } else if (at.has("value_int")) {
-        set_constant(n, ints({at.i("value_int", 0)}, {}));
+        set_constant(n, int_constant({at.i("value_int", 0)}, {}));
       } else if (at.has("value_ints")) {
         auto v = at.ints("value_ints", {});
         const auto size = static_cast<std::int64_t>(v.size());
-        set_constant(n, ints(std::move(v), {size}));
+        set_constant(n, int_constant(std::move(v), {size}));
       } else {
         unsupported(n, "a Constant without 'value', 'value_float', 'value_int' or 'value_ints'");
       }
@@ -1741,7 +1827,7 @@ class Importer {
       const auto rank = static_cast<std::int64_t>(dims.size());
       const std::int64_t start = clamped_index(at.i("start", 0), rank),
                          end = std::max(start, clamped_index(at.i("end", rank), rank));
-      Constant c = ints({}, {end - start});
+      Constant c = int_constant({}, {end - start});
       for (std::int64_t d = start; d < end; ++d) {
         const auto& dim = dims[static_cast<std::size_t>(d)];
         c.i.push_back(dim.size);
@@ -1762,7 +1848,7 @@ class Importer {
       const auto rank = static_cast<std::int64_t>(s.size());
       const std::int64_t start = clamped_index(at.i("start", 0), rank),
                          end = std::max(start, clamped_index(at.i("end", rank), rank));
-      Constant c = ints({s.begin() + start, s.begin() + end}, {end - start});
+      Constant c = int_constant({s.begin() + start, s.begin() + end}, {end - start});
       if (computed) {
         for (std::int64_t d = start; d < end; ++d)
           c.batch.push_back(d == 0 ? Constant::Batch::Is : Constant::Batch::No);
@@ -1790,6 +1876,7 @@ class Importer {
 
   bool fold_values(const proto::NodeProto& n, Attributes& at) {
     const std::string& op = n.op_type();
+    const std::string who = fmt::format("node '{}' ({})", n.name(), op);
     if (op == "Identity") {
       set_constant(n, folded_input(n, 0));
       return true;
@@ -1801,8 +1888,11 @@ class Importer {
         if (c.integer) c.f.assign(c.i.begin(), c.i.end());
         c.integer = false;
         c.i.clear();
-      } else if (to == proto::TensorProto::INT64 || to == proto::TensorProto::INT32) {
+      } else if (to == proto::TensorProto::INT64 || to == proto::TensorProto::INT32 ||
+                 to == proto::TensorProto::BOOL) {
         c.i = c.ints();
+        if (to == proto::TensorProto::BOOL)
+          for (auto& v : c.i) v = v != 0;
         c.integer = true;
         c.f.clear();
       } else {
@@ -1811,26 +1901,15 @@ class Importer {
       set_constant(n, std::move(c));
       return true;
     }
-    if (op == "Slice" && opset_ >= 10) {  // of a 1-D constant (a shape)
+    if (op == "Slice" && opset_ >= 10) {
       const Constant& data = folded_input(n, 0);
       // Bounds that depend on the batch size are refused (constant() without batch_ok).
       const auto starts = constant(n, 1).ints(), ends = constant(n, 2).ints();
-      const auto axes = present(n, 3) ? constant(n, 3).ints() : std::vector<std::int64_t>{0};
-      const auto steps = present(n, 4) ? constant(n, 4).ints() : std::vector<std::int64_t>{1};
-      if (data.dims.size() != 1 || starts.size() != 1 || ends.size() != 1 || axes.size() != 1 ||
-          (axes[0] != 0 && axes[0] != -1) || steps.size() != 1 || steps[0] != 1)
-        unsupported(n, "telar folds a Slice of a 1-D constant with step 1");
-      const std::int64_t size = data.numel();
-      const std::int64_t start = clamped_index(starts[0], size),
-                         end = std::max(start, clamped_index(ends[0], size));
-      Constant c = data;
-      c.dims = {end - start};
-      if (c.integer)
-        c.i.assign(data.i.begin() + start, data.i.begin() + end);
-      else
-        c.f.assign(data.f.begin() + start, data.f.begin() + end);
-      if (!data.batch.empty()) c.batch.assign(data.batch.begin() + start, data.batch.begin() + end);
-      set_constant(n, std::move(c));
+      std::vector<std::int64_t> axes, steps(starts.size(), 1);
+      for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<std::int64_t>(k));
+      if (present(n, 3)) axes = constant(n, 3).ints();
+      if (present(n, 4)) steps = constant(n, 4).ints();
+      set_constant(n, onnx::slice(who, data, starts, ends, axes, steps));
       return true;
     }
     if (op == "Reshape") {  // of a constant: the values in the same order
@@ -1861,44 +1940,45 @@ class Importer {
       Constant c = at.tensor("value") ? read_tensor(*at.tensor("value"), dir_) : Constant{};
       if (!at.tensor("value")) c.f = {0.0f};
       if (c.numel() != 1) unsupported(n, "a 'value' of more than one element");
-      c.dims = shape.ints();
-      const auto count = static_cast<std::size_t>(shape_numel(c.dims));
-      if (c.integer)
-        c.i.assign(count, c.i.at(0));
-      else
-        c.f.assign(count, c.f.at(0));
-      set_constant(n, std::move(c));
+      c.dims = {};
+      set_constant(n, onnx::expand(who, c, shape.ints()));
+      return true;
+    }
+    if (op == "Expand") {  // of a constant to a fixed shape (over the batch: expand())
+      const Constant& shape = folded_input(n, 1);
+      if (shape.depends_on_batch()) return false;
+      set_constant(n, onnx::expand(who, folded_input(n, 0), shape.ints()));
       return true;
     }
     if (op == "Equal") {
-      set_constant(n, equal(n, folded_input(n, 0), folded_input(n, 1)));
+      set_constant(n, onnx::equal(who, folded_input(n, 0), folded_input(n, 1)));
       return true;
     }
     if (op == "Where") {
-      set_constant(n, where(n, folded_input(n, 0), folded_input(n, 1), folded_input(n, 2)));
+      set_constant(n, onnx::where(who, folded_input(n, 0), folded_input(n, 1), folded_input(n, 2)));
+      return true;
+    }
+    if (op == "Not") {
+      set_constant(n, onnx::logical_not(who, folded_input(n, 0)));
       return true;
     }
     if (op == "Gather") {
-      const Constant& data = folded_input(n, 0);
-      const auto idx = folded_input(n, 1).ints();
-      if (at.i("axis", 0) != 0 || data.dims.size() != 1)
-        unsupported(n, "telar folds Gather of a 1-D constant along axis 0");
-      Constant c = data;
-      c.i.clear();
-      c.f.clear();
-      c.batch.clear();
-      for (auto k : idx) {
-        if (k < 0) k += data.numel();
-        require(k >= 0 && k < data.numel(), "node '{}' (Gather): index out of range", n.name());
-        const auto at_k = static_cast<std::size_t>(k);
-        if (data.integer)
-          c.i.push_back(data.i[at_k]);
-        else
-          c.f.push_back(data.f[at_k]);
-        if (data.depends_on_batch()) c.batch.push_back(data.batch_at(at_k));
-      }
-      c.dims = folded_input(n, 1).dims;
-      set_constant(n, std::move(c));
+      set_constant(n, onnx::gather(who, folded_input(n, 0), folded_input(n, 1), at.i("axis", 0)));
+      return true;
+    }
+    if (op == "Transpose") {
+      set_constant(n, onnx::transpose(who, folded_input(n, 0), at.ints("perm", {})));
+      return true;
+    }
+    if (op == "Range") {
+      set_constant(n, onnx::range(who, folded_input(n, 0), folded_input(n, 1), folded_input(n, 2)));
+      return true;
+    }
+    if (op == "ScatterND") {
+      if (at.s("reduction", "none") != "none")
+        unsupported(n, "telar folds ScatterND without a reduction");
+      set_constant(
+          n, onnx::scatter_nd(who, folded_input(n, 0), folded_input(n, 1), folded_input(n, 2)));
       return true;
     }
     if (op == "Unsqueeze" || op == "Squeeze") {
@@ -1928,155 +2008,21 @@ class Importer {
       return true;
     }
     if (op == "Concat") {
-      at.i("axis", 0);
-      Constant c = folded_input(n, 0);
-      c.dims = {c.numel()};
-      c.batch.clear();
-      bool marked = false;
-      for (int k = 0; k < n.input_size(); ++k) marked = marked || folded_input(n, k).depends_on_batch();
-      auto mark = [&](const Constant& part) {
-        if (!marked) return;
-        for (std::int64_t e = 0; e < part.numel(); ++e)
-          c.batch.push_back(part.batch_at(static_cast<std::size_t>(e)));
-      };
-      mark(folded_input(n, 0));
-      for (int k = 1; k < n.input_size(); ++k) {
-        const Constant& more = folded_input(n, k);
-        if (more.integer != c.integer) unsupported(n, "Concat of integer and float constants");
-        c.i.insert(c.i.end(), more.i.begin(), more.i.end());
-        c.f.insert(c.f.end(), more.f.begin(), more.f.end());
-        c.dims[0] += more.numel();
-        mark(more);
-      }
-      set_constant(n, std::move(c));
+      std::vector<const Constant*> parts;
+      for (int k = 0; k < n.input_size(); ++k) parts.push_back(&folded_input(n, k));
+      set_constant(n, onnx::concat(who, parts, at.i("axis", 0)));
       return true;
     }
-    if (const auto kind = kBinaryOps.find(op); kind != kBinaryOps.end()) {
-      set_constant(n, arithmetic(n, kind->second, folded_input(n, 0), folded_input(n, 1)));
+    static const std::map<std::string, Arithmetic> kFolded = {
+        {"Add", Arithmetic::Add}, {"Sub", Arithmetic::Sub}, {"Mul", Arithmetic::Mul},
+        {"Div", Arithmetic::Div}, {"Pow", Arithmetic::Pow}, {"Mod", Arithmetic::Mod}};
+    if (const auto kind = kFolded.find(op); kind != kFolded.end()) {
+      const bool fmod = op == "Mod" && at.i("fmod", 0) != 0;
+      set_constant(n, onnx::arithmetic(who, fmod ? Arithmetic::FMod : kind->second,
+                                       folded_input(n, 0), folded_input(n, 1)));
       return true;
     }
     return false;
-  }
-
-  // The shape and element count of an element-wise fold: operands of one shape, or one-element
-  // ones of no greater rank (which broadcast without changing the shape); others are refused.
-  std::pair<std::vector<std::int64_t>, std::int64_t> elementwise(
-      const proto::NodeProto& n, std::initializer_list<const Constant*> operands) const {
-    const Constant* full = *operands.begin();
-    for (const Constant* k : operands)
-      if (k->numel() > full->numel() ||
-          (k->numel() == full->numel() && k->dims.size() > full->dims.size()))
-        full = k;
-    for (const Constant* k : operands)
-      if (k->dims != full->dims && (k->numel() != 1 || k->dims.size() > full->dims.size()))
-        unsupported(n, fmt::format("folding constants of shapes {} and {}: telar folds operands "
-                                   "of one shape, or one-element ones",
-                                   shape_str(k->dims), shape_str(full->dims)));
-    return {full->dims, full->numel()};
-  }
-
-  // Element-wise a == b (1 or 0) of two integer constants of one shape or a scalar. The batch
-  // size compared with a constant below 1 is unequal whatever it is bound to (the -1 test of
-  // x.expand(B, -1)); any other comparison with it depends on the batch.
-  Constant equal(const proto::NodeProto& n, const Constant& a, const Constant& b) const {
-    if (!a.integer || !b.integer) unsupported(n, "telar folds Equal of integer constants");
-    const auto [dims, count] = elementwise(n, {&a, &b});
-    Constant c = ints({}, dims);
-    const bool marked = a.depends_on_batch() || b.depends_on_batch();
-    for (std::int64_t e = 0; e < count; ++e) {
-      const auto ia = static_cast<std::size_t>(a.numel() == 1 ? 0 : e);
-      const auto ib = static_cast<std::size_t>(b.numel() == 1 ? 0 : e);
-      const auto ma = a.batch_at(ia), mb = b.batch_at(ib);
-      const bool never = (ma == Constant::Batch::Is && mb == Constant::Batch::No && b.i[ib] < 1) ||
-                         (mb == Constant::Batch::Is && ma == Constant::Batch::No && a.i[ia] < 1);
-      c.i.push_back(never ? 0 : a.i[ia] == b.i[ib]);
-      if (marked)
-        c.batch.push_back(never || (ma == Constant::Batch::No && mb == Constant::Batch::No)
-                              ? Constant::Batch::No
-                              : Constant::Batch::From);
-    }
-    return c;
-  }
-
-  // Element-wise cond ? x : y, each of one shape or a scalar; an element keeps the mark of the
-  // one chosen, or is computed from the batch where the condition is.
-  Constant where(const proto::NodeProto& n, const Constant& cond, const Constant& x,
-                 const Constant& y) const {
-    const auto [dims, count] = elementwise(n, {&cond, &x, &y});
-    if (x.integer != y.integer) unsupported(n, "Where of an integer and a float constant");
-    Constant c;
-    c.integer = x.integer;
-    c.dims = dims;
-    const bool marked = cond.depends_on_batch() || x.depends_on_batch() || y.depends_on_batch();
-    const auto conds = cond.ints();
-    for (std::int64_t e = 0; e < count; ++e) {
-      auto at = [e](const Constant& k) { return static_cast<std::size_t>(k.numel() == 1 ? 0 : e); };
-      const bool pick_x = conds[at(cond)] != 0;
-      const Constant& from = pick_x ? x : y;
-      if (c.integer)
-        c.i.push_back(from.i[at(from)]);
-      else
-        c.f.push_back(from.f[at(from)]);
-      if (marked)
-        c.batch.push_back(cond.batch_at(at(cond)) != Constant::Batch::No ? Constant::Batch::From
-                                                                         : from.batch_at(at(from)));
-    }
-    return c;
-  }
-
-  // Element-wise arithmetic of two constants of one shape, or of one and a scalar (the shape
-  // computations of x.view(b, g, c // g, h, w)); integers stay integers (Div truncates).
-  Constant arithmetic(const proto::NodeProto& n, OpKind kind, const Constant& a,
-                      const Constant& b) const {
-    const auto [dims, count] = elementwise(n, {&a, &b});
-    if (a.integer != b.integer) unsupported(n, "folding an integer and a float constant");
-    auto apply = [kind](auto u, auto v) {
-      return kind == OpKind::Add ? u + v : kind == OpKind::Sub ? u - v : kind == OpKind::Mul ? u * v : u / v;
-    };
-    Constant c;
-    c.integer = a.integer;
-    c.dims = dims;
-    const bool marked = a.depends_on_batch() || b.depends_on_batch();
-    for (std::int64_t e = 0; e < count; ++e) {
-      const auto ia = static_cast<std::size_t>(a.numel() == 1 ? 0 : e);
-      const auto ib = static_cast<std::size_t>(b.numel() == 1 ? 0 : e);
-      if (c.integer) {
-        const std::int64_t u = a.i[ia], v = b.i[ib];
-        if (kind == OpKind::Div && v == 0) unsupported(n, "an integer division by zero");
-        std::int64_t out = 0;
-        const bool overflow = kind == OpKind::Add   ? __builtin_add_overflow(u, v, &out)
-                              : kind == OpKind::Sub ? __builtin_sub_overflow(u, v, &out)
-                              : kind == OpKind::Mul
-                                  ? __builtin_mul_overflow(u, v, &out)
-                                  : (u == std::numeric_limits<std::int64_t>::min() && v == -1);
-        if (overflow)
-          unsupported(
-              n, fmt::format("folding {} and {} overflows 64 bits; the file is damaged", u, v));
-        c.i.push_back(kind == OpKind::Div ? u / v : out);
-      } else {
-        c.f.push_back(apply(a.f[ia], b.f[ib]));
-      }
-      if (marked) {
-        // A multiple of the batch size stays one when multiplied by a whole number.
-        const bool whole =
-            c.integer && (a.batch_at(ia) == Constant::Batch::No ? a.i[ia] : b.i[ib]) >= 1;
-        c.batch.push_back(product_mark(kind, a.batch_at(ia), b.batch_at(ib), whole));
-      }
-    }
-    return c;
-  }
-
-  // The mark of an element computed from two: the batch size (or a multiple of it) times a
-  // `whole` number that does not depend on it is a multiple of the batch size (bsz * num_heads).
-  static Constant::Batch product_mark(OpKind kind, Constant::Batch a, Constant::Batch b,
-                                      bool whole) {
-    using B = Constant::Batch;
-    if (a == B::No && b == B::No) return B::No;
-    const auto multiple = [](B m) { return m == B::Is || m == B::Times; };
-    if (kind == OpKind::Mul && whole &&
-        ((multiple(a) && b == B::No) || (a == B::No && multiple(b))))
-      return B::Times;
-    return B::From;
   }
 
   const proto::ModelProto& model_;

@@ -48,7 +48,11 @@ def main():
     with torch.no_grad():
         y = model(x)
     stem = f"{out_dir}/{name}-opset{opset}"
-    torch.onnx.export(model, x, stem + ".onnx", opset_version=opset)
+    # Swin merges the batch with its windows ([B*windows, 49, C]), which telar follows where the
+    # file reads the batch from the input, as a deployed model does (a dynamic batch).
+    dynamic = {"input_names": ["x"], "output_names": ["y"],
+               "dynamic_axes": {"x": {0: "batch"}, "y": {0: "batch"}}} if name.startswith("swin") else {}
+    torch.onnx.export(model, x, stem + ".onnx", opset_version=opset, **dynamic)
     np.save(stem + ".x.npy", x.numpy())
     np.save(stem + ".y.npy", y.numpy())
 

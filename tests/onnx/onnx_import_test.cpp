@@ -560,13 +560,22 @@ TEST(OnnxImport, PowAndAMeanOverSeveralAxesMatchHandValues) {
                                {"(ReduceMean)", "after the batch"});
 }
 
+// [B, 4] to [-1, 2] merges the batch with a 2 (a view, which may not reach the output); to
+// [-1, 3] holds no whole sample.
 TEST(OnnxImport, AReshapeThatMergesTheBatchIsRefused) {
-  auto m = base_model({2, 4});
-  add_int_initializer(m, "target", {-1, 2});
-  add_node(m, "Reshape", {"x", "target"}, "y");
-  add_output(m, "y");
-  train::testing::expect_error([&] { import_model(save(m, "merge.onnx")); },
-                               {"(Reshape)", "batch"});
+  for (const std::int64_t last : {2, 3}) {
+    auto m = base_model({2, 4});
+    add_int_initializer(m, "target", {-1, last});
+    add_node(m, "Reshape", {"x", "target"}, "y");
+    add_output(m, "y");
+    if (last == 2) {
+      train::testing::expect_error([&] { import_model(save(m, "merge.onnx")); },
+                                   {"output 'y'", "[B*2, 2]", "batch"});
+    } else {
+      train::testing::expect_error([&] { import_model(save(m, "merge.onnx")); },
+                                   {"(Reshape)", "[B, 4] to [-1, 3]", "do not hold"});
+    }
+  }
 }
 
 // PyTorch's sequence-first heads, hand-built: x [B, L, E=4] -> Transpose [1, 0, 2] ([L, B, E])
@@ -646,6 +655,67 @@ TEST(OnnxImport, SequenceFirstAxesOfOneMerge) {
   const Tensor y = run(std::move(imported), x);
   ASSERT_EQ(y.shape(), (Shape{3, 2, 1}));
   expect_floats(y, {1, 2, 3, 4, 5, 6});
+}
+
+// A view whose axes the file reorders, plus a constant that varies along two of them (as
+// Swin adds its relative-position bias and window mask to [B*windows, heads, N, N]): x [B, 2, 3]
+// -> Transpose [2, 0, 1] ([3, B, 2]) -> Add c [3, 1, 2] -> Dropout (inference: none) ->
+// Transpose [1, 2, 0]: y[b, h, w] = x[b, h, w] + c[w, 0, h]. Then the same view's Gather of
+// index 1 along its first axis (attention's qkv[1]): y[b, h] = x[b, h, 1] + c[1, 0, h].
+TEST(OnnxImport, AViewTakesAConstantAlongSeveralAxesAndGathersAnIndex) {
+  const std::vector<float> c = {10, 20, 30, 40, 50, 60};  // c[w, 0, h] = 10 (2w + h + 1)
+  for (const bool gather : {false, true}) {
+    SCOPED_TRACE(gather ? "Gather" : "Transpose back");
+    auto m = base_model({0, 2, 3});
+    set_ints(add_node(m, "Transpose", {"x"}, "t"), "perm", {2, 0, 1});
+    add_initializer(m, "c", {3, 1, 2}, c);
+    add_node(m, "Add", {"t", "c"}, "a");
+    add_node(m, "Dropout", {"a"}, "d");
+    if (gather) {
+      add_int_initializer(m, "one", {1});
+      m.mutable_graph()->mutable_initializer()->rbegin()->clear_dims();  // a scalar index
+      add_node(m, "Gather", {"d", "one"}, "y");
+    } else {
+      set_ints(add_node(m, "Transpose", {"d"}, "y"), "perm", {1, 2, 0});
+    }
+    add_output(m, "y");
+    Tensor x({2, 2, 3});
+    for (std::int64_t i = 0; i < x.numel(); ++i) x.f32()[i] = static_cast<float>(i);
+    const Tensor y = run(import_model(save(m, "view_constant.onnx")), x);
+    std::vector<float> expected;
+    for (int b = 0; b < 2; ++b)
+      for (int h = 0; h < 2; ++h)
+        for (int w = gather ? 1 : 0; w < (gather ? 2 : 3); ++w)
+          expected.push_back(static_cast<float>(6 * b + 3 * h + w) +
+                             c[static_cast<std::size_t>(2 * w + h)]);
+    ASSERT_EQ(y.shape(), gather ? (Shape{2, 2}) : (Shape{2, 2, 3}));
+    expect_floats(y, expected);
+  }
+}
+
+// Swin pads its windows' [B, H, W, C] tensors along H and W (channels-last): x [B, 2, 2, 1]
+// padded by one row above and two columns on the right with 0.5. Axes 1 and 3 together are the
+// channels of one layout or the other: refused.
+TEST(OnnxImport, PadOfChannelsLastSpatialAxesMatchesHandValues) {
+  for (const bool channels : {false, true}) {
+    auto m = base_model({0, 2, 2, 1});
+    add_int_initializer(m, "pads",
+                        channels ? std::vector<std::int64_t>{0, 1, 0, 0, 0, 0, 0, 1}
+                                 : std::vector<std::int64_t>{0, 1, 0, 0, 0, 0, 2, 0});
+    add_initializer(m, "value", {}, {0.5f});
+    add_node(m, "Pad", {"x", "pads", "value"}, "y");
+    add_output(m, "y");
+    if (channels) {
+      train::testing::expect_error([&] { import_model(save(m, "pad_c.onnx")); },
+                                   {"(Pad)", "[0, 1, 0, 0, 0, 0, 0, 1]", "NCHW or NHWC"});
+      continue;
+    }
+    Tensor x({1, 2, 2, 1});
+    for (std::int64_t i = 0; i < x.numel(); ++i) x.f32()[i] = static_cast<float>(i + 1);
+    const Tensor y = run(import_model(save(m, "pad_nhwc.onnx")), x);
+    ASSERT_EQ(y.shape(), (Shape{1, 3, 4, 1}));
+    expect_floats(y, {0.5f, 0.5f, 0.5f, 0.5f, 1, 2, 0.5f, 0.5f, 3, 4, 0.5f, 0.5f});
+  }
 }
 
 // A class token expanded over the batch as PyTorch exports cls.expand(B, -1): the target shape

@@ -25,7 +25,17 @@ dnnl::memory::desc plain_f32(const Shape& shape) {
     case 3: t = tag::abc; break;
     case 4: t = tag::abcd; break;
     case 5: t = tag::abcde; break;
-    default: t = tag::undef;
+    case 6:
+      t = tag::abcdef;
+      break;
+    case 7:
+      t = tag::abcdefg;
+      break;
+    case 8:
+      t = tag::abcdefgh;
+      break;
+    default:
+      t = tag::undef;  // a scalar, or of a rank oneDNN runs nothing on
   }
   return dnnl::memory::desc(to_dims(shape), dnnl::memory::data_type::f32, t);
 }
