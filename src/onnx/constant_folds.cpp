@@ -1,5 +1,6 @@
 #include "onnx/constant_folds.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -11,18 +12,33 @@ namespace {
 
 using Batch = Constant::Batch;
 
-// The number of values of `dims`, refused past kMaxFoldedValues.
+// The number of values of `dims`, refused past kMaxFoldedValues; so are dimensions whose
+// product (those of 0 counted as 1) passes it, whose strides would overflow.
 std::int64_t count_of(const std::string& who, const std::vector<std::int64_t>& dims) {
-  std::int64_t n = 1;
+  std::int64_t n = 1, bound = 1;
   for (auto d : dims) {
     require(d >= 0, "{}: a negative dimension in {}; the file is damaged", who, shape_str(dims));
-    if (__builtin_mul_overflow(n, d, &n) || n > kMaxFoldedValues)
+    if (__builtin_mul_overflow(bound, std::max<std::int64_t>(d, 1), &bound) ||
+        bound > kMaxFoldedValues)
       fail(
           "{}: folding it makes a constant of shape {}, more than {} values; the file is damaged "
           "or computes something telar does not fold",
           who, shape_str(dims), kMaxFoldedValues);
+    n *= d;
   }
   return n;
+}
+
+// Checks the operands' shapes as count_of does the results' (an initializer of shape
+// [0, 2^40, 2^40] holds nothing but would overflow strides).
+void check_operands(const std::string& who, std::initializer_list<const Constant*> operands) {
+  for (const Constant* c : operands) count_of(who, c->dims);
+}
+
+// Every element of `c` computed from the batch where `by` (indices) depends on it.
+void mark_all_from_batch_if(const Constant& by, Constant& c) {
+  if (by.depends_on_batch())
+    c.batch.assign(c.integer ? c.i.size() : c.f.size(), Constant::Batch::From);
 }
 
 std::vector<std::int64_t> strides_of(const std::vector<std::int64_t>& dims) {
@@ -64,6 +80,7 @@ struct Broadcast {
 
 Broadcast broadcast(const std::string& who,
                     const std::vector<const std::vector<std::int64_t>*>& shapes) {
+  for (const auto* s : shapes) count_of(who, *s);
   std::size_t rank = 0;
   for (const auto* s : shapes) rank = std::max(rank, s->size());
   Broadcast b;
@@ -148,8 +165,9 @@ std::int64_t integer_result(const std::string& who, Arithmetic op, std::int64_t 
       break;
     case Arithmetic::Pow: {
       const double p = std::pow(static_cast<double>(u), v_real);
-      overflow = !std::isfinite(p) || std::fabs(p) >= 9.2e18;
-      if (!overflow) out = static_cast<std::int64_t>(p);
+      require(std::isfinite(p) && std::fabs(p) < 9.2e18,
+              "{}: {} to the power {} is no 64-bit integer; the file is damaged", who, u, v_real);
+      out = static_cast<std::int64_t>(p);
       break;
     }
   }
@@ -188,6 +206,28 @@ void require_integer(const std::string& who, const Constant& c, const char* what
 
 }  // namespace
 
+Constant cast(const Constant& c, CastTo to) {
+  Constant out = c;
+  if (to == CastTo::Float) {
+    if (c.integer) out.f.assign(c.i.begin(), c.i.end());
+    out.integer = false;
+    out.i.clear();
+    return out;
+  }
+  out.integer = true;
+  out.f.clear();
+  if (to == CastTo::Integer) {
+    out.i = c.ints();
+    return out;
+  }
+  out.i.clear();
+  for (std::size_t k = 0; k < (c.integer ? c.i.size() : c.f.size()); ++k)
+    out.i.push_back(c.integer ? c.i[k] != 0 : c.f[k] != 0.0f);
+  for (auto& m : out.batch)
+    if (m != Batch::No) m = Batch::From;
+  return out;
+}
+
 Constant arithmetic(const std::string& who, Arithmetic op, const Constant& a, const Constant& b) {
   if (op != Arithmetic::Pow && a.integer != b.integer)
     fail("{}: folding an integer and a float constant", who);
@@ -199,7 +239,7 @@ Constant arithmetic(const std::string& who, Arithmetic op, const Constant& a, co
   for (std::size_t e = 0; e < bc.from[0].size(); ++e) {
     const std::size_t ia = bc.from[0][e], ib = bc.from[1][e];
     if (c.integer) {
-      const std::int64_t v = b.integer ? b.i[ib] : static_cast<std::int64_t>(b.f[ib]);
+      const std::int64_t v = b.integer ? b.i[ib] : 0;  // a float exponent: Pow's alone
       c.i.push_back(integer_result(who, op, a.i[ia], number(b, ib), v));
     } else {
       c.f.push_back(float_result(op, a.f[ia], static_cast<float>(number(b, ib))));
@@ -267,6 +307,7 @@ Constant expand(const std::string& who, const Constant& c, const std::vector<std
 Constant concat(const std::string& who, const std::vector<const Constant*>& parts,
                 std::int64_t axis) {
   require(!parts.empty(), "{}: Concat of nothing", who);
+  for (const Constant* p : parts) count_of(who, p->dims);
   const Constant& first = *parts[0];
   require(!first.dims.empty(), "{}: Concat of scalars", who);
   const auto a = static_cast<std::size_t>(axis_of(who, axis, first.dims.size()));
@@ -309,6 +350,7 @@ Constant concat(const std::string& who, const std::vector<const Constant*>& part
 Constant slice(const std::string& who, const Constant& c, const std::vector<std::int64_t>& starts,
                const std::vector<std::int64_t>& ends, const std::vector<std::int64_t>& axes,
                const std::vector<std::int64_t>& steps) {
+  check_operands(who, {&c});
   const std::size_t rank = c.dims.size();
   require(
       starts.size() == ends.size() && starts.size() == axes.size() && starts.size() == steps.size(),
@@ -319,18 +361,19 @@ Constant slice(const std::string& who, const Constant& c, const std::vector<std:
     const auto a = static_cast<std::size_t>(axis_of(who, axes[k], rank));
     require(!seen[a], "{}: axis {} is sliced twice", who, axes[k]);
     seen[a] = true;
-    require(steps[k] != 0, "{}: a step of 0", who);
+    require(steps[k] != 0 && steps[k] != std::numeric_limits<std::int64_t>::min(),
+            "{}: a step of {}", who, steps[k]);
     const std::int64_t size = c.dims[a], s = steps[k];
     std::int64_t b = starts[k] < 0 ? starts[k] + size : starts[k];
     std::int64_t e = ends[k] < 0 ? ends[k] + size : ends[k];
     if (s > 0) {
       b = std::clamp<std::int64_t>(b, 0, size);
       e = std::clamp<std::int64_t>(e, 0, size);
-      dims[a] = e > b ? (e - b + s - 1) / s : 0;
+      dims[a] = e > b ? (e - b - 1) / s + 1 : 0;
     } else {
       b = std::clamp<std::int64_t>(b, 0, size - 1);
       e = std::clamp<std::int64_t>(e, -1, size - 1);
-      dims[a] = b > e ? (b - e - s - 1) / -s : 0;
+      dims[a] = b > e ? (b - e - 1) / -s + 1 : 0;
     }
     first[a] = b;
     step[a] = s;
@@ -352,6 +395,7 @@ Constant slice(const std::string& who, const Constant& c, const std::vector<std:
 Constant gather(const std::string& who, const Constant& data, const Constant& indices,
                 std::int64_t axis) {
   require_integer(who, indices, "Gather's indices");
+  check_operands(who, {&data, &indices});
   require(!data.dims.empty(), "{}: Gather from a scalar", who);
   const auto a = static_cast<std::size_t>(axis_of(who, axis, data.dims.size()));
   std::vector<std::int64_t> dims(data.dims.begin(),
@@ -372,10 +416,13 @@ Constant gather(const std::string& who, const Constant& data, const Constant& in
       for (std::int64_t in = 0; in < inner; ++in)
         from.push_back(static_cast<std::size_t>((o * size + j) * inner + in));
     }
-  return take(data, dims, from);
+  Constant c = take(data, dims, from);
+  mark_all_from_batch_if(indices, c);
+  return c;
 }
 
 Constant transpose(const std::string& who, const Constant& c, std::vector<std::int64_t> perm) {
+  check_operands(who, {&c});
   const std::size_t rank = c.dims.size();
   if (perm.empty())
     for (std::size_t d = rank; d-- > 0;) perm.push_back(static_cast<std::int64_t>(d));
@@ -405,25 +452,29 @@ Constant transpose(const std::string& who, const Constant& c, std::vector<std::i
 
 Constant range(const std::string& who, const Constant& start, const Constant& limit,
                const Constant& delta) {
-  for (const Constant* c : {&start, &limit, &delta})
-    require(c->numel() == 1 && c->integer == start.integer,
-            "{}: Range of scalars of one type, not {}", who, shape_str(c->dims));
+  for (const Constant* c : {&start, &limit, &delta}) {
+    require(c->numel() == 1, "{}: Range of scalars, not of shape {}", who, shape_str(c->dims));
+    require(c->integer == start.integer, "{}: Range of an integer and a float", who);
+  }
   Constant c;
   c.integer = start.integer;
   if (c.integer) {
     const std::int64_t s = start.i[0], l = limit.i[0], d = delta.i[0];
     require(d != 0, "{}: a Range with a delta of 0", who);
-    const double n =
-        std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
-    c.dims = {std::max<std::int64_t>(0, static_cast<std::int64_t>(std::min(n, 1e18)))};
+    // ceil((l - s) / d), exact in 128 bits; every value lies between s and l.
+    const __int128 span = static_cast<__int128>(l) - s;
+    const __int128 n = span == 0 || (span > 0) != (d > 0) ? 0 : (span - (d > 0 ? 1 : -1)) / d + 1;
+    c.dims = {static_cast<std::int64_t>(std::min<__int128>(n, kMaxFoldedValues + 1))};
     count_of(who, c.dims);
-    for (std::int64_t k = 0; k < c.dims[0]; ++k) c.i.push_back(s + k * d);
+    for (std::int64_t k = 0; k < c.dims[0]; ++k)
+      c.i.push_back(static_cast<std::int64_t>(s + static_cast<__int128>(k) * d));
   } else {
     const float s = start.f[0], l = limit.f[0], d = delta.f[0];
     require(d != 0.0f && std::isfinite(s) && std::isfinite(l) && std::isfinite(d),
             "{}: a Range of non-finite bounds or a delta of 0", who);
     const double n = std::ceil((static_cast<double>(l) - s) / d);
-    c.dims = {std::max<std::int64_t>(0, static_cast<std::int64_t>(std::min(n, 1e18)))};
+    c.dims = {std::max<std::int64_t>(
+        0, static_cast<std::int64_t>(std::min(n, static_cast<double>(kMaxFoldedValues + 1))))};
     count_of(who, c.dims);
     for (std::int64_t k = 0; k < c.dims[0]; ++k) c.f.push_back(s + static_cast<float>(k) * d);
   }
@@ -433,6 +484,7 @@ Constant range(const std::string& who, const Constant& start, const Constant& li
 Constant scatter_nd(const std::string& who, const Constant& data, const Constant& indices,
                     const Constant& updates) {
   require_integer(who, indices, "ScatterND's indices");
+  check_operands(who, {&data, &indices, &updates});
   require(data.integer == updates.integer, "{}: ScatterND of an integer and a float constant", who);
   require(!indices.dims.empty() && indices.dims.back() >= 1 &&
               indices.dims.back() <= static_cast<std::int64_t>(data.dims.size()),
@@ -471,6 +523,7 @@ Constant scatter_nd(const std::string& who, const Constant& data, const Constant
       if (marked) c.batch[to] = updates.batch_at(from);
     }
   }
+  mark_all_from_batch_if(indices, c);
   return c;
 }
 

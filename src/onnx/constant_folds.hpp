@@ -16,6 +16,11 @@ namespace telar::onnx {
 inline constexpr std::int64_t kMaxFoldedValues = std::int64_t{1} << 24;
 
 enum class Arithmetic { Add, Sub, Mul, Div, Mod, FMod, Pow };
+enum class CastTo { Float, Integer, Bool };
+
+// ONNX Cast: to float, to an integer (truncating), or to bool (non-zero is 1; the batch size
+// and its multiples stop being marked as such).
+Constant cast(const Constant& c, CastTo to);
 
 // Element-wise a op b, broadcast. Integers stay integers (Div truncates, Mod takes the divisor's
 // sign, FMod the dividend's); Pow's result has a's type. A multiple of the batch size times a

@@ -468,8 +468,10 @@ class Importer {
     fail(
         "{}: the tensor {} holds the batch (B) off its first axis or merged with another, as "
         "PyTorch's sequence-first attention lays it out; telar follows such a tensor through "
-        "Transpose, Reshape, MatMul, Gemm, Softmax, layer norms, Slice, Add/Sub/Mul/Div, Pow, "
-        "Relu, Sigmoid, Tanh, Sqrt, Erf and HardSwish until the batch is first again, which it is "
+        "Transpose, Reshape, MatMul, Gemm, Softmax, layer norms, Slice, Gather, Add/Sub/Mul/Div, "
+        "Pow, "
+        "Relu, Sigmoid, Tanh, Sqrt, Erf, HardSwish and Dropout until the batch is first again, "
+        "which it is "
         "not here",
         who, view_str(v));
   }
@@ -745,7 +747,7 @@ class Importer {
       for (std::size_t d = 0; per_feature && d + 1 < c.dims.size(); ++d)
         per_feature = c.dims[d] == 1;
       if (!per_feature) {  // varying along other axes than the last (attention's biases, masks)
-        const auto laid = laid_like(c, v);
+        const auto laid = laid_like(n, c, v);
         if (!laid) return false;
         const ValueId w = constant_operand(n.input(k), *laid, kind);
         const std::vector<ValueId> inputs =
@@ -1075,8 +1077,8 @@ class Importer {
   }
 
   // Dropout exported in training mode is telar's Dropout (active when training); in inference
-  // mode (or with ratio 0) it is removed.
-  // Dropout, of a computed tensor or a view (element-wise: the layout does not matter).
+  // mode (or with ratio 0) it is removed. Of a computed tensor or of a view (element-wise: the
+  // layout does not matter).
   void dropout(const proto::NodeProto& n, Attributes& at) {
     const View x = view_of(n, 0);
     float ratio = at.f("ratio", 0.5f);
@@ -1340,8 +1342,8 @@ class Importer {
         v.groups[static_cast<std::size_t>(axis)].size() != 1 ||
         v.groups[static_cast<std::size_t>(axis)][0] == 0)
       unsupported(n, fmt::format("telar imports Gather of one index along an axis of {} that "
-                                 "does not hold the batch (axis {}, {} indices)",
-                                 view_str(v), at.i("axis", 0), index.numel()));
+                                 "does not hold the batch (axis {}, an index of shape {})",
+                                 view_str(v), at.i("axis", 0), shape_str(index.dims)));
     const auto g = static_cast<std::size_t>(axis);
     const int value_axis = v.groups[g][0];
     const std::int64_t size = shape_of(v.value)[static_cast<std::size_t>(value_axis)];
@@ -1572,9 +1574,9 @@ class Importer {
     auto padded = [&](std::int64_t axis) {
       return around[static_cast<std::size_t>(axis)] != std::array<std::int64_t, 2>{0, 0};
     };
-    // NCHW pads its axes 2 and 3; NHWC (Swin's windows of [B, H, W, C]) its 1 and 2, between
-    // two Transposes.
-    const bool nhwc = rank == 4 && !padded(3) && (padded(1) || padded(2));
+    // NCHW pads its axes 2 and 3; NHWC (Swin's windows of [B, H, W, C]) its 1 and 2: where
+    // axis 1 is padded, between two Transposes (axis 2 alone is the same either way).
+    const bool nhwc = rank == 4 && padded(1) && !padded(3);
     for (std::int64_t axis = 0; axis < rank; ++axis)
       if (padded(axis) && (rank != 4 || axis == 0 || axis == (nhwc ? 3 : 1)))
         unsupported(n, fmt::format("pads [{}] of {}: telar pads the spatial axes of NCHW or NHWC",
@@ -1745,7 +1747,8 @@ class Importer {
   // along the axes of v's value, without the batch's: where it varies along a file's axis, that
   // axis is split into its group's axes; nothing where it varies along an axis holding the
   // batch or does not broadcast.
-  std::optional<Constant> laid_like(const Constant& c, const View& v) const {
+  std::optional<Constant> laid_like(const proto::NodeProto& n, const Constant& c,
+                                    const View& v) const {
     const Shape xs = shape_of(v.value);
     const std::size_t rank = v.groups.size();
     if (c.dims.size() > rank) return std::nullopt;
@@ -1769,7 +1772,7 @@ class Importer {
     std::vector<std::int64_t> perm(order.size());
     for (std::size_t k = 0; k < order.size(); ++k)
       perm[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
-    laid = onnx::transpose("laid out", laid, perm);
+    laid = onnx::transpose(fmt::format("node '{}' ({})", n.name(), n.op_type()), laid, perm);
     laid.dims.erase(laid.dims.begin());  // the batch's axis, of 1
     while (laid.dims.size() > 1 && laid.dims[0] == 1) laid.dims.erase(laid.dims.begin());
     return laid;
@@ -1883,22 +1886,14 @@ class Importer {
     }
     if (op == "Cast") {
       const std::int64_t to = at.i("to", proto::TensorProto::FLOAT);
-      Constant c = folded_input(n, 0);
-      if (to == proto::TensorProto::FLOAT || to == proto::TensorProto::DOUBLE) {
-        if (c.integer) c.f.assign(c.i.begin(), c.i.end());
-        c.integer = false;
-        c.i.clear();
-      } else if (to == proto::TensorProto::INT64 || to == proto::TensorProto::INT32 ||
-                 to == proto::TensorProto::BOOL) {
-        c.i = c.ints();
-        if (to == proto::TensorProto::BOOL)
-          for (auto& v : c.i) v = v != 0;
-        c.integer = true;
-        c.f.clear();
-      } else {
+      CastTo cast_to = CastTo::Float;
+      if (to == proto::TensorProto::INT64 || to == proto::TensorProto::INT32)
+        cast_to = CastTo::Integer;
+      else if (to == proto::TensorProto::BOOL)
+        cast_to = CastTo::Bool;
+      else if (to != proto::TensorProto::FLOAT && to != proto::TensorProto::DOUBLE)
         unsupported(n, fmt::format("a Cast of a constant to {}", type_name(static_cast<int>(to))));
-      }
-      set_constant(n, std::move(c));
+      set_constant(n, onnx::cast(folded_input(n, 0), cast_to));
       return true;
     }
     if (op == "Slice" && opset_ >= 10) {
@@ -1970,8 +1965,8 @@ class Importer {
       set_constant(n, onnx::transpose(who, folded_input(n, 0), at.ints("perm", {})));
       return true;
     }
-    if (op == "Range") {
-      set_constant(n, onnx::range(who, folded_input(n, 0), folded_input(n, 1), folded_input(n, 2)));
+    if (op == "Range") {  // of a length known at import (constant() refuses the batch's)
+      set_constant(n, onnx::range(who, constant(n, 0), constant(n, 1), constant(n, 2)));
       return true;
     }
     if (op == "ScatterND") {

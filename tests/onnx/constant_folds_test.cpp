@@ -192,5 +192,56 @@ TEST(ConstantFolds, RangeAndScatterNdBuildIndexTables) {
       {"updates of shape [2]", "[1]"});
 }
 
+TEST(ConstantFolds, CastToBoolTestsForNonZeroAndForgetsTheBatch) {
+  const Constant b = cast(floats({0.5f, 0.0f, -2.0f}, {3}), CastTo::Bool);
+  EXPECT_TRUE(b.integer);
+  EXPECT_EQ(b.i, (std::vector<std::int64_t>{1, 0, 1}));
+  EXPECT_EQ(cast(floats({2.7f, -2.7f}, {2}), CastTo::Integer).i,
+            (std::vector<std::int64_t>{2, -2}));
+  Constant batch = int_constant({1}, {1});
+  batch.batch = {Batch::Is};
+  EXPECT_EQ(cast(batch, CastTo::Bool).batch, (std::vector<Batch>{Batch::From}));
+  EXPECT_EQ(cast(batch, CastTo::Float).f, (std::vector<float>{1.0f}));
+}
+
+// An element taken at an index computed from the batch is computed from it, whatever it holds.
+TEST(ConstantFolds, IndicesThatDependOnTheBatchMarkWhatTheyTake) {
+  Constant index = int_constant({0}, {1});
+  index.batch = {Batch::From};
+  const Constant g = gather("t", int_constant({7, 8}, {2}), index, 0);
+  EXPECT_EQ(g.batch, (std::vector<Batch>{Batch::From}));
+  const Constant s =
+      scatter_nd("t", int_constant({7, 8}, {2}), int_constant({1}, {1, 1}), int_constant({9}, {1}));
+  EXPECT_EQ(s.i, (std::vector<std::int64_t>{7, 9}));
+  EXPECT_TRUE(s.batch.empty());
+  Constant marked_index = int_constant({1}, {1, 1});
+  marked_index.batch = {Batch::From};
+  EXPECT_EQ(scatter_nd("t", int_constant({7, 8}, {2}), marked_index, int_constant({9}, {1})).batch,
+            (std::vector<Batch>{Batch::From, Batch::From}));
+}
+
+// Bounds a damaged or hostile file may hold: exact counts, errors instead of overflows.
+TEST(ConstantFolds, ExtremeBoundsAreCountedExactlyOrRefused) {
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+  const Constant x = int_constant(iota(10), {10});
+  EXPECT_EQ(slice("t", x, {0}, {kMax}, {0}, {kMax}).i, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(slice("t", x, {kMax}, {kMin}, {0}, {-kMax}).i, (std::vector<std::int64_t>{9}));
+  train::testing::expect_error([&] { slice("t", x, {0}, {1}, {0}, {kMin}); }, {"a step of"});
+  // Two values, start and start + delta: a count in doubles would round to three.
+  const Constant r = range("t", int_constant({-9223372036853726068}, {}), int_constant({kMax}, {}),
+                           int_constant({9223372036854250938}, {}));
+  EXPECT_EQ(r.i, (std::vector<std::int64_t>{-9223372036853726068, 524870}));
+  train::testing::expect_error(
+      [] { range("t", int_constant({0}, {}), int_constant({kMax}, {}), int_constant({1}, {})); },
+      {"more than"});
+  // Nothing to hold, but strides past 64 bits.
+  Constant empty = int_constant({}, {0, std::int64_t{1} << 40, std::int64_t{1} << 40});
+  train::testing::expect_error([&] { transpose("t", empty, {}); }, {"more than"});
+  train::testing::expect_error(
+      [] { range("t", int_constant({0}, {}), floats({1.0f}, {}), int_constant({1}, {})); },
+      {"an integer and a float"});
+}
+
 }  // namespace
 }  // namespace telar::onnx

@@ -18,25 +18,10 @@ dnnl::memory::dims to_dims(const Shape& shape) { return {shape.begin(), shape.en
 
 dnnl::memory::desc plain_f32(const Shape& shape) {
   using tag = dnnl::memory::format_tag;
-  tag t = tag::a;
-  switch (shape.size()) {
-    case 1: t = tag::a; break;
-    case 2: t = tag::ab; break;
-    case 3: t = tag::abc; break;
-    case 4: t = tag::abcd; break;
-    case 5: t = tag::abcde; break;
-    case 6:
-      t = tag::abcdef;
-      break;
-    case 7:
-      t = tag::abcdefg;
-      break;
-    case 8:
-      t = tag::abcdefgh;
-      break;
-    default:
-      t = tag::undef;  // a scalar, or of a rank oneDNN runs nothing on
-  }
+  // Row-major by rank; a scalar, or a rank oneDNN runs nothing on, has none.
+  static constexpr tag kPlain[] = {tag::undef, tag::a,      tag::ab,      tag::abc,     tag::abcd,
+                                   tag::abcde, tag::abcdef, tag::abcdefg, tag::abcdefgh};
+  const tag t = shape.size() < std::size(kPlain) ? kPlain[shape.size()] : tag::undef;
   return dnnl::memory::desc(to_dims(shape), dnnl::memory::data_type::f32, t);
 }
 
