@@ -251,6 +251,27 @@ TEST(CpuBackend, AttentionMatchesReference) {
   expect_backends_agree(b.finish(), {4, 6}, 3, 5, 1e-4);
 }
 
+// Swin's windows: [B, H, W, C] split into 2x2 windows of 2x2 tokens and permuted window-major
+// (rank 6), the features split into 2 heads and the heads moved before the tokens (rank 7), on
+// oneDNN's reorders; forward and every gradient against the reference kernels.
+TEST(CpuBackend, TransposesOfRanksSixAndSevenMatchReference) {
+  GraphBuilder b("windows");
+  ValueId x = b.input("x", {4, 4, 6});
+  Graph& g = b.graph();
+  ReshapeAttrs split, heads;
+  split.dims = {2, 2, 2, 2, 6};     // [B, H/2, 2, W/2, 2, C]
+  heads.dims = {2, 2, 2, 2, 2, 3};  // [B, H/2, W/2, 2, 2, heads, d]
+  TransposeAttrs windows, by_head;
+  windows.perm = {0, 1, 3, 2, 4, 5};
+  by_head.perm = {0, 1, 2, 5, 3, 4, 6};
+  ValueId w = g.add_node(OpKind::Transpose, "windows", windows,
+                         {g.add_node(OpKind::Reshape, "split", split, {x})});
+  ValueId h = g.add_node(OpKind::Transpose, "by_head", by_head,
+                         {g.add_node(OpKind::Reshape, "heads", heads, {w})});
+  b.output(b.linear(b.flatten(h, "flat"), 5, "fc"));
+  expect_backends_agree(b.finish(), {4, 4, 6}, 3, 5, 1e-4);
+}
+
 // SqueezeNet's fire module and DenseNet's growth: channel concatenations of values that arrive
 // in different layouts (a convolution's channels-last output, a depthwise one's; the network's
 // plain input, which makes a concatenation plain), with channel counts the 16-wide blocks do not

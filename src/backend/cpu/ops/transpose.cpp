@@ -108,10 +108,10 @@ class DnnlTranspose final : public DnnlKernel {
   BoundPrimitive fwd_, bwd_;
 };
 
-// f32 inputs of up to 5 axes (the plain layouts this backend names).
+// f32 inputs of up to 8 axes (the plain layouts this backend names).
 std::unique_ptr<Kernel> fast_transpose(KernelIO io, LayoutConverter& converter) {
   const Slot& x = *io.inputs.at(0);
-  if (x.shape.size() > 5 || x.md.data_type() != dnnl::memory::data_type::f32) return nullptr;
+  if (x.shape.size() > 8 || x.md.data_type() != dnnl::memory::data_type::f32) return nullptr;
   return fast_kernel<DnnlTranspose>(std::move(io), converter);
 }
 
