@@ -469,10 +469,8 @@ class Importer {
         "{}: the tensor {} holds the batch (B) off its first axis or merged with another, as "
         "PyTorch's sequence-first attention lays it out; telar follows such a tensor through "
         "Transpose, Reshape, MatMul, Gemm, Softmax, layer norms, Slice, Gather, Add/Sub/Mul/Div, "
-        "Pow, "
-        "Relu, Sigmoid, Tanh, Sqrt, Erf, HardSwish and Dropout until the batch is first again, "
-        "which it is "
-        "not here",
+        "Pow, Relu, Sigmoid, Tanh, Sqrt, Erf, HardSwish and Dropout until the batch is first "
+        "again, which it is not here",
         who, view_str(v));
   }
   // `v` with its value transposed to `order` (the batch first).
