@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/parallel.hpp"
 #include "ops/detail.hpp"
 #include "ops/kernels.hpp"
 
@@ -29,18 +30,20 @@ Runs runs(std::string_view kernel, const SliceAttrs& a, const Tensor& whole, con
   return r;
 }
 
-// Calls copy(whole_offset, part_offset, elements) for every run the slice takes, in elements.
+// Calls copy(whole_offset, part_offset, elements) for every run the slice takes, in elements;
+// the outer indices split over the threads where the part holds more than 1 MB (each writes
+// its own elements of the part and reads, or in the backward writes, its own of the whole).
 template <typename Copy>
-void each_run(const SliceAttrs& a, const Runs& r, Copy copy) {
+void each_run(const SliceAttrs& a, const Runs& r, std::size_t part_bytes, Copy copy) {
   const std::int64_t count = a.count();
-  if (!a.step.any()) {  // consecutive: one run per outer index
-    for (std::int64_t o = 0; o < r.outer; ++o)
+  parallel_for(0, r.outer, part_bytes > (1 << 20), [&](std::int64_t o) {
+    if (!a.step.any()) {  // consecutive: one run per outer index
       copy((o * r.axis + a.start) * r.inner, o * count * r.inner, count * r.inner);
-    return;
-  }
-  for (std::int64_t o = 0; o < r.outer; ++o)
+      return;
+    }
     for (std::int64_t j = 0; j < count; ++j)
       copy((o * r.axis + a.start + j * a.step.every) * r.inner, (o * count + j) * r.inner, r.inner);
+  });
 }
 
 }  // namespace
@@ -50,7 +53,7 @@ void slice_forward(const SliceAttrs& a, const Tensor& x, Tensor& y) {
   const std::size_t size = dtype_size(x.dtype());
   const auto* xp = static_cast<const std::byte*>(x.raw());
   auto* yp = static_cast<std::byte*>(y.raw());
-  each_run(a, r, [&](std::int64_t whole, std::int64_t part, std::int64_t n) {
+  each_run(a, r, y.nbytes(), [&](std::int64_t whole, std::int64_t part, std::int64_t n) {
     std::memcpy(yp + part * size, xp + whole * size, n * size);
   });
 }
@@ -60,7 +63,7 @@ void slice_backward(const SliceAttrs& a, const Tensor& dy, Tensor& dx) {
   dx.zero();
   const float* gp = dy.f32();
   float* dp = dx.f32();
-  each_run(a, r, [&](std::int64_t whole, std::int64_t part, std::int64_t n) {
+  each_run(a, r, dy.nbytes(), [&](std::int64_t whole, std::int64_t part, std::int64_t n) {
     std::memcpy(dp + whole, gp + part, n * sizeof(float));
   });
 }
