@@ -595,6 +595,8 @@ class Importer {
       define_view(n, view_of(n, 0));
     } else if (op == "Dropout") {
       dropout(n, at);
+    } else if (op == "Einsum") {
+      einsum(n, at);
     } else if (const auto unary = kUnaryOps.find(op); unary != kUnaryOps.end()) {
       View v = view_of(n, 0);
       define_view(n, {graph_.add_node(unary->second, node_name(n), {}, {v.value}), v.groups});
@@ -697,9 +699,14 @@ class Importer {
       define_view(n, {matmul_by_constant(n, v.value), std::move(v.groups)});
       return;
     }
+    matmul_of(n, view_of(n, 0), view_of(n, 1));
+  }
+  // MatMul of two computed tensors or views, `va` by `vb`: the leading axes of both laid out
+  // alike, batch first.
+  void matmul_of(const proto::NodeProto& n, const View& va, const View& vb) {
     const std::string who = fmt::format("node '{}' ({})", n.name(), n.op_type());
     auto batched = [&](int k) {
-      const View v = view_of(n, k);
+      const View& v = k == 0 ? va : vb;
       if (v.groups.size() < 3)
         unsupported(n, fmt::format("MatMul of {}: telar multiplies two computed tensors of rank "
                                    "3 or more",
@@ -725,9 +732,48 @@ class Importer {
         !std::equal(a.groups.begin(), a.groups.end() - 2, b.groups.begin()))
       unsupported(n, fmt::format("MatMul of {} by {}: telar multiplies two tensors whose leading "
                                  "dimensions are made alike (no broadcasting)",
-                                 view_str(view_of(n, 0)), view_str(view_of(n, 1))));
+                                 view_str(va), view_str(vb)));
     View r{graph_.add_node(OpKind::MatMul, node_name(n), {}, {a.value, b.value}), a.groups};
     define_view(n, std::move(r));
+  }
+
+  // Einsum of two computed tensors that is a batched matrix product, as PyTorch writes
+  // attention's scores and context (MaxViT's "BGHID,BGHJD->BGHIJ" and "BGHIJ,BGHJD->BGHID"):
+  // "<lead>ik,<lead>kj-><lead>ij", or with the second operand's last two letters swapped (it is
+  // read transposed: a regrouping, as a Transpose of a view is).
+  void einsum(const proto::NodeProto& n, Attributes& at) {
+    std::string eq;
+    for (char ch : at.s("equation", ""))
+      if (ch != ' ') eq += ch;
+    const std::string what = fmt::format(
+        "equation '{}': telar imports an Einsum of two tensors that is a batched matrix product "
+        "('bik,bkj->bij', or 'bik,bjk->bij' with the second read transposed; the same leading "
+        "letters in all three, no '...')",
+        eq);
+    const auto arrow = eq.find("->"), comma = eq.find(',');
+    if (n.input_size() != 2 || arrow == std::string::npos || comma == std::string::npos ||
+        comma > arrow || eq.find('.') != std::string::npos)
+      unsupported(n, what);
+    const std::string a = eq.substr(0, comma), b = eq.substr(comma + 1, arrow - comma - 1),
+                      y = eq.substr(arrow + 2);
+    const std::size_t r = a.size();
+    if (r < 2 || b.size() != r || y.size() != r || a.compare(0, r - 2, b, 0, r - 2) != 0 ||
+        a.compare(0, r - 2, y, 0, r - 2) != 0)
+      unsupported(n, what);
+    const char i = a[r - 2], k = a[r - 1];
+    const bool transposed = b[r - 1] == k;
+    const char j = transposed ? b[r - 2] : b[r - 1];
+    const std::string letters = a.substr(0, r - 2) + i + j + k;
+    const bool distinct = std::set<char>(letters.begin(), letters.end()).size() == letters.size();
+    if (!distinct || (transposed ? b[r - 1] : b[r - 2]) != k || y[r - 2] != i || y[r - 1] != j)
+      unsupported(n, what);
+    const View va = view_of(n, 0);
+    View vb = view_of(n, 1);
+    if (va.groups.size() != r || vb.groups.size() != r)
+      unsupported(n, fmt::format("{}: operands of {} and {} axes", what, va.groups.size(),
+                                 vb.groups.size()));
+    if (transposed) std::swap(vb.groups[r - 2], vb.groups[r - 1]);
+    matmul_of(n, va, vb);
   }
 
   // Add, Sub, Mul, Div reading a view: of two views laid out alike, or of a view and a scalar or
@@ -859,6 +905,8 @@ class Importer {
       define(n, dynamic(n, 0));
     } else if (op == "Concat") {
       concat(n, at);
+    } else if (op == "Einsum") {
+      einsum(n, at);
     } else {
       unsupported(n,
                   "this op is not supported by telar's ONNX import (docs/onnx.md lists "

@@ -48,10 +48,12 @@ def main():
     with torch.no_grad():
         y = model(x)
     stem = f"{out_dir}/{name}-opset{opset}"
-    # Swin merges the batch with its windows ([B*windows, 49, C]), which telar follows where the
-    # file reads the batch from the input, as a deployed model does (a dynamic batch).
+    # Swin and MaxViT merge the batch with their windows ([B*windows, 49, C]), which telar
+    # follows where the file reads the batch from the input, as a deployed model does (a dynamic
+    # batch).
+    windowed = name.startswith(("swin", "maxvit"))
     dynamic = {"input_names": ["x"], "output_names": ["y"],
-               "dynamic_axes": {"x": {0: "batch"}, "y": {0: "batch"}}} if name.startswith("swin") else {}
+               "dynamic_axes": {"x": {0: "batch"}, "y": {0: "batch"}}} if windowed else {}
     torch.onnx.export(model, x, stem + ".onnx", opset_version=opset, **dynamic)
     np.save(stem + ".x.npy", x.numpy())
     np.save(stem + ".y.npy", y.numpy())

@@ -693,6 +693,46 @@ TEST(OnnxImport, AViewTakesAConstantAlongSeveralAxesAndGathersAnIndex) {
   }
 }
 
+// Einsum as MaxViT's attention writes it, a batched matrix product: g = x·xᵀ per sample
+// ("bik,bjk->bij", the second operand read transposed), then y = g·x ("bij,bjk->bik");
+// by hand with loops. Equations that are not such a product are refused, naming the equation.
+TEST(OnnxImport, EinsumOfBatchedMatrixProductsMatchesHandValues) {
+  auto einsum = [](proto::ModelProto& m, std::vector<std::string> in, const std::string& out,
+                   const std::string& equation) {
+    set_string(add_node(m, "Einsum", std::move(in), out), "equation", equation);
+  };
+  auto m = base_model({0, 2, 3}, 12);
+  einsum(m, {"x", "x"}, "g", "b i k, b j k -> b i j");
+  einsum(m, {"g", "x"}, "y", "bij,bjk->bik");
+  add_output(m, "y");
+  Tensor x({2, 2, 3});
+  for (std::int64_t i = 0; i < x.numel(); ++i) x.f32()[i] = static_cast<float>(i % 5) - 1.5f;
+  const Tensor y = run(import_model(save(m, "einsum.onnx")), x);
+  ASSERT_EQ(y.shape(), (Shape{2, 2, 3}));
+  const float* xp = x.f32();
+  std::vector<float> expected;
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < 2; ++i)
+      for (int k = 0; k < 3; ++k) {
+        float v = 0;
+        for (int j = 0; j < 2; ++j) {
+          float g = 0;
+          for (int c = 0; c < 3; ++c) g += xp[b * 6 + i * 3 + c] * xp[b * 6 + j * 3 + c];
+          v += g * xp[b * 6 + j * 3 + k];
+        }
+        expected.push_back(v);
+      }
+  expect_floats(y, expected);
+  for (const std::string equation :
+       {"bik,bkj->bji", "bik,bkj->bij,", "b...k,bkj->bij", "bii,bij->bij"}) {
+    auto bad = base_model({0, 2, 2}, 12);
+    einsum(bad, {"x", "x"}, "y", equation);
+    add_output(bad, "y");
+    train::testing::expect_error([&] { import_model(save(bad, "einsum_bad.onnx")); },
+                                 {"(Einsum)", "batched matrix product"});
+  }
+}
+
 // Swin pads its windows' [B, H, W, C] tensors along H and W (channels-last): x [B, 2, 2, 1]
 // padded by one row above and two columns on the right with 0.5. Axes 1 and 3 together are the
 // channels of one layout or the other: refused.

@@ -170,7 +170,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"mnasnet0_5", 17, 64}, Case{"convnext_tiny", 13, 64}, Case{"convnext_tiny", 17, 64},
         Case{"lraspp_mobilenet_v3_large", 13, 64}, Case{"lraspp_mobilenet_v3_large", 17, 64},
         Case{"deeplabv3_mobilenet_v3_large", 13, 64}, Case{"deeplabv3_mobilenet_v3_large", 17, 64},
-        Case{"swin_t", 13, 64}, Case{"swin_t", 17, 64}),
+        Case{"swin_t", 13, 64}, Case{"swin_t", 17, 64}, Case{"maxvit_t", 13, 224}),
     case_name);
 
 // A model of export_<name>.py exported at opsets 13 and 17 gives PyTorch's outputs; exported
