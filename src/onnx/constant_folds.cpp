@@ -47,6 +47,25 @@ std::vector<std::int64_t> strides_of(const std::vector<std::int64_t>& dims) {
   return s;
 }
 
+// The flat positions in a tensor of the elements of a result of `dims`, whose element
+// (i_0, ..., i_n) lies at base + sum of i_d * step[d] there (broadcasting: steps of 0;
+// transposing: permuted strides; slicing: strides times the slice's steps).
+std::vector<std::size_t> positions(const std::vector<std::int64_t>& dims,
+                                   const std::vector<std::int64_t>& step, std::int64_t base = 0) {
+  const auto out_strides = strides_of(dims);
+  const std::int64_t count = shape_numel(dims);
+  std::vector<std::size_t> from(static_cast<std::size_t>(count));
+  for (std::int64_t k = 0; k < count; ++k) {
+    std::int64_t rest = k, at = base;
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      at += rest / out_strides[d] * step[d];
+      rest %= out_strides[d];
+    }
+    from[static_cast<std::size_t>(k)] = static_cast<std::size_t>(at);
+  }
+  return from;
+}
+
 // An axis of a rank-`rank` tensor, negative counting from the end.
 std::int64_t axis_of(const std::string& who, std::int64_t axis, std::size_t rank) {
   const auto r = static_cast<std::int64_t>(rank);
@@ -98,24 +117,14 @@ Broadcast broadcast(const std::string& who,
           return all;
         }());
     }
-  const std::int64_t count = count_of(who, b.dims);
-  const auto out_strides = strides_of(b.dims);
+  count_of(who, b.dims);
   for (const auto* s : shapes) {
     // The operand's stride along each of the result's axes (0 where it broadcasts).
     std::vector<std::int64_t> stride(rank, 0);
     const auto own = strides_of(*s);
     for (std::size_t d = 0; d < s->size(); ++d)
       if ((*s)[d] != 1) stride[rank - s->size() + d] = own[d];
-    std::vector<std::size_t> from(static_cast<std::size_t>(count));
-    for (std::int64_t k = 0; k < count; ++k) {
-      std::int64_t rest = k, at = 0;
-      for (std::size_t d = 0; d < rank; ++d) {
-        at += rest / out_strides[d] * stride[d];
-        rest %= out_strides[d];
-      }
-      from[static_cast<std::size_t>(k)] = static_cast<std::size_t>(at);
-    }
-    b.from.push_back(std::move(from));
+    b.from.push_back(positions(b.dims, stride));
   }
   return b;
 }
@@ -366,7 +375,10 @@ Constant slice(const std::string& who, const Constant& c, const std::vector<std:
     const std::int64_t size = c.dims[a], s = steps[k];
     std::int64_t b = starts[k] < 0 ? starts[k] + size : starts[k];
     std::int64_t e = ends[k] < 0 ? ends[k] + size : ends[k];
-    if (s > 0) {
+    if (size == 0) {  // nothing to take (and no last element to clamp to)
+      b = 0;
+      dims[a] = 0;
+    } else if (s > 0) {
       b = std::clamp<std::int64_t>(b, 0, size);
       e = std::clamp<std::int64_t>(e, 0, size);
       dims[a] = e > b ? (e - b - 1) / s + 1 : 0;
@@ -376,20 +388,16 @@ Constant slice(const std::string& who, const Constant& c, const std::vector<std:
       dims[a] = b > e ? (b - e - 1) / -s + 1 : 0;
     }
     first[a] = b;
-    step[a] = s;
+    step[a] = dims[a] > 1 ? s : 0;  // one element taken: any step (INT64_MAX) is no step
   }
-  const std::int64_t count = count_of(who, dims);
-  const auto out_strides = strides_of(dims), in_strides = strides_of(c.dims);
-  std::vector<std::size_t> from(static_cast<std::size_t>(count));
-  for (std::int64_t k = 0; k < count; ++k) {
-    std::int64_t rest = k, at = 0;
-    for (std::size_t d = 0; d < rank; ++d) {
-      at += (first[d] + rest / out_strides[d] * step[d]) * in_strides[d];
-      rest %= out_strides[d];
-    }
-    from[static_cast<std::size_t>(k)] = static_cast<std::size_t>(at);
+  count_of(who, dims);
+  const auto in_strides = strides_of(c.dims);
+  std::int64_t base = 0;
+  for (std::size_t d = 0; d < rank; ++d) {
+    base += first[d] * in_strides[d];
+    step[d] *= in_strides[d];
   }
-  return take(c, dims, from);
+  return take(c, dims, positions(dims, step, base));
 }
 
 Constant gather(const std::string& who, const Constant& data, const Constant& indices,
@@ -436,18 +444,10 @@ Constant transpose(const std::string& who, const Constant& c, std::vector<std::i
     seen[static_cast<std::size_t>(p)] = true;
     dims.push_back(c.dims[static_cast<std::size_t>(p)]);
   }
-  const std::int64_t count = c.numel();
-  const auto out_strides = strides_of(dims), in_strides = strides_of(c.dims);
-  std::vector<std::size_t> from(static_cast<std::size_t>(count));
-  for (std::int64_t k = 0; k < count; ++k) {
-    std::int64_t rest = k, at = 0;
-    for (std::size_t d = 0; d < rank; ++d) {
-      at += rest / out_strides[d] * in_strides[static_cast<std::size_t>(perm[d])];
-      rest %= out_strides[d];
-    }
-    from[static_cast<std::size_t>(k)] = static_cast<std::size_t>(at);
-  }
-  return take(c, dims, from);
+  const auto in_strides = strides_of(c.dims);
+  std::vector<std::int64_t> step;
+  for (auto p : perm) step.push_back(in_strides[static_cast<std::size_t>(p)]);
+  return take(c, dims, positions(dims, step));
 }
 
 Constant range(const std::string& who, const Constant& start, const Constant& limit,

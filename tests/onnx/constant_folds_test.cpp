@@ -228,6 +228,11 @@ TEST(ConstantFolds, ExtremeBoundsAreCountedExactlyOrRefused) {
   EXPECT_EQ(slice("t", x, {0}, {kMax}, {0}, {kMax}).i, (std::vector<std::int64_t>{0}));
   EXPECT_EQ(slice("t", x, {kMax}, {kMin}, {0}, {-kMax}).i, (std::vector<std::int64_t>{9}));
   train::testing::expect_error([&] { slice("t", x, {0}, {1}, {0}, {kMin}); }, {"a step of"});
+  // The same step along rows of 3 (one row taken), and backwards along an axis of nothing.
+  EXPECT_EQ(slice("t", int_constant(iota(6), {2, 3}), {1}, {kMax}, {0}, {kMax}).i,
+            (std::vector<std::int64_t>{3, 4, 5}));
+  EXPECT_EQ(slice("t", int_constant({}, {2, 0}), {-1}, {kMin}, {1}, {-1}).dims,
+            (std::vector<std::int64_t>{2, 0}));
   // Two values, start and start + delta: a count in doubles would round to three.
   const Constant r = range("t", int_constant({-9223372036853726068}, {}), int_constant({kMax}, {}),
                            int_constant({9223372036854250938}, {}));
