@@ -1347,6 +1347,15 @@ class Importer {
 
   // Gather of one index along an axis after the batch (x[:, 0], a transformer's class token):
   // a slice, and the axis dropped where the index is a scalar.
+  // Gather's one index along an axis of `size` (negative counting from the end), checked.
+  std::int64_t gathered_index(const proto::NodeProto& n, const Constant& index, std::int64_t axis,
+                              std::int64_t size) const {
+    const std::int64_t given = index.ints()[0], k = given < 0 ? given + size : given;
+    if (k < 0 || k >= size)
+      unsupported(n, fmt::format("index {} is outside axis {} of size {}", given, axis, size));
+    return k;
+  }
+
   void gather(const proto::NodeProto& n, Attributes& at) {
     const ValueId x = dynamic(n, 0);
     const Constant& index = constant(n, 1);
@@ -1358,12 +1367,7 @@ class Importer {
       unsupported(n, fmt::format("telar imports Gather of one index along an axis after the "
                                  "batch (axis {} of {}, {} indices)",
                                  at.i("axis", 0), shape_str(xs), index.numel()));
-    std::int64_t k = index.ints()[0];
-    const std::int64_t size = xs[static_cast<std::size_t>(axis)];
-    if (k < 0) k += size;
-    if (k < 0 || k >= size)
-      unsupported(
-          n, fmt::format("index {} is outside axis {} of size {}", index.ints()[0], axis, size));
+    const std::int64_t k = gathered_index(n, index, axis, xs[static_cast<std::size_t>(axis)]);
     const ValueId y =
         slice_axis(n, node_name(n, index.dims.empty() ? "/slice" : ""), x, axis, k, k + 1);
     if (!index.dims.empty()) {
@@ -1392,12 +1396,8 @@ class Importer {
                                  view_str(v), at.i("axis", 0), shape_str(index.dims)));
     const auto g = static_cast<std::size_t>(axis);
     const int value_axis = v.groups[g][0];
-    const std::int64_t size = shape_of(v.value)[static_cast<std::size_t>(value_axis)];
-    std::int64_t k = index.ints()[0];
-    if (k < 0) k += size;
-    if (k < 0 || k >= size)
-      unsupported(
-          n, fmt::format("index {} is outside axis {} of size {}", index.ints()[0], axis, size));
+    const std::int64_t k =
+        gathered_index(n, index, axis, shape_of(v.value)[static_cast<std::size_t>(value_axis)]);
     v.value = slice_axis(n, node_name(n), v.value, value_axis, k, k + 1);
     if (index.dims.empty()) {  // the axis goes; its 1 joins a neighbour, where it orders nothing
       auto& next = g > 0 ? v.groups[g - 1] : v.groups[g + 1];
