@@ -336,7 +336,8 @@ class Importer {
           n.name(), n.op_type(), n.input(k));
     return it->second;
   }
-  const Shape& shape_of(ValueId v) const { return graph_.value(v).shape; }
+  // A copy: adding a node may move the graph's values, and a reference with them.
+  Shape shape_of(ValueId v) const { return graph_.value(v).shape; }
   // The name of the telar node made for n (`suffix` for a second node it makes): the ONNX
   // name, or op type and position where it has none, made unique among the graph's nodes (a
   // file telar exported may already hold a "/pad" or "/keepdims" node of that name).
@@ -1826,6 +1827,7 @@ class Importer {
 
   void concat(const proto::NodeProto& n, Attributes& at) {
     std::int64_t axis = at.i("axis", 1);
+    if (n.input_size() == 0) unsupported(n, "a Concat of no inputs");
     std::vector<ValueId> inputs;
     for (int k = 0; k < n.input_size(); ++k) inputs.push_back(dynamic(n, k));
     const auto rank = static_cast<std::int64_t>(shape_of(inputs[0]).size());

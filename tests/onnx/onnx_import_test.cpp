@@ -945,6 +945,29 @@ TEST(OnnxImport, AnUndefinedInputIsRefused) {
                                {"'nowhere' is not defined"});
 }
 
+// What the fuzzer found in damaged files: a Concat left without inputs, and sizes no machine
+// holds (the input's own, or a Pad's), refused where their products would overflow 64 bits.
+TEST(OnnxImport, AConcatOfNothingAndSizesNoMachineHoldsAreRefused) {
+  auto m = base_model({1, 4});
+  set_int(add_node(m, "Concat", {}, "y"), "axis", 1);
+  add_output(m, "y");
+  train::testing::expect_error([&] { import_model(save(m, "concat0.onnx")); },
+                               {"'Concat_y' (Concat)", "a Concat of no inputs"});
+
+  auto huge = base_model({1, 3, std::int64_t{1} << 31, std::int64_t{1} << 31});
+  add_node(huge, "Relu", {"x"}, "y");
+  add_output(huge, "y");
+  train::testing::expect_error([&] { import_model(save(huge, "huge_input.onnx")); },
+                               {"value 'x'", "more than 2^40 values per sample"});
+
+  auto padded = base_model({1, 3, 8, 8});
+  add_int_initializer(padded, "pads", {0, 0, 0, 0, 0, 0, std::int64_t{1} << 61, 0});
+  add_node(padded, "Pad", {"x", "pads"}, "y");
+  add_output(padded, "y");
+  train::testing::expect_error([&] { import_model(save(padded, "huge_pad.onnx")); },
+                               {"more than 2^40 values per sample"});
+}
+
 TEST(OnnxImport, MissingExternalDataIsNamed) {
   auto m = base_model({1, 2});
   auto* t = m.mutable_graph()->add_initializer();
