@@ -4,21 +4,16 @@
 #include "graph/shape_inference.hpp"
 
 namespace telar::graph {
-namespace {
-// The most values one sample of a value may hold (4 TiB of float32).
-constexpr std::int64_t kMaxSampleValues = std::int64_t{1} << 40;
-}  // namespace
 
 ValueId Graph::new_value(std::string name, Shape shape, DType dtype, ValueKind kind) {
   if (find_value(name))
     fail("graph '{}': a value named '{}' already exists; names must be unique", name_, name);
-  // A shape no machine could hold (a damaged file's sizes, multiplied on by later ops) stops
-  // here, so that no product of a value's dimensions overflows.
+  // A shape whose element count overflows 64 bits (a damaged file's sizes, multiplied on by
+  // later ops) stops here, so that products of a value's dimensions are always defined.
   std::int64_t per_sample = 1;
   for (std::int64_t d : shape)
-    if (d > 0 &&
-        (__builtin_mul_overflow(per_sample, d, &per_sample) || per_sample > kMaxSampleValues))
-      fail("graph '{}': value '{}' of shape {} holds more than 2^40 values per sample", name_, name,
+    if (d > 0 && __builtin_mul_overflow(per_sample, d, &per_sample))
+      fail("graph '{}': value '{}' of shape {} holds more elements than 64 bits count", name_, name,
            shape_str(shape));
   Value v;
   v.id = static_cast<ValueId>(values_.size());

@@ -47,12 +47,14 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return info.param.model + "_opset" + std::to_string(info.param.opset);
 }
 
-// The installed PyTorch and torchvision versions ("1.13.0 0.14.1"); empty where either is missing.
+// The installed PyTorch and torchvision versions ("1.13.0 0.14.1", as their __version__ gives
+// them); empty where either is missing. Read from the packages' metadata: importing torch costs
+// each test process 3 s of CPU, and every case of this file is a process of its own.
 const std::string& torch_versions() {
   static const std::string versions = [] {
     const auto r = telar::testing::run_shell(
-        "/usr/bin/python3 -c 'import torch, torchvision; "
-        "print(torch.__version__, torchvision.__version__)'");
+        "/usr/bin/python3 -c 'from importlib.metadata import version as v; "
+        "print(*(v(p).split(\"+\")[0] for p in (\"torch\", \"torchvision\")))'");
     return r.status == 0 ? telar::testing::last_line(r.out) : std::string();
   }();
   return versions;
@@ -151,23 +153,23 @@ TEST_P(TorchvisionMatchesPyTorch, WithinOneInTenThousand) {
   }
 }
 
+// Opset 17 where PyTorch 1.13 writes other nodes at 17 than at 13: LayerNormalization (ConvNeXt,
+// Swin), HardSwish (MobileNetV3 and the segmentation models on it), BatchNormalization's
+// training_mode (DenseNet's, which no convolution absorbs) and Reshape's allowzero
+// (ShuffleNet's). For the other models it writes the same ops, inputs and attribute names at
+// both opsets (compared on the exports, 2026-11-29), so a second case would repeat the first.
 INSTANTIATE_TEST_SUITE_P(
     Torchvision, TorchvisionMatchesPyTorch,
     ::testing::Values(
-        Case{"alexnet", 13, 224}, Case{"alexnet", 17, 224}, Case{"vgg11_bn", 13, 224},
-        Case{"vgg11_bn", 17, 224}, Case{"resnet18", 13, 64}, Case{"resnet18", 17, 64},
-        Case{"resnet50", 13, 64}, Case{"resnet50", 17, 64}, Case{"resnext50_32x4d", 13, 64},
-        Case{"resnext50_32x4d", 17, 64}, Case{"mobilenet_v2", 13, 64}, Case{"mobilenet_v2", 17, 64},
+        Case{"alexnet", 13, 224}, Case{"vgg11_bn", 13, 224}, Case{"resnet18", 13, 64},
+        Case{"resnet50", 13, 64}, Case{"resnext50_32x4d", 13, 64}, Case{"mobilenet_v2", 13, 64},
         Case{"densenet121", 13, 64}, Case{"densenet121", 17, 64}, Case{"squeezenet1_1", 13, 64},
-        Case{"squeezenet1_1", 17, 64}, Case{"googlenet", 13, 64}, Case{"googlenet", 17, 64},
-        Case{"inception_v3", 13, 96}, Case{"inception_v3", 17, 96},
-        Case{"shufflenet_v2_x1_0", 13, 64}, Case{"shufflenet_v2_x1_0", 17, 64},
-        Case{"mobilenet_v3_small", 13, 64}, Case{"mobilenet_v3_small", 17, 64},
-        Case{"mobilenet_v3_large", 13, 64}, Case{"mobilenet_v3_large", 17, 64},
-        Case{"efficientnet_b0", 13, 64}, Case{"efficientnet_b0", 17, 64},
-        Case{"regnet_y_400mf", 13, 64}, Case{"regnet_y_400mf", 17, 64},
-        Case{"regnet_x_400mf", 13, 64}, Case{"regnet_x_400mf", 17, 64}, Case{"mnasnet0_5", 13, 64},
-        Case{"mnasnet0_5", 17, 64}, Case{"convnext_tiny", 13, 64}, Case{"convnext_tiny", 17, 64},
+        Case{"googlenet", 13, 64}, Case{"inception_v3", 13, 96}, Case{"shufflenet_v2_x1_0", 13, 64},
+        Case{"shufflenet_v2_x1_0", 17, 64}, Case{"mobilenet_v3_small", 13, 64},
+        Case{"mobilenet_v3_small", 17, 64}, Case{"mobilenet_v3_large", 13, 64},
+        Case{"mobilenet_v3_large", 17, 64}, Case{"efficientnet_b0", 13, 64},
+        Case{"regnet_y_400mf", 13, 64}, Case{"regnet_x_400mf", 13, 64}, Case{"mnasnet0_5", 13, 64},
+        Case{"convnext_tiny", 13, 64}, Case{"convnext_tiny", 17, 64},
         Case{"lraspp_mobilenet_v3_large", 13, 64}, Case{"lraspp_mobilenet_v3_large", 17, 64},
         Case{"deeplabv3_mobilenet_v3_large", 13, 64}, Case{"deeplabv3_mobilenet_v3_large", 17, 64},
         Case{"swin_t", 13, 64}, Case{"swin_t", 17, 64}, Case{"maxvit_t", 13, 224}),
