@@ -36,10 +36,15 @@ scripts/build.sh fuzz
 fuzz_one() {
   local n=$1 log="build/fuzz/findings/$1.log"
   mkdir -p "build/fuzz/corpus/$n" "build/fuzz/findings/$n"
+  # The seed files named in a fixed order (a folder would give them in the order the file
+  # system lists them, which sorting by size leaves in place for files of equal size, so a seed
+  # would draw other inputs on another machine).
+  local seeds
+  seeds=$(printf '%s\n' fuzz/corpus/"$n"/* | LC_ALL=C sort | paste -sd, -)
   if build/fuzz/fuzz/fuzz_"$n" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
       -seed="${TELAR_FUZZ_SEED:-0}" -runs="${TELAR_FUZZ_RUNS:--1}" \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="build/fuzz/findings/$n/" \
-      "build/fuzz/corpus/$n" "fuzz/corpus/$n" >"$log" 2>&1; then
+      -seed_inputs="$seeds" "build/fuzz/corpus/$n" >"$log" 2>&1; then
     printf 'fuzz %-12s %s\n' "$n" "$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') inputs, nothing found"
   else
     echo "fuzz $n: FOUND something; the input is in build/fuzz/findings/$n/, the report:" >&2

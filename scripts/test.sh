@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs dependencies, builds, runs every test,
 # then repeats the tests under AddressSanitizer + UndefinedBehaviorSanitizer, then runs each
-# parser's libFuzzer harness on the same 20,000 inputs each time (scripts/fuzz.sh).
+# parser's libFuzzer harness on 20,000 inputs from a fixed seed (scripts/fuzz.sh).
 # Tests labelled "slow" (training to an accuracy target) run in the release build only.
 set -euo pipefail
 cd "$(dirname "$0")/.."

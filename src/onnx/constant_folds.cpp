@@ -80,6 +80,8 @@ Constant take(const Constant& c, std::vector<std::int64_t> dims,
   out.integer = c.integer;
   out.dims = std::move(dims);
   const bool marked = c.depends_on_batch();
+  c.integer ? out.i.reserve(from.size()) : out.f.reserve(from.size());
+  if (marked) out.batch.reserve(from.size());
   for (std::size_t k : from) {
     if (c.integer)
       out.i.push_back(c.i[k]);
@@ -341,6 +343,9 @@ Constant concat(const std::string& who, const std::vector<const Constant*>& part
   Constant c;
   c.integer = first.integer;
   c.dims = dims;
+  const auto total = static_cast<std::size_t>(outer * dims[a] * inner);
+  c.integer ? c.i.reserve(total) : c.f.reserve(total);
+  if (marked) c.batch.reserve(total);
   for (std::int64_t o = 0; o < outer; ++o)
     for (const Constant* p : parts) {
       const std::int64_t block = p->dims[a] * inner;

@@ -1912,6 +1912,17 @@ class Importer {
     if (!fold_values(n, at)) return false;
     // Every fold carries its inputs' batch marks along; one that does not is caught here.
     Constant& out = constants_.at(n.output(0));
+    // Folds are shape arithmetic and small constants: Swin-T at 224×224, whose window masks and
+    // relative-position biases fold, makes the most seen, 2.4 M values in all. A file whose
+    // folds go on far past that (a damaged one: fold after fold of millions of values) would
+    // keep import busy for seconds.
+    constexpr std::int64_t kMaxFoldedInAll = std::int64_t{1} << 24;
+    folded_values_ += out.numel();
+    if (folded_values_ > kMaxFoldedInAll)
+      unsupported(n, fmt::format("the file's constant folds make more than {} values in all; "
+                                 "telar folds shape computations and small constants, not "
+                                 "tensors of this size (the file may be damaged)",
+                                 kMaxFoldedInAll));
     bool from_batch = false;
     for (int k = 0; k < n.input_size(); ++k)
       if (present(n, k)) from_batch = from_batch || constants_.at(n.input(k)).depends_on_batch();
@@ -2080,6 +2091,7 @@ class Importer {
   std::map<std::string, std::string> internal_;  // outputs telar computes itself, described
   std::set<std::string> initializers_;            // the file's weights (not Constant nodes)
   std::vector<ValueId> fixed_;                    // buffers holding constants of the computation
+  std::int64_t folded_values_ = 0;                // made by constant folds so far
 };
 
 }  // namespace

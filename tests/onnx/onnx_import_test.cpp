@@ -968,6 +968,20 @@ TEST(OnnxImport, AConcatOfNothingAndSizesNoMachineHoldsAreRefused) {
                                {"more elements than 64 bits count"});
 }
 
+// Folds of constants are shape arithmetic and small tensors: a file whose folds go on making
+// millions of values (the fuzzer's, fold after fold) is refused once they pass 2^24 in all,
+// at the node that passes it: the fifth of 2^22 each, the first four (2^24) folded.
+TEST(OnnxImport, ConstantFoldsPastTheirBudgetAreRefused) {
+  auto m = base_model({1, 4});
+  add_int_initializer(m, "size", {std::int64_t{1} << 22});
+  for (int k = 0; k < 5; ++k) add_node(m, "ConstantOfShape", {"size"}, "c" + std::to_string(k));
+  add_node(m, "Relu", {"x"}, "y");
+  add_output(m, "y");
+  train::testing::expect_error(
+      [&] { import_model(save(m, "folds.onnx")); },
+      {"'ConstantOfShape_c4' (ConstantOfShape)", "more than 16777216 values in all"});
+}
+
 TEST(OnnxImport, MissingExternalDataIsNamed) {
   auto m = base_model({1, 2});
   auto* t = m.mutable_graph()->add_initializer();
