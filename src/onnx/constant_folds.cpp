@@ -336,14 +336,13 @@ Constant concat(const std::string& who, const std::vector<const Constant*>& part
     dims[a] += p->dims[a];
     marked = marked || p->depends_on_batch();
   }
-  count_of(who, dims);
+  const auto total = static_cast<std::size_t>(count_of(who, dims));
   std::int64_t outer = 1, inner = 1;
   for (std::size_t d = 0; d < a; ++d) outer *= dims[d];
   for (std::size_t d = a + 1; d < dims.size(); ++d) inner *= dims[d];
   Constant c;
   c.integer = first.integer;
   c.dims = dims;
-  const auto total = static_cast<std::size_t>(outer * dims[a] * inner);
   c.integer ? c.i.reserve(total) : c.f.reserve(total);
   if (marked) c.batch.reserve(total);
   for (std::int64_t o = 0; o < outer; ++o)
