@@ -98,7 +98,7 @@ double ResourceMeter::operator()(const graph::Graph& graph,
     exe->forward(inputs, backend::Mode::Eval);
     return static_cast<double>(backend::sim::totals(sim->node_simulations()).cycles) / 1e6;
   }
-  return percentile(backend::measure_forward_ms(*exe, inputs, measure_), 0.5);
+  return percentile(backend::measure_forward(*exe, inputs, measure_).chosen(), 0.5);
 }
 
 }  // namespace telar::adapt

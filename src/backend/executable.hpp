@@ -76,6 +76,12 @@ class Executable {
   // compile seed; trainers set it to the global step so a resumed run repeats them exactly.
   virtual void set_random_stream(std::uint64_t stream) = 0;
 
+  // Whether the last forward was a probe: a run the backend made on other settings than the
+  // ones it chose, to see whether they became faster (the CPU's evaluation forwards on one thread
+  // or all, cpu/thread_choice.hpp). A benchmark times such runs but leaves them out of the
+  // figures of the chosen settings.
+  virtual bool last_forward_was_probe() const { return false; }
+
   void set_observer(NodeObserver* observer) { observer_ = observer; }
   NodeObserver* observer() const { return observer_; }
   virtual const graph::Graph& graph() const = 0;

@@ -42,6 +42,7 @@ class InferenceExecutable final : public Executable {
   }
   void release_plans() override { inner_->release_plans(); }
   std::optional<std::int64_t> planned_bytes() const override { return inner_->planned_bytes(); }
+  bool last_forward_was_probe() const override { return inner_->last_forward_was_probe(); }
   void set_random_stream(std::uint64_t stream) override { inner_->set_random_stream(stream); }
   const graph::Graph& graph() const override { return compiled_->graph; }
   std::string name() const override { return inner_->name(); }

@@ -34,22 +34,35 @@ void fill_caches_with_other_data() {
 
 }  // namespace
 
-std::vector<double> measure_forward_ms(Executable& exe, std::span<const Tensor> inputs,
-                                       const MeasureOptions& options) {
+std::vector<double> TimedRuns::chosen() const {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < ms.size(); ++i)
+    if (!probe[i]) out.push_back(ms[i]);
+  return out;
+}
+
+std::int64_t TimedRuns::probes() const {
+  return std::count(probe.begin(), probe.end(), true);
+}
+
+TimedRuns measure_forward(Executable& exe, std::span<const Tensor> inputs,
+                          const MeasureOptions& options) {
   Stopwatch warmup;
   do {
     exe.forward(inputs, Mode::Eval);
   } while (warmup.seconds() < options.warmup_seconds);
-  std::vector<double> ms;
+  TimedRuns runs;
+  std::int64_t chosen = 0;
   Stopwatch total;
-  while (static_cast<int>(ms.size()) < options.min_iterations ||
-         total.seconds() < options.duration_seconds) {
+  while (chosen < options.min_iterations || total.seconds() < options.duration_seconds) {
     if (options.cold_caches) fill_caches_with_other_data();
     Stopwatch one;
     exe.forward(inputs, Mode::Eval);
-    ms.push_back(one.seconds() * 1e3);
+    runs.ms.push_back(one.seconds() * 1e3);
+    runs.probe.push_back(exe.last_forward_was_probe());
+    chosen += !runs.probe.back();
   }
-  return ms;
+  return runs;
 }
 
 namespace {

@@ -21,15 +21,26 @@ struct MeasureOptions {
   bool cold_caches = false;
 };
 
-// Each timed run's latency in milliseconds.
-std::vector<double> measure_forward_ms(Executable& exe, std::span<const Tensor> inputs,
-                                       const MeasureOptions& options);
+// The timed runs in order: each one's latency in milliseconds, and whether it was a probe of
+// settings the backend did not choose (Executable::last_forward_was_probe: the CPU's thread
+// choice tries the other thread count now and then). The timing goes on until `min_iterations`
+// runs that were not probes are in.
+struct TimedRuns {
+  std::vector<double> ms;
+  std::vector<bool> probe;
+  // The latencies of the runs on the chosen settings: what a deployment sees, whose figures a
+  // short benchmark would otherwise mix with its few probes.
+  std::vector<double> chosen() const;
+  std::int64_t probes() const;
+};
+TimedRuns measure_forward(Executable& exe, std::span<const Tensor> inputs,
+                          const MeasureOptions& options);
 
 // The time each node of the compiled graph takes in an evaluation-mode forward: the mean over
 // `runs` forwards (after one untimed) of a clock read around each node, in milliseconds; the
 // nodes in the order they ran, each with its op. The plan runs whole (no batch split, no thread
 // adaptation: an observer sees one node at a time), so the sum can differ a little from the
-// latency measure_forward_ms gives. For a backend whose kernels run synchronously (the CPU).
+// latency measure_forward gives. For a backend whose kernels run synchronously (the CPU).
 struct NodeTime {
   std::string node;
   graph::OpKind kind{};

@@ -21,24 +21,25 @@ std::string bench_summary_csv(const std::vector<BenchPoint>& points) {
   std::string csv =
       "target,precision,batch,iterations,min_ms,mean_ms,median_ms,p90_ms,p95_ms,p99_ms,max_ms,"
       "stddev_ms,"
-      "cv,samples_per_s,simulated,planned_bytes\n";
+      "cv,samples_per_s,simulated,planned_bytes,probe_runs\n";
   for (const BenchPoint& p : points) {
     const SampleSummary& s = p.latency;
     csv += fmt::format(
         "{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},"
-        "{:.3f},{},{}\n",
+        "{:.3f},{},{},{}\n",
         p.target, p.precision, p.batch, s.count, s.min, s.mean, s.median, s.p90, s.p95, s.p99,
         s.max, s.stddev, s.cv, p.samples_per_s, p.simulated ? 1 : 0,
-        p.planned_bytes ? std::to_string(*p.planned_bytes) : std::string());
+        p.planned_bytes ? std::to_string(*p.planned_bytes) : std::string(), p.runs.probes());
   }
   return csv;
 }
 
 std::string bench_latency_csv(const std::vector<BenchPoint>& points) {
-  std::string csv = "target,precision,batch,iteration,latency_ms\n";
+  std::string csv = "target,precision,batch,iteration,latency_ms,probe\n";
   for (const BenchPoint& p : points)
-    for (std::size_t i = 0; i < p.ms.size(); ++i)
-      csv += fmt::format("{},{},{},{},{:.6f}\n", p.target, p.precision, p.batch, i, p.ms[i]);
+    for (std::size_t i = 0; i < p.runs.ms.size(); ++i)
+      csv += fmt::format("{},{},{},{},{:.6f},{}\n", p.target, p.precision, p.batch, i, p.runs.ms[i],
+                         p.runs.probe[i] ? 1 : 0);
   return csv;
 }
 
@@ -93,7 +94,8 @@ nlohmann::json bench_point_json(const BenchPoint& p) {
                       {"latency_ms_stddev", s.stddev},
                       {"cv", s.cv},
                       {"samples_per_s", p.samples_per_s},
-                      {"simulated", p.simulated}};
+                      {"simulated", p.simulated},
+                      {"probe_runs", p.runs.probes()}};
   if (p.accuracy) j["accuracy"] = *p.accuracy;
   if (p.planned_bytes) j["planned_bytes"] = *p.planned_bytes;
   if (p.simulated) {
@@ -244,8 +246,8 @@ void write_bench_report(const std::filesystem::path& path, const std::string& ti
       smallest[bench_label(p)] = p.batch;
   for (const BenchPoint& p : points) {
     if (p.simulated || p.batch != smallest[bench_label(p)]) continue;
-    report::Series s{fmt::format("{} batch {}", bench_label(p), p.batch), {}, p.ms};
-    for (std::size_t i = 0; i < p.ms.size(); ++i) s.x.push_back(static_cast<double>(i));
+    report::Series s{fmt::format("{} batch {}", bench_label(p), p.batch), {}, p.runs.chosen()};
+    for (std::size_t i = 0; i < s.y.size(); ++i) s.x.push_back(static_cast<double>(i));
     runs.series.push_back(std::move(s));
   }
   if (!runs.series.empty()) html.svg(runs.render());

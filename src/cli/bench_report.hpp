@@ -17,8 +17,9 @@ struct BenchPoint {
   std::string target;              // as given, e.g. "cpu", "sim:configs/x.cfg"
   std::string precision = "fp32";  // backend::precision_name
   std::int64_t batch = 1;
-  std::vector<double> ms;          // each timed run (one simulated figure for sim targets)
-  SampleSummary latency;           // of ms
+  // Each timed run (one simulated figure for sim targets), the thread choice's probes marked.
+  backend::TimedRuns runs;
+  SampleSummary latency;           // of the runs that were not probes
   double samples_per_s = 0.0;      // batch / median latency
   bool simulated = false;          // sim: cycles at --clock-ghz, not wall time
   std::uint64_t cycles = 0;        // sim: the simulated nodes' cycles
@@ -40,9 +41,11 @@ std::vector<backend::NodeTime> longest_nodes(const BenchPoint& point, std::size_
 
 // "cpu", or "cpu bf16" for another precision than fp32: how a point's target is labelled.
 std::string bench_label(const BenchPoint& point);
-// One row per point: target, precision, batch, the latency summary (ms), samples/s.
+// One row per point: target, precision, batch, the latency summary (ms), samples/s, the
+// planned bytes and the probes left out of the summary.
 std::string bench_summary_csv(const std::vector<BenchPoint>& points);
-// One row per timed run: target, precision, batch, iteration, latency_ms.
+// One row per timed run: target, precision, batch, iteration, latency_ms, probe (1: a run on
+// the threads the CPU's thread choice did not choose, left out of the summary).
 std::string bench_latency_csv(const std::vector<BenchPoint>& points);
 // One row per node of each point with --layers: target, precision, batch, node, op, detail, ms,
 // share (of the nodes' sum).

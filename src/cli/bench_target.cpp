@@ -31,11 +31,12 @@ BenchPoint measure_target(BenchTarget& t, const Tensor& x, std::int64_t batch,
     p.simulated = true;
     p.cycles = totals.cycles;
     p.host_nodes = totals.host_nodes;
-    p.ms = {static_cast<double>(totals.cycles) / (clock_ghz * 1e6)};
+    p.runs.ms = {static_cast<double>(totals.cycles) / (clock_ghz * 1e6)};
+    p.runs.probe = {false};
   } else {
-    p.ms = backend::measure_forward_ms(*t.exe, inputs, options);
+    p.runs = backend::measure_forward(*t.exe, inputs, options);
   }
-  p.latency = summarize(p.ms);
+  p.latency = summarize(p.runs.chosen());
   p.samples_per_s = static_cast<double>(batch) / (p.latency.median * 1e-3);
   return p;
 }

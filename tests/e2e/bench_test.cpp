@@ -20,24 +20,42 @@ using telar::testing::run_telar;
 
 namespace {
 
-// latency.csv's rows of one (target, batch) point.
-std::vector<double> runs_of(const fs::path& csv, const std::string& target, int batch) {
+// latency.csv's rows of one (target, batch) point: each run's latency, and whether it was a
+// probe of the thread choice.
+struct Runs {
+  std::vector<double> ms, chosen;  // every run; those that were not probes
+  std::size_t probes = 0;
+};
+Runs runs_of(const fs::path& csv, const std::string& target, int batch) {
   std::ifstream in(csv);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "target,precision,batch,iteration,latency_ms");
-  std::vector<double> ms;
+  EXPECT_EQ(line, "target,precision,batch,iteration,latency_ms,probe");
+  Runs runs;
   while (std::getline(in, line)) {
     std::stringstream row(line);
-    std::string t, precision, b, i, v;
+    std::string t, precision, b, i, v, probe;
     std::getline(row, t, ',');
     std::getline(row, precision, ',');
     std::getline(row, b, ',');
     std::getline(row, i, ',');
     std::getline(row, v, ',');
-    if (t == target && std::stoi(b) == batch) ms.push_back(std::stod(v));
+    std::getline(row, probe, ',');
+    if (t != target || std::stoi(b) != batch) continue;
+    EXPECT_TRUE(probe == "0" || probe == "1") << line;
+    runs.ms.push_back(std::stod(v));
+    if (probe == "1")
+      ++runs.probes;
+    else
+      runs.chosen.push_back(std::stod(v));
   }
-  return ms;
+  return runs;
+}
+
+double median_of(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  const std::size_t n = ms.size();
+  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
 }
 
 }  // namespace
@@ -52,14 +70,13 @@ TEST(Bench, SummaryAgreesWithItsOwnRuns) {
   ASSERT_EQ(j["points"].size(), 2u);
   for (const auto& p : j["points"]) {
     const int batch = p["batch"].get<int>();
-    std::vector<double> ms = runs_of(fs::path(out) / "latency.csv", "cpu", batch);
+    std::vector<double> ms = runs_of(fs::path(out) / "latency.csv", "cpu", batch).ms;
     ASSERT_GE(ms.size(), 7u);
     EXPECT_EQ(p["iterations"].get<std::size_t>(), ms.size());
+    EXPECT_EQ(p["probe_runs"].get<std::size_t>(), 0u);  // one thread: nothing to choose
     std::sort(ms.begin(), ms.end());
-    const std::size_t n = ms.size();
-    const double median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
     // The CSV keeps 6 decimals of a millisecond.
-    EXPECT_NEAR(p["latency_ms_median"].get<double>(), median, 2e-6);
+    EXPECT_NEAR(p["latency_ms_median"].get<double>(), median_of(ms), 2e-6);
     EXPECT_NEAR(p["latency_ms_min"].get<double>(), ms.front(), 2e-6);
     EXPECT_NEAR(p["latency_ms_max"].get<double>(), ms.back(), 2e-6);
     EXPECT_LE(p["latency_ms_p90"].get<double>(), p["latency_ms_p99"].get<double>());
@@ -77,6 +94,34 @@ TEST(Bench, SummaryAgreesWithItsOwnRuns) {
   std::ifstream html(fs::path(out) / "report.html");
   const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
   EXPECT_NE(page.find("Throughput against the batch size"), std::string::npos);
+}
+
+// On two threads the CPU tries one thread now and then (cpu/thread_choice.hpp): the fifth
+// evaluation forward of a batch size at the latest, counting the warm-up's one. Those probes stay
+// in latency.csv, marked, and out of the summary, which is of the runs on the chosen threads.
+TEST(Bench, TheThreadChoicesProbesAreMarkedAndLeftOutOfTheSummary) {
+  const std::string out = fresh_temp_dir("bench_probes") + "/run";
+  auto r =
+      run_telar({"bench", "--model", "mnist_cnn", "--batch", "8", "--duration", "0", "--warmup",
+                 "0", "--min-iterations", "12", "--threads", "2", "--out", out, "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = last_json(r.out);
+  ASSERT_EQ(j["points"].size(), 1u);
+  const auto& p = j["points"][0];
+  const Runs runs = runs_of(fs::path(out) / "latency.csv", "cpu", 8);
+  EXPECT_GE(runs.probes, 1u);
+  EXPECT_EQ(p["probe_runs"].get<std::size_t>(), runs.probes);
+  EXPECT_EQ(runs.chosen.size(), 12u);  // --min-iterations counts the chosen runs
+  EXPECT_EQ(p["iterations"].get<std::size_t>(), runs.chosen.size());
+  EXPECT_NEAR(p["latency_ms_median"].get<double>(), median_of(runs.chosen), 2e-6);
+  EXPECT_NEAR(p["latency_ms_max"].get<double>(),
+              *std::max_element(runs.chosen.begin(), runs.chosen.end()), 2e-6);
+  std::ifstream csv(fs::path(out) / "bench.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  EXPECT_EQ(header.substr(header.rfind(',') + 1), "probe_runs");
+  EXPECT_EQ(row.substr(row.rfind(',') + 1), std::to_string(runs.probes));
 }
 
 // --layers times each node of the graph as compiled for inference (mnist_cnn: two convolutions

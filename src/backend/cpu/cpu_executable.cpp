@@ -98,6 +98,7 @@ class CpuExecutable final : public CompiledExecutable {
     const std::int64_t batch = batch_size_of(graph_, inputs);
     current_ = nullptr;
     current_split_ = nullptr;
+    last_probe_ = false;
     // Node observers (profiling scopes) see one node at a time on one thread: no split then.
     const int parts = observer_ ? 1 : parts_for(batch);
     if (parts > 1) {
@@ -113,6 +114,8 @@ class CpuExecutable final : public CompiledExecutable {
     current_ = &plan(plans_, batch);
     current_->forward(inputs, mode, random_stream_++, observer_);
   }
+
+  bool last_forward_was_probe() const override { return last_probe_; }
 
   const Tensor& output(std::size_t i) const override {
     if (current_split_) return current_split_->outputs.at(i);
@@ -150,6 +153,7 @@ class CpuExecutable final : public CompiledExecutable {
   void release_plans() override {
     current_ = nullptr;
     current_split_ = nullptr;
+    last_probe_ = false;
     thread_choices_.clear();
     timed_plans_.clear();
     plans_.clear();
@@ -192,6 +196,7 @@ class CpuExecutable final : public CompiledExecutable {
       timed_plans_.insert(&one);
     }
     const int use = choice.next();
+    last_probe_ = choice.probing();
     set_compute_threads(use);
     Plan& p = plan(use == threads ? plans_ : one_thread_plans_, batch);
     const bool first = timed_plans_.insert(&p).second;  // binds primitives: not timed
@@ -328,6 +333,7 @@ class CpuExecutable final : public CompiledExecutable {
   bool adapt_threads_;
   PlanCache<Plan> one_thread_plans_;              // evaluation on one thread (thread_choice.hpp)
   std::map<std::int64_t, ThreadChoice> thread_choices_;  // by batch size
+  bool last_probe_ = false;  // the last forward was a probe of the thread choice
   std::set<const Plan*> timed_plans_;             // plans past their first call
   bool bf16_;
   std::shared_ptr<const QuantizationTable> int8_;  // Precision::INT8's calibration

@@ -23,6 +23,9 @@ class ThreadChoice {
   void record(int threads, double seconds);
 
   int threads_in_use() const { return arms_[current_].threads; }
+  // Whether the call next() gave out last is a probe: a run on the threads not in use, to see
+  // whether they became faster (a benchmark leaves it out of the chosen threads' figures).
+  bool probing() const { return probing_; }
 
  private:
   static constexpr int kFirstProbe = 4;
