@@ -48,9 +48,8 @@ std::int64_t TimedRuns::probes() const {
 TimedRuns measure_forward(Executable& exe, std::span<const Tensor> inputs,
                           const MeasureOptions& options) {
   Stopwatch warmup;
-  do {
+  for (int w = 0; w < options.warmup_runs || warmup.seconds() < options.warmup_seconds; ++w)
     exe.forward(inputs, Mode::Eval);
-  } while (warmup.seconds() < options.warmup_seconds);
   TimedRuns runs;
   std::int64_t chosen = 0;
   Stopwatch total;

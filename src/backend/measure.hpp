@@ -12,13 +12,14 @@
 namespace telar::backend {
 
 struct MeasureOptions {
-  double warmup_seconds = 0.2;  // untimed runs first, at least one
+  double warmup_seconds = 0.2;  // untimed runs first, for this long and at least warmup_runs
   double duration_seconds = 3.0;
   int min_iterations = 10;
   // Before each timed run (outside its time) every compute thread writes twice its core's L2
   // cache of other data, so that the model's weights and activations come from further out, as
   // a layer's do inside a larger model (what a latency table measures a layer alone for).
   bool cold_caches = false;
+  int warmup_runs = 1;  // telar infer's --warmup (0 or more)
 };
 
 // The timed runs in order: each one's latency in milliseconds, and whether it was a probe of

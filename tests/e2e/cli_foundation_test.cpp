@@ -182,6 +182,34 @@ TEST(CliFoundation, InferReportsLatency) {
   auto j = last_json_line(r.out);
   EXPECT_GT(j["latency_ms_median"].get<double>(), 0.0);
   EXPECT_EQ(j["batch"], 2);
+  // On two threads the fifth forward tries one thread (cpu/thread_choice.hpp): latency.csv keeps
+  // that probe, marked; --repeats and the median count the runs on the chosen threads.
+  const std::string out = fresh_temp_dir("infer_probes") + "/run";
+  r = run_telar({"infer", "--model", "mnist_cnn", "--batch", "2", "--threads", "2", "--warmup", "0",
+                 "--repeats", "12", "--out", out, "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = last_json_line(r.out);
+  std::istringstream csv(telar::read_file(fs::path(out) / "latency.csv"));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "repeat,latency_ms,probe");
+  std::vector<double> chosen;
+  int probes = 0;
+  while (std::getline(csv, line)) {
+    const auto first = line.find(','), second = line.rfind(',');
+    const double ms = std::stod(line.substr(first + 1, second - first - 1));
+    if (line.substr(second + 1) == "1")
+      ++probes;
+    else
+      chosen.push_back(ms);
+  }
+  EXPECT_GE(probes, 1);
+  ASSERT_EQ(chosen.size(), 12u);
+  std::sort(chosen.begin(), chosen.end());
+  // percentile(): linear between the sorted runs at q * (n - 1).
+  EXPECT_NEAR(j["latency_ms_median"].get<double>(), 0.5 * (chosen[5] + chosen[6]), 2e-6);
+  EXPECT_NEAR(j["latency_ms_p10"].get<double>(), chosen[1] + 0.1 * (chosen[2] - chosen[1]), 2e-6);
+  EXPECT_NEAR(j["latency_ms_p90"].get<double>(), chosen[9] + 0.9 * (chosen[10] - chosen[9]), 2e-6);
 }
 
 // Inference compilation (docs/inference.md): infer runs the optimized graph unless told
