@@ -71,5 +71,8 @@ function(telar_test name)
   if(T_LABELS)
     list(APPEND props LABELS "${T_LABELS}")
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
+  # NO_PRETTY_VALUES: a parameterised test is named by its suite's name generator alone; the
+  # value gtest prints of a struct without PrintTo is its bytes, pointers included, which would
+  # name the test anew at every build (and ctest would never find its time from the last run).
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES PROPERTIES ${props})
 endfunction()

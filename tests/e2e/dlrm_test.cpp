@@ -360,7 +360,10 @@ TEST_P(DlrmStop, SigintCheckpointsAndTheResumedRunMatchesAnUninterruptedOne) {
   fs::remove_all(root);
 }
 
-INSTANTIATE_TEST_SUITE_P(Storage, DlrmStop, ::testing::Values("memory", "procedural"));
+INSTANTIATE_TEST_SUITE_P(Storage, DlrmStop, ::testing::Values("memory", "procedural"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 // Issue 23, item 5: a DLRM run stopped by a memory limit (here the address-space limit of
 // `ulimit -v`, 1.7 GB, below what its 8192-wide MLPs at batch 8192 need) says so in one line,
