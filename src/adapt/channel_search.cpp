@@ -21,7 +21,7 @@ ChannelSearch parse_search(std::string_view text) {
 
 SearchResult find_channels(const std::vector<std::int64_t>& descending,
                            const std::function<double(std::int64_t)>& resource, double constraint,
-                           ChannelSearch search, int threshold) {
+                           ChannelSearch search, int threshold, Confirm confirm) {
   require(threshold >= 1, "internal: bisection threshold {} is below 1", threshold);
   SearchResult result;
   double last = 0.0;
@@ -40,12 +40,20 @@ SearchResult find_channels(const std::vector<std::int64_t>& descending,
       (meets(mid) ? right : left) = mid;
     }
   }
-  for (std::size_t i = left; i <= right; ++i)
-    if (meets(i)) {
-      result.channels = descending[i];
-      result.resource = last;
-      break;
+  for (std::size_t i = left; i <= right; ++i) {
+    if (!meets(i)) continue;
+    double figure = last;
+    if (confirm == Confirm::Twice) {
+      if (!meets(i)) {
+        ++result.unconfirmed;
+        continue;
+      }
+      figure = (figure + last) / 2.0;
     }
+    result.channels = descending[i];
+    result.resource = figure;
+    break;
+  }
   return result;
 }
 

@@ -19,14 +19,23 @@ ChannelSearch parse_search(std::string_view text);
 
 struct SearchResult {
   std::optional<std::int64_t> channels;  // none: no count meets the constraint
-  double resource = 0.0;                 // the resource of `channels`, as evaluated
-  int evaluations = 0;                   // calls of the resource function
+  double resource = 0.0;  // the resource of `channels`, as evaluated (confirmed: the mean of both)
+  int evaluations = 0;    // calls of the resource function
+  int unconfirmed = 0;    // counts that met the constraint once and not when evaluated again
 };
+
+// Whether a count that meets the constraint is evaluated again before it is taken. A measured
+// latency is noisy: a scan that stops at the first figure under the constraint takes a lucky
+// one, and a layer that hardly changes the latency gets scanned down to a width that met it only
+// by chance. Confirmed, a count is taken when a second, independent figure is under the
+// constraint too; otherwise the scan goes on to the next count.
+enum class Confirm : std::uint8_t { Once, Twice };
 
 // The first count of `descending` whose resource is below `constraint`. Bisection scans the last
 // `threshold` + 1 counts of its narrowed range linearly (the reference's threshold is 16).
 SearchResult find_channels(const std::vector<std::int64_t>& descending,
                            const std::function<double(std::int64_t)>& resource, double constraint,
-                           ChannelSearch search, int threshold = 16);
+                           ChannelSearch search, int threshold = 16,
+                           Confirm confirm = Confirm::Once);
 
 }  // namespace telar::adapt

@@ -344,20 +344,27 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
             const PrunedModel p = pruned(n, timed);
             return resource(p.graph, p.params);
           },
-          it.constraint, options.search, options.bisection_threshold);
+          it.constraint, options.search, options.bisection_threshold,
+          resource.timed() ? Confirm::Twice : Confirm::Once);
       c.evaluations = found.evaluations;
       c.simplify_seconds = seconds_since(start_ns);
       if (!found.channels) {
         c.note = counts.empty() ? fmt::format("{} channels: none fewer to try", group.channels)
                                 : "no channel count meets the constraint";
+        if (found.unconfirmed > 0)
+          c.note += fmt::format(" ({} met it once, not when measured again)", found.unconfirmed);
         it.candidates.push_back(c);
         models.emplace_back();
         continue;
       }
       c.channels_after = *found.channels;
+      if (found.unconfirmed > 0)
+        c.note = fmt::format("{} wider count(s) met the constraint once, not when measured again",
+                             found.unconfirmed);
       PrunedModel p = pruned(c.channels_after, current.weights);
-      // Its resource as the search found it: measuring a latency again would give another
-      // figure, within the noise, and perhaps above the constraint.
+      // Its resource as the search found it (a timed latency: the mean of the two measurements
+      // under the constraint); measuring it once more would give another figure, within the
+      // noise, and perhaps above the constraint.
       AdaptedModel m{std::move(p.graph), std::move(p.params), found.resource, 0.0};
       c.resource = m.resource;
       start_ns = now_ns();

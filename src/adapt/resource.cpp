@@ -81,6 +81,10 @@ void ResourceMeter::check_target(const graph::Graph& graph,
   compile(graph, copy, x);
 }
 
+bool ResourceMeter::timed() const {
+  return needs_weights() && backend::parse_backend_spec(target_).kind != "sim";
+}
+
 double ResourceMeter::operator()(const graph::Graph& graph,
                                  const graph::ParameterSet& weights) const {
   ++calls_;

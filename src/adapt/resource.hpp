@@ -41,6 +41,10 @@ class ResourceMeter {
   // Whether a figure needs the weights: a measured latency compiles
   // the model with them; counts and table look-ups need the structure only.
   bool needs_weights() const { return kind_ == ResourceKind::Latency && !table_; }
+  // Whether a figure is a timing, which varies from one measurement to the next: a latency
+  // measured on the CPU or a GPU (a table's estimate, a simulator's cycles and the counts are
+  // the same every time).
+  bool timed() const;
   // How many measurements (latency) or counts were taken.
   std::int64_t calls() const { return calls_; }
 

@@ -221,14 +221,12 @@ void write_bench_report(const std::filesystem::path& path, const std::string& ti
     }
     html.svg(latency.render());
     html.svg(throughput.render());
-    report::LineChart memory{
-        "Memory each batch size's plan held (activations, layout copies, kernels' weights, "
-        "scratch space)",
-        "batch",
-        "MiB",
-        {},
-        false,
-        true};
+    report::LineChart memory{"Memory each batch size's plan held",
+                             "batch",
+                             "MiB (activations, layout copies, weights, scratch)",
+                             {},
+                             false,
+                             true};
     for (const auto& [target, series] : memory_by_target)
       if (series.x.size() > 1) memory.series.push_back(series);
     if (!memory.series.empty()) html.svg(memory.render());

@@ -57,12 +57,17 @@ double nice_step(double span, int n) {
 }
 
 std::string header(const Frame& f, const std::string& title) {
+  // A bold sans-serif character is about 0.6 of the font size wide: a title too long for the
+  // chart at 14 px gets a smaller font instead of running off both edges.
+  const double fits =
+      (f.width - 16) / (0.6 * static_cast<double>(std::max<std::size_t>(title.size(), 1)));
+  const double font = std::clamp(fits, 9.0, 14.0);
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" "
-      "fill=\"white\"/>\n<text x=\"{}\" y=\"18\" font-size=\"14\" font-weight=\"bold\" "
+      "fill=\"white\"/>\n<text x=\"{}\" y=\"18\" font-size=\"{:.1f}\" font-weight=\"bold\" "
       "text-anchor=\"middle\">{}</text>\n",
-      f.width, f.height, f.width, f.height, f.width / 2, escape_xml(title));
+      f.width, f.height, f.width, f.height, f.width / 2, font, escape_xml(title));
 }
 
 std::string legend(const Frame& f, const std::vector<std::string>& names) {

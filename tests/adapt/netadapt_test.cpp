@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "adapt/channel_search.hpp"
 #include "core/error.hpp"
@@ -77,6 +78,50 @@ TEST(ChannelSearch, BisectionAnswersAsTheLinearScanWhereTheResourceIsMonotone) {
       }
     }
   }
+}
+
+// A timed latency is noisy: a count taken at its first figure under the constraint may have met
+// it by chance. Confirmed, the scan takes a count only when a second figure is under the
+// constraint too, and goes on past one that was not.
+TEST(ChannelSearch, ATimedFigureUnderTheConstraintIsTakenOnlyWhenASecondOneIsToo) {
+  const std::vector<std::int64_t> counts = {32, 24, 16, 8};
+  // Each count's figures, in the order they are asked for: 24 meets 0.5 once (0.45) and not
+  // again (0.6); 16 meets it twice (0.40 and 0.44).
+  std::map<std::int64_t, std::vector<double>> figures;
+  const auto scripted = [&](std::int64_t n) {
+    std::vector<double>& left = figures.at(n);
+    if (left.empty()) {
+      ADD_FAILURE() << "count " << n << " evaluated more often than scripted";
+      return 0.0;
+    }
+    const double f = left.front();
+    left.erase(left.begin());
+    return f;
+  };
+  figures = {{32, {0.7}}, {24, {0.45, 0.6}}, {16, {0.40, 0.44}}, {8, {}}};
+  const SearchResult twice =
+      find_channels(counts, scripted, 0.5, ChannelSearch::Linear, 16, Confirm::Twice);
+  EXPECT_EQ(twice.channels, 16);
+  EXPECT_DOUBLE_EQ(twice.resource, 0.42);  // the mean of 0.40 and 0.44
+  EXPECT_EQ(twice.evaluations, 5);
+  EXPECT_EQ(twice.unconfirmed, 1);
+  // Once (a table, a simulator, a count): the first figure under the constraint is taken.
+  figures = {{32, {0.7}}, {24, {0.45, 0.6}}, {16, {}}, {8, {}}};
+  const SearchResult once = find_channels(counts, scripted, 0.5, ChannelSearch::Linear);
+  EXPECT_EQ(once.channels, 24);
+  EXPECT_DOUBLE_EQ(once.resource, 0.45);
+  EXPECT_EQ(once.evaluations, 2);
+  EXPECT_EQ(once.unconfirmed, 0);
+  // A figure that does not vary is confirmed: Fig. 5.6's answer, with one evaluation more.
+  const SearchResult fig =
+      find_channels(kChannels, fig56, 0.5, ChannelSearch::Bisection, 1, Confirm::Twice);
+  EXPECT_EQ(fig.channels, 24);
+  EXPECT_EQ(fig.evaluations, 6);
+  // Only latencies timed on a machine vary from one measurement to the next.
+  EXPECT_TRUE(ResourceMeter(ResourceKind::Latency, "cpu").timed());
+  EXPECT_FALSE(ResourceMeter(ResourceKind::Latency, "sim:configs/tpu_16_16_pes.cfg").timed());
+  EXPECT_FALSE(ResourceMeter(ResourceKind::Macs).timed());
+  EXPECT_FALSE(ResourceMeter(ResourceKind::Params).timed());
 }
 
 struct Fixture {

@@ -22,6 +22,17 @@ TEST(Svg, LineChartHasOnePolylinePerSeriesAndEscapesText) {
   EXPECT_NE(svg.find("loss &lt;train&gt;"), std::string::npos);
 }
 
+// A title fits its chart: 14 px while it is short; a long one (here 110 characters on 720 px,
+// at about 0.6 of the font size a character) gets 720 - 16 = 704 px / (0.6 * 110) = 10.7 px.
+TEST(Svg, ALongTitleGetsASmallerFontInsteadOfRunningOffTheChart) {
+  const LineChart short_title{"latency", "batch", "ms", {{"s", {0, 1}, {0, 1}}}};
+  EXPECT_NE(short_title.render(720, 320).find("font-size=\"14.0\" font-weight=\"bold\""),
+            std::string::npos);
+  const LineChart long_title{std::string(110, 'm'), "batch", "ms", {{"s", {0, 1}, {0, 1}}}};
+  EXPECT_NE(long_title.render(720, 320).find("font-size=\"10.7\" font-weight=\"bold\""),
+            std::string::npos);
+}
+
 TEST(Svg, StackedBarsOneRectPerValue) {
   BarChart c{"cycles", "cycles", {"a", "b", "c"}, {"x", "y"}, {{1, 2, 3}, {4, 5, 6}}};
   std::string svg = c.render();

@@ -153,7 +153,6 @@ class CpuExecutable final : public CompiledExecutable {
   void release_plans() override {
     current_ = nullptr;
     current_split_ = nullptr;
-    last_probe_ = false;
     thread_choices_.clear();
     timed_plans_.clear();
     plans_.clear();
