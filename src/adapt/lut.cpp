@@ -361,7 +361,8 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
   t.header_ = {target, std::string(backend::precision_name(precision)), graph.name()};
   for (const LutLayer& layer : lut_layers(graph)) t.keys_[layer.node] = layer.key;
   // What is already measured (a build that was stopped).
-  if (std::filesystem::exists(file)) {
+  const bool created = !std::filesystem::exists(file);
+  if (!created) {
     std::ifstream in(file);
     std::string line;
     std::getline(in, line);
@@ -378,6 +379,10 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
             "({})",
             file.string(), h.header.model, h.header.target, h.header.precision, graph.name(),
             target, t.header_.precision);
+    require(h.keys == t.keys_,
+            "{} holds the table of another {} (its layers differ from this model's); give another "
+            "--out to build one for this model",
+            file.string(), h.header.model);
     std::string kept = line + "\n";
     for (int number = 2; std::getline(in, line); ++number) {
       FileLine e;
@@ -452,7 +457,19 @@ LatencyTable LatencyTable::build(const graph::Graph& graph, const std::string& t
   backend::MeasureOptions alone = measure;
   alone.cold_caches = true;
   for (const auto& [layer, i, o] : todo) {
-    const double ms = median_ms(layer_model(graph, layer, i, o), target, precision, alone);
+    double ms = 0.0;
+    try {
+      ms = median_ms(layer_model(graph, layer, i, o), target, precision, alone);
+    } catch (const Error&) {
+      // A target that cannot run the model (a bad option, a precision it lacks) fails at the
+      // first entry: a file this call began holds nothing to continue from then.
+      if (created && done == 0) {
+        out.close();
+        std::error_code ec;
+        std::filesystem::remove(file, ec);
+      }
+      throw;
+    }
     t.add(layer.key, i, o, ms);
     out << nlohmann::json{{"key", layer.key}, {"in", i}, {"out", o}, {"ms", ms}}.dump() << "\n";
     out.flush();
@@ -702,7 +719,9 @@ void LatencyTable::require_model(const graph::Graph& graph, const std::string& t
           "the latency table {} was built for {}, not {}; build one for this model (telar lut "
           "build)",
           table, header_.model, graph.name());
+  std::set<std::string> names;
   for (const LutLayer& layer : lut_layers(graph)) {
+    names.insert(layer.node);
     const auto key = keys_.find(layer.node);
     require(key != keys_.end() && without_channels(key->second) == without_channels(layer.key),
             "the latency table {} was built for another {}: its layer '{}' is {} there and {} "
@@ -710,7 +729,25 @@ void LatencyTable::require_model(const graph::Graph& graph, const std::string& t
             table, header_.model, layer.node,
             key == keys_.end() ? std::string("missing") : "'" + key->second + "'",
             "'" + layer.key + "'");
+    // A model of the table's is at most as wide as the table's grid: pruned, not widened.
+    const auto grid = grid_.find(key->second);
+    require(grid != grid_.end(),
+            "the latency table {} has no entries for layer '{}'; build it "
+            "again (telar lut build)",
+            table, layer.node);
+    const auto& [ins, outs] = grid->second;
+    const std::int64_t most_in = *std::max_element(ins.begin(), ins.end());
+    const std::int64_t most_out = *std::max_element(outs.begin(), outs.end());
+    require(layer.in <= most_in && (layer.depthwise || layer.out <= most_out),
+            "the latency table {} was built for a narrower {}: its layer '{}' goes up to {} -> {} "
+            "channels there and has {} -> {} here; build one for this model (telar lut build)",
+            table, header_.model, layer.node, most_in, most_out, layer.in, layer.out);
   }
+  for (const auto& [name, key] : keys_)
+    require(names.count(name) > 0,
+            "the latency table {} was built for another {}: its layer '{}' is not in this model; "
+            "build one for this model (telar lut build)",
+            table, header_.model, name);
 }
 
 double LatencyTable::estimate(const graph::Graph& graph, LutInterpolation interpolation) const {

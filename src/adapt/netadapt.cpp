@@ -226,11 +226,19 @@ void check_options(const NetAdaptOptions& o) {
           o.backend);
 }
 
-void check_prunable(const graph::Graph& model) {
-  require(!ChannelGroups(model).prunable().empty(),
+void check_prunable(const graph::Graph& model, std::int64_t round_to) {
+  const ChannelGroups groups(model);
+  require(!groups.prunable().empty(),
           "{} has no channel group that can be pruned (telar models show {} --prunable says "
           "why)",
           model.name(), model.name());
+  std::int64_t widest = 0;
+  for (const int g : groups.prunable())
+    widest = std::max(widest, groups.groups()[static_cast<std::size_t>(g)].channels);
+  require(widest > round_to,
+          "{}'s prunable groups have at most {} channels, none more than --round-to {}: nothing "
+          "to prune; give a smaller --round-to",
+          model.name(), widest, round_to);
 }
 
 AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weights,
@@ -242,7 +250,7 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
   const auto say = [&](const std::string& stage, int done, int total) {
     if (observer.progress) observer.progress(stage, done, total);
   };
-  check_prunable(model);
+  check_prunable(model, options.round_to);
 
   const FineTuner tuner(loss, data, options, options.backend);
   AdaptResult result;

@@ -144,6 +144,8 @@ AdaptResult net_adapt(const graph::Graph& model, const graph::ParameterSet& weig
 // The checks net_adapt makes of its options and its model, for a caller to refuse before it
 // writes anything.
 void check_options(const NetAdaptOptions& options);
-void check_prunable(const graph::Graph& model);
+// A model with a prunable group of more than `round_to` channels (fewer cannot be cut to a
+// multiple of it).
+void check_prunable(const graph::Graph& model, std::int64_t round_to = 1);
 
 }  // namespace telar::adapt

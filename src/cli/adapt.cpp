@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/interrupt.hpp"
+#include "core/parse.hpp"
 #include "core/progress.hpp"
 #include "core/threads.hpp"
 #include "core/version.hpp"
@@ -125,6 +126,7 @@ int adapt_command(const Args& args,
   require(model.model.empty() != checkpoint.empty(),
           "give the network to adapt: --checkpoint RUN (trained by telar train) or --model "
           "NAME|FILE.onnx (one of them)");
+  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   if (reference) {
     for (const char* option :
          {"--search", "--score", "--hybrid", "--tune-chosen", "--lut-interpolation"})
@@ -139,6 +141,12 @@ int adapt_command(const Args& args,
   o.search = adapt::parse_search(search);
   o.norm = adapt::parse_filter_norm(norm);
   const adapt::ResourceKind kind = adapt::parse_resource(resource_text);
+  for (const char* option : {"--target", "--precision", "--measure-seconds"})
+    require(kind == adapt::ResourceKind::Latency || app.count(option) == 0,
+            "{} is for --resource latency; --resource {} counts, leave {} out", option,
+            resource_text, option);
+  require(!lut.empty() || app.count("--lut-interpolation") == 0,
+          "--lut-interpolation is how a --lut table is read; give --lut or leave it out");
   adapt::ResourceMeter resource(kind, target, backend::parse_precision(precision, "--precision"),
                                 {0.05, duration, 10});
   std::shared_ptr<const adapt::LatencyTable> table;
@@ -181,10 +189,10 @@ int adapt_command(const Args& args,
               {"classes", net.value(net.outputs()[0]).shape.back()},
               {"loss", "cross_entropy"}};
   }
-  adapt::check_prunable(net);
+  adapt::check_prunable(net, o.round_to);
   if (table) table->require_model(net, lut);
-  d.train = data.fitted(d.train, sample_input(net), config);
-  d.test = data.fitted(d.test, sample_input(net), config);
+  d.train = data.fitted_for(d.train, net, config);
+  d.test = data.fitted_for(d.test, net, config);
   const auto split = train::split_train_validation(
       d.train.size(), train::ValidationSize::parse(data.validation, "--validation"), o.seed);
   require(!split.validation.empty(),
@@ -402,26 +410,35 @@ int run_adapt(const Args& args) {
     }
   }
   AdaptState state = read_adapt_state(dir / "adapt_state.json");
-  // Its arguments less those given again, then these.
+  // Its arguments less the options given again (compared by name, not by value: a saved
+  // "--short-term-iterations 2" stays beside a new "--max-iterations 2"), then these.
+  std::vector<std::string> given;
+  for (const std::string& token : extra)
+    if (token.rfind("--", 0) == 0) given.push_back(token);
   Args merged;
   for (std::size_t i = 0; i < state.args.size(); ++i) {
     const std::string& a = state.args[i];
-    const bool valued = a == "--max-iterations" || a == "--threads";
-    if (std::find(extra.begin(), extra.end(), a) != extra.end()) {
-      if (valued) ++i;
+    const std::string name = a.substr(0, a.find('='));
+    if (std::find(given.begin(), given.end(), name) != given.end()) {
+      const bool value_follows = a == "--max-iterations" || a == "--threads";
+      if (value_follows) ++i;
       continue;
     }
     merged.push_back(a);
   }
   merged.insert(merged.end(), extra.begin(), extra.end());
   const bool by_iterations = state.finished.rfind("reached --max-iterations", 0) == 0;
-  require(state.finished.empty() || (by_iterations && std::find(extra.begin(), extra.end(),
-                                                                "--max-iterations") != extra.end()),
-          "the adaptation in {} has finished ({}); nothing to resume{}", dir.string(),
-          state.finished,
-          by_iterations ? " (give a larger --max-iterations to go on)"
-                        : " (adapt the run's checkpoint again, with another --budget, into a new "
-                          "--out)");
+  const auto more = std::find(extra.begin(), extra.end(), "--max-iterations");
+  const bool goes_on =
+      by_iterations && more != extra.end() &&
+      parse_int(*(more + 1), "--max-iterations") > static_cast<std::int64_t>(state.done.size());
+  require(
+      state.finished.empty() || goes_on,
+      "the adaptation in {} has finished ({}); nothing to resume{}", dir.string(), state.finished,
+      by_iterations
+          ? fmt::format(" (give a --max-iterations larger than its {} to go on)", state.done.size())
+          : std::string(" (adapt the run's checkpoint again, with another --budget, "
+                        "into a new --out)"));
   return adapt_command(merged, std::make_pair(dir, std::move(state)));
 }
 

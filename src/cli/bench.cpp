@@ -113,7 +113,7 @@ int run_bench(const Args& args) {
   app.add_flag("--accuracy", accuracy,
                "also each target's and precision's accuracy on the --data test set (needs "
                "--checkpoint)");
-  data.add_to(app);
+  data.add_to(app, /*validation=*/false);
   std::vector<std::string> target_texts;
   std::vector<std::string> precision_texts;  // default: fp32 (and int8 for a quantized model)
   std::string batch_list = "1", max_memory, out;
@@ -159,7 +159,7 @@ int run_bench(const Args& args) {
                  "also time each node (a clock around it) and print the N that take longest, "
                  "with the time by op; every node in layers.csv and report.html with --out "
                  "(cpu targets)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   app.add_flag("--json", json, "print the result as one JSON object on the last line");
   int code = 0;
   if (!parse(app, args, "bench", &code)) return code;
@@ -172,6 +172,10 @@ int run_bench(const Args& args) {
   require(model.model.empty() != checkpoint.empty(),
           "give the model to bench: --model NAME|FILE.onnx, or --checkpoint RUN for a model "
           "trained by telar train (one of them)");
+  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
+  require(accuracy || (!data.given() && data.fit.empty()),
+          "--data, its files and --fit are the test set of --accuracy; add --accuracy or leave "
+          "them out");
   require(!accuracy || !checkpoint.empty(),
           "--accuracy needs a trained model: give --checkpoint RUN (from telar train) instead of "
           "--model");
@@ -211,6 +215,21 @@ int run_bench(const Args& args) {
     batches = {1};
   } else {
     batches = parse_int_list(batch_list, ',', "--batch");  // refuses sizes below 1
+    // A size whose plan cannot fit in the memory there is would only run out of it mid-run.
+    // (Activations grow with the batch, the weights do not: extrapolated from batches 1 and 2
+    // in floating point, which no batch size overflows.)
+    if (const auto available = available_memory_bytes())
+      for (const std::int64_t b : batches) {
+        const double one = static_cast<double>(backend::inference_peak_bytes(g, 1));
+        const double per_sample = static_cast<double>(backend::inference_peak_bytes(g, 2)) - one;
+        const double needs = one + static_cast<double>(b - 1) * per_sample;
+        require(needs <= static_cast<double>(*available),
+                "--batch {}: '{}' would need about {} at that batch, more than the {} of memory "
+                "available; give a smaller --batch, or --batch-sweep to find the largest that "
+                "fits",
+                b, model_name, mib(static_cast<std::int64_t>(std::min(needs, 9e18))),
+                mib(*available));
+      }
   }
 
   // Every target compiled (and so checked) before the run directory is made. A quantized
@@ -235,9 +254,9 @@ int run_bench(const Args& args) {
   // The test set is read before anything is written too.
   std::optional<train::Dataset> test_set;
   if (accuracy)
-    test_set.emplace(data.fitted(
+    test_set.emplace(data.fitted_for(
         data.load_test(trained->config.value("seed", std::uint64_t{0}), trained->config),
-        sample_input(trained->net), trained->config));
+        trained->net, trained->config));
   std::optional<report::RunDirectory> run;
   if (!out.empty()) run.emplace(out, report::reuse_for(overwrite));
   if (accuracy)

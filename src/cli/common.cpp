@@ -175,15 +175,33 @@ void apply_threads(int threads) { set_compute_threads(threads); }
 
 std::int64_t parse_bytes(const std::string& text, std::string_view what) {
   require(!text.empty(), "{} is empty; give a size such as 4G or 512M", what);
-  std::int64_t scale = 1;
+  // A number, then K, M, G or T (powers of 1024), with or without a B or iB after it.
   std::string digits = text;
-  const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+  const auto strip = [&digits](std::string_view suffix) {
+    const bool ends =
+        digits.size() > suffix.size() &&
+        std::equal(suffix.rbegin(), suffix.rend(), digits.rbegin(),
+                   [](char a, char b) { return a == std::toupper(static_cast<unsigned char>(b)); });
+    if (ends) digits.resize(digits.size() - suffix.size());
+    return ends;
+  };
+  if (!strip("IB")) strip("B");
+  std::int64_t scale = 1;
   const std::string units = "KMGT";
+  const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(digits.back())));
   if (const auto u = units.find(last); u != std::string::npos) {
     scale = std::int64_t{1} << (10 * (u + 1));
     digits.pop_back();
   }
-  const double value = parse_double(digits, what);
+  double value = 0.0;
+  try {
+    value = parse_double(digits, what);
+  } catch (const Error&) {
+    fail(
+        "{} '{}' is not a size: give a number of bytes, or one with K, M, G or T after it "
+        "(e.g. 4G, 512M, 1.5GiB)",
+        what, text);
+  }
   require(value > 0, "{} must be positive, got '{}'", what, text);
   return static_cast<std::int64_t>(value * static_cast<double>(scale));
 }

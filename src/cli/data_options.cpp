@@ -6,13 +6,14 @@
 #include <array>
 #include <string_view>
 
+#include "cli/model_options.hpp"
 #include "core/error.hpp"
 #include "train/data/data_spec.hpp"
 #include "train/data/mnist.hpp"
 
 namespace telar::cli {
 
-void DataOptions::add_to(CLI::App& app) {
+void DataOptions::add_to(CLI::App& app, bool with_validation) {
   app_ = &app;
   app.add_option("--data", data,
                  fmt::format("data set: {}", fmt::join(train::data_spec_forms(), " | ")));
@@ -20,9 +21,10 @@ void DataOptions::add_to(CLI::App& app) {
   app.add_option("--train-labels", train_labels, "MNIST-format training labels file");
   app.add_option("--test-images", test_images, "MNIST-format test images file");
   app.add_option("--test-labels", test_labels, "MNIST-format test labels file");
-  app.add_option("--validation", validation,
-                 "hold out part of the training set for per-epoch validation: a fraction "
-                 "(0.1) or a count (5000)");
+  if (with_validation)
+    app.add_option("--validation", validation,
+                   "hold out part of the training set for per-epoch validation: a fraction "
+                   "(0.1) or a count (5000)");
   app.add_option("--fit", fit,
                  "how samples are fitted to a model input of another size (--input): resize "
                  "(bilinear) or pad (centred in zeros); one channel is replicated to the "
@@ -122,6 +124,17 @@ train::Dataset DataOptions::fitted(const train::Dataset& set, const Shape& input
                                    const nlohmann::json& run_config) const {
   const train::FitMode mode = fit_mode(run_config);  // a bad --fit fails even where not needed
   return train::fit_samples(set, input, mode);
+}
+
+train::Dataset DataOptions::fitted_for(const train::Dataset& set, const graph::Graph& model,
+                                       const nlohmann::json& run_config) const {
+  const Shape& output = model.value(model.outputs().at(0)).shape;
+  const std::int64_t outputs = output.empty() ? 0 : output.back();
+  require(set.num_classes <= outputs,
+          "{} has {} classes and model '{}' {} outputs; give data of at most {} classes, or a "
+          "model trained on this data",
+          set.name, set.num_classes, model.name(), outputs, outputs);
+  return fitted(set, sample_input(model), run_config);
 }
 
 std::string DataOptions::describe() const {

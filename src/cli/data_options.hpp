@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/common.hpp"
+#include "graph/graph.hpp"
 #include "train/data/dataset.hpp"
 #include "train/data/fit.hpp"
 
@@ -15,7 +16,10 @@ struct DataOptions {
   std::string validation;  // "" none, "0.1" fraction, "5000" count
   std::string fit;         // --fit; "": as the run was trained, else resize
 
-  void add_to(CLI::App& app);
+  // `validation`: whether the command holds part of the training set out (--validation).
+  void add_to(CLI::App& app, bool validation = true);
+  // Whether data was given on this command line (--data or files).
+  bool given() const;
   // Loads the training and test sets (throws telar::Error naming the file and the fix). Where
   // no data was given (neither --data nor files), the data of the run whose configuration is
   // `run_config` (its --data or files, as its options record them), else Fashion-MNIST.
@@ -33,10 +37,12 @@ struct DataOptions {
   // (train/data/fit.hpp), by fit_mode(run_config).
   train::Dataset fitted(const train::Dataset& set, const Shape& input,
                         const nlohmann::json& run_config = {}) const;
+  // `set` fitted to `model`'s input, after checking that the model has an output for each of
+  // its classes (throws telar::Error naming both counts).
+  train::Dataset fitted_for(const train::Dataset& set, const graph::Graph& model,
+                            const nlohmann::json& run_config = {}) const;
 
  private:
-  // Whether data was given on this command line (--data or files).
-  bool given() const;
   // These options, or where no data was given, the data options `run_config` records.
   DataOptions following(const nlohmann::json& run_config) const;
   const CLI::App* app_ = nullptr;  // where the options were parsed: which were given

@@ -57,9 +57,9 @@ int run_eval(const Args& args) {
   const nlohmann::json& config = trained.config;
   // The run's seed gives the same synthetic data and the same validation split as training.
   const auto seed = config.value("seed", std::uint64_t{0});
-  train::Dataset set =
-      data.fitted(split == "test" ? data.load_test(seed, config) : data.load_train(seed, config),
-                  sample_input(trained.net), config);
+  train::Dataset set = data.fitted_for(
+      split == "test" ? data.load_test(seed, config) : data.load_train(seed, config), trained.net,
+      config);
   std::vector<std::int64_t> indices;
   const auto held_out = config.value("validation_samples", std::int64_t{0});
   if (split == "validation" || (split == "train" && held_out > 0)) {

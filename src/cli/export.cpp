@@ -43,8 +43,7 @@ int run_export(const Args& args) {
   const bool from_model = !model.model.empty();
   require(from_model != !checkpoint.empty(),
           "give the model to export: --checkpoint RUN (a trained model) or --model NAME");
-  require(checkpoint.empty() || (model.input.empty() && model.classes == 0 && model.init.empty()),
-          "--checkpoint records the model; --input, --classes and --init apply to --model");
+  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   require(opset >= onnx::kMinExportOpset && opset <= onnx::kMaxOpset,
           "--opset {}: telar exports opsets {} to {}", opset, onnx::kMinExportOpset,
           onnx::kMaxOpset);

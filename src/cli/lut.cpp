@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -151,11 +152,16 @@ int run_lut(const Args& args) {
   apply_threads(threads);
   require(model.model.empty() != checkpoint.empty(),
           "give the model: --model NAME|FILE.onnx or --checkpoint RUN (one of them)");
+  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   const graph::Graph g =
       checkpoint.empty() ? model.build() : load_trained_model(checkpoint, "--checkpoint").net;
 
   if (*build) {
     const backend::Precision p = backend::parse_precision(precision, "--precision");
+    require(!refit || std::filesystem::exists(out),
+            "--refit makes the fit of a finished table again, and {} does not exist; build it "
+            "without --refit",
+            out);
     std::optional<ProgressBar> bar;
     const adapt::LatencyTable t = adapt::LatencyTable::build(
         g, target, p, out, {0.02, seconds, 10}, refit, [&](std::int64_t done, std::int64_t total) {

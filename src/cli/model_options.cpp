@@ -1,5 +1,7 @@
 #include "cli/model_options.hpp"
 
+#include <filesystem>
+
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "core/rng.hpp"
@@ -14,6 +16,23 @@ onnx::ImportedModel import(const std::string& model, const graph::zoo::ModelOpti
   require(!options.classes, "--classes does not apply to an ONNX model (its classes are fixed "
                             "in the file); leave it out");
   return onnx::import_model(model, {options.input, std::move(feed), std::move(dynamic_size)});
+}
+
+// The zoo model; where there is none of that name but a run directory or a checkpoint file (a
+// user's likely slip), the way to give one instead of "unknown model".
+graph::Graph build_zoo(const std::string& model, const graph::zoo::ModelOptions& options) {
+  try {
+    return graph::zoo::build(model, options);
+  } catch (const Error&) {
+    std::error_code ec;
+    const std::filesystem::path path(model);
+    require(!std::filesystem::is_directory(path, ec) &&
+                !(std::filesystem::is_regular_file(path, ec) && path.extension() == ".telar"),
+            "--model '{}' is a run (or its checkpoint), not a model name or an ONNX file: give "
+            "it as --checkpoint {} (telar train continues a run with --resume)",
+            model, model);
+    throw;
+  }
 }
 
 }  // namespace
@@ -32,7 +51,7 @@ Tensor random_input(const Shape& declared, std::int64_t batch, std::uint64_t see
 
 graph::Graph build_model(const std::string& model, const graph::zoo::ModelOptions& options) {
   if (onnx::is_onnx_file(model)) return import(model, options).graph;
-  return graph::zoo::build(model, options);
+  return build_zoo(model, options);
 }
 
 LoadedModel load_model(const std::string& model, const graph::zoo::ModelOptions& options,
@@ -46,7 +65,7 @@ LoadedModel load_model(const std::string& model, const graph::zoo::ModelOptions&
     }
     return {std::move(m.graph), std::move(m.weights)};
   }
-  graph::Graph g = graph::zoo::build(model, options);
+  graph::Graph g = build_zoo(model, options);
   graph::ParameterSet weights = graph::ParameterSet::initialize(g, load.seed);
   return {std::move(g), std::move(weights)};
 }
@@ -80,6 +99,12 @@ graph::zoo::ModelOptions ModelOptions::zoo_options() const {
   if (!input.empty()) o.input = parse_dims(input, "--input");
   if (classes > 0) o.classes = classes;
   return o;
+}
+
+void ModelOptions::refuse_beside_checkpoint() const {
+  require(input.empty() && classes == 0 && init.empty(),
+          "--checkpoint records the model as it was trained; --input, --classes and --init apply "
+          "to --model: leave them out");
 }
 
 }  // namespace telar::cli

@@ -34,7 +34,7 @@ int run_quantize(const Args& args) {
       "quantize"};
   std::string checkpoint, out, method = "minmax";
   DataOptions data;
-  data.add_to(app);
+  data.add_to(app, /*validation=*/false);
   std::int64_t calibration_batches = 32, batch_size = 64;
   double percentile = 99.99;
   std::uint64_t seed = 0;
@@ -109,13 +109,14 @@ int run_quantize(const Args& args) {
           "the calibration data's samples ({}) are {} but the model takes {}; give data of the "
           "model's input shape, or --fit resize|pad",
           train_set.name, shape_str(train_set.sample_shape()), shape_str(input));
-  train_set = data.fitted(train_set, input, config);
+  train_set = data.fitted_for(train_set, trained.net, config);
   require(calibration_batches * batch_size <= train_set.size(),
           "--calibration-batches {} x --batch-size {} is more than the {} training samples of "
           "{}; ask for fewer",
           calibration_batches, batch_size, train_set.size(), train_set.name);
   std::optional<train::Dataset> test_set;
-  if (!no_accuracy) test_set.emplace(data.fitted(data.load_test(run_seed, config), input, config));
+  if (!no_accuracy)
+    test_set.emplace(data.fitted_for(data.load_test(run_seed, config), trained.net, config));
   report::RunDirectory run(out, report::reuse_for(overwrite));
 
   // Random training samples, a batch at a time.

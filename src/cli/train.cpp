@@ -252,7 +252,7 @@ int run_train(const Args& given) {
     s.model.random_weights();  // refuses --init file
     if (!zoo.input) zoo.input = feed;
     if (!zoo.classes && s.model.model.rfind("mlp", 0) != 0) zoo.classes = r.train_set.num_classes;
-    r.net = graph::zoo::build(s.model.model, zoo);
+    r.net = build_model(s.model.model, zoo);
     r.extra_config = {
         {"input", fmt::format("{}", fmt::join(*zoo.input, "x"))},
         {"classes", zoo.classes.value_or(r.net.value(r.net.outputs()[0]).shape.back())},

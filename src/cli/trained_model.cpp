@@ -67,8 +67,19 @@ graph::Graph original_model(const nlohmann::json& config) {
 
 fs::path checkpoint_file(const std::string& checkpoint, const std::string& flag) {
   fs::path file = checkpoint;
-  if (fs::is_directory(file)) file /= train::kCheckpointFileName;
-  require(fs::exists(file), "{} {}: no such file", flag, file.string());
+  const bool directory = fs::is_directory(file);
+  if (directory) file /= train::kCheckpointFileName;
+  if (!fs::exists(file)) {
+    if (directory)
+      fail(
+          "{} {}: not a run (it has no {}); give the run directory of a telar train, adapt or "
+          "quantize",
+          flag, checkpoint, train::kCheckpointFileName);
+    fail(
+        "{} {}: no such run directory or checkpoint file; give the run directory of a telar "
+        "train, adapt or quantize",
+        flag, checkpoint);
+  }
   return file;
 }
 

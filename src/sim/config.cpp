@@ -120,6 +120,11 @@ HardwareConfig load_config(const std::filesystem::path& path) {
   require(!is_dir(path),  // a name the file system refuses: read_file says why
           "'{}' is a directory; give a hardware .cfg file (e.g. configs/maeri_128mses_128_bw.cfg)",
           path.string());
+  std::error_code ec;
+  require(std::filesystem::exists(path, ec),
+          "no hardware configuration '{}'; give a .cfg file that exists (e.g. "
+          "configs/maeri_128mses_128_bw.cfg)",
+          path.string());
   HardwareConfig c = parse_config(read_file(path), path.string());
   c.name = path.stem().string();
   return c;

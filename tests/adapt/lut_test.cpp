@@ -250,7 +250,36 @@ TEST(LatencyTable, ATableIsForItsModelPrunedOrNot) {
     EXPECT_NE(std::string(e.what()).find("its layer 'a' is"), std::string::npos) << e.what();
   }
   EXPECT_THROW(t.require_model(one_conv("n", 16, 4), "x.lut"), Error);
+  // Wider than the table's grid (16 output channels): not a pruned model of its.
+  try {
+    t.require_model(one_conv("m", 24, 4), "x.lut");
+    ADD_FAILURE() << "24 channels accepted by a table of 16";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("narrower"), std::string::npos) << e.what();
+  }
   fs::remove(file);
+  // A table of two layers is not the table of a model with one of them.
+  graph::GraphBuilder b("m");
+  b.output(b.conv2d(b.conv2d(b.input("x", {8, 4, 4}), 16, 1, 1, 0, 1, true, "a"), 16, 1, 1, 0, 1,
+                    true, "b"));
+  const graph::Graph two = b.finish();
+  const std::string a = lut_layers(two).at(0).key, k = lut_layers(two).at(1).key;
+  const std::string header = R"({"format":"telar-lut","version":4,"target":"cpu",)"
+                             R"("precision":"fp32","model":"m","layers":{"a":")" +
+                             a + R"(","b":")" + k + "\"}}\n";
+  const fs::path both = write_table(
+      "two", header + R"({"key":")" + a + R"(","in":8,"out":16,"ms":2})" + "\n" + R"({"key":")" +
+                 k + R"(","in":16,"out":16,"ms":2})" + "\n" + R"({"rest_ms":0})" + "\n");
+  const LatencyTable t2 = LatencyTable::read(both);
+  EXPECT_NO_THROW(t2.require_model(two, "two.lut"));
+  try {
+    t2.require_model(one_conv("m", 16, 4), "two.lut");
+    ADD_FAILURE() << "a model without layer 'b' accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'b' is not in this model"), std::string::npos)
+        << e.what();
+  }
+  fs::remove(both);
 }
 
 TEST(LatencyTable, UnfinishedForeignAndDamagedFilesAreRefused) {

@@ -191,7 +191,7 @@ TEST(AdaptCli, AResumedRunEndsWhereAnUninterruptedOneDoes) {
     return std::vector<std::string>{
         "adapt",    "--checkpoint", trained_run(), "--data",    kData, "--resource",
         "macs",     "--budget",     "0.5",         "--delta",   "0.1", "--short-term-iterations",
-        "3",        "--batch-size", "32",          "--threads", "1",   "--max-iterations",
+        "8",        "--batch-size", "32",          "--threads", "1",   "--max-iterations",
         iterations, "--out",        out,           "--json"};
   };
   auto whole = run_telar(args(root + "/whole", "8"));
@@ -203,6 +203,10 @@ TEST(AdaptCli, AResumedRunEndsWhereAnUninterruptedOneDoes) {
   expect_refused(run_telar({"adapt", "--resume", root + "/part", "--budget", "0.4"}),
                  "give only --resume");
   expect_refused(run_telar({"adapt", "--resume", trained_run()}), "adapt_state.json");
+  expect_refused(run_telar({"adapt", "--resume", root + "/part", "--max-iterations", "2"}),
+                 "larger than its 2");
+  // The new --max-iterations replaces the saved one only, not the saved options of the same
+  // value (--short-term-iterations 8).
   auto resumed =
       run_telar({"adapt", "--resume", root + "/part", "--max-iterations", "8", "--json"});
   ASSERT_EQ(resumed.status, 0) << resumed.err;
@@ -408,6 +412,19 @@ TEST(AdaptCli, ALatencyTableIsBuiltResumedCheckedAndAdaptedWith) {
   expect_refused(run_telar({"lut", "build", "--model", "mobilenet_v1:0.5", "--input", "1x32x32",
                             "--out", lut}),
                  "holds the table of mnist_cnn");
+  // The same model's name at another input size is another model: its table is not continued.
+  expect_refused(
+      run_telar({"lut", "build", "--model", "mnist_cnn", "--input", "1x20x20", "--out", lut}),
+      "holds the table of another mnist_cnn");
+  // --refit makes a finished table's fit again: none there, nothing to refit; a target that
+  // cannot run the layers leaves no file begun.
+  expect_refused(
+      run_telar({"lut", "build", "--model", "mnist_cnn", "--refit", "--out", root + "/none.lut"}),
+      "build it without --refit");
+  expect_refused(run_telar({"lut", "build", "--model", "mnist_cnn", "--target", "cpu:ref",
+                            "--precision", "int8", "--out", root + "/none.lut"}),
+                 "cpu:ref");
+  EXPECT_FALSE(fs::exists(root + "/none.lut"));
   // A table of another model, or of the same model at another input size (the fingerprint: each
   // layer's shape apart from its channel counts), is refused by check and adapt alike.
   expect_refused(run_telar({"lut", "check", "--model", "mobilenet_v1:0.5", "--input", "1x32x32",
@@ -478,6 +495,18 @@ TEST(AdaptCli, BadInputIsOneLineAndWritesNothing) {
                             "--out", out}),
                  "no channel group that can be pruned");
   expect_refused(run_telar({"adapt", "--data", kData, "--out", out}), "--checkpoint");
+  // Options that only a measured latency or a table reads, with MACs or without a table.
+  expect_refused(with({"--resource", "macs", "--target", "cpu"}), "for --resource latency");
+  expect_refused(with({"--lut-interpolation", "rbf"}), "give --lut");
+  // Groups of at most --round-to channels cannot be cut to a multiple of it.
+  expect_refused(run_telar({"adapt", "--model", "mlp:256-8-10", "--data", kData, "--resource",
+                            "macs", "--out", out}),
+                 "at most 8 channels");
+  expect_refused(with({"--resource", "macs", "--round-to", "4096"}), "nothing to prune");
+  expect_refused(with({"--validation", "abc"}), "neither a fraction");
+  expect_refused(run_telar({"adapt", "--checkpoint", fs::path(out).parent_path().string(), "--data",
+                            kData, "--out", out}),
+                 "not a run");
   EXPECT_FALSE(fs::exists(out));
 }
 

@@ -247,7 +247,18 @@ TEST(Bench, BadInputIsRefusedBeforeAnythingIsWritten) {
   expect_refused(with({"--max-memory", "4G"}), "add --batch-sweep");
   expect_refused(with({"--target", "tpu"}), "tpu");
   expect_refused(with({"--batch", "0"}), "must be positive");
+  // A batch whose plan cannot fit in this machine's memory (784 floats an image alone: 3 TB).
+  expect_refused(with({"--batch", "1000000000"}), "give a smaller --batch");
+  // Data is --accuracy's test set; without it, it would be read for nothing.
+  expect_refused(with({"--data", "nosuch"}), "add --accuracy");
+  expect_refused(with({"--batch-sweep", "--max-memory", "4Q"}), "K, M, G or T");
+  expect_refused(with({"--layers", "-1"}), ">= 0");
+  expect_refused(with({"--target", "sim:" + out + "/none.cfg"}), "no hardware configuration");
   EXPECT_FALSE(fs::exists(out));
+  // Sizes with a B or iB are sizes: a sweep under 4 GB starts.
+  auto gb = with({"--batch-sweep", "--max-memory", "4GB", "--duration", "0.01", "--warmup", "0",
+                  "--min-iterations", "2", "--json"});
+  EXPECT_EQ(gb.status, 0) << gb.err;
 }
 
 TEST(Bench, EachTargetAtEachPrecision) {
@@ -281,4 +292,13 @@ TEST(Bench, AccuracyOfACheckpointIsEvalsAccuracy) {
                    last_json(e.out)["accuracy"].get<double>());
   expect_refused(run_telar({"bench", "--model", "mnist_cnn", "--accuracy"}), "--checkpoint");
   expect_refused(run_telar({"bench"}), "--model");
+  // The checkpoint's model is as it was trained; data of more classes than it has outputs is
+  // refused before the run directory is made.
+  const std::string out = fs::path(run).parent_path() / "bench";
+  expect_refused(run_telar({"bench", "--checkpoint", run, "--input", "3x32x32", "--out", out}),
+                 "leave them out");
+  expect_refused(run_telar({"bench", "--checkpoint", run, "--accuracy", "--data",
+                            "synthetic:256:1x28x28:20", "--out", out}),
+                 "20 classes");
+  EXPECT_FALSE(fs::exists(out));
 }

@@ -314,7 +314,7 @@ TEST(DlrmSimCli, BadInputIsOneLineExitTwoAndWritesNothing) {
   bad(with({"--backend", "sim:" + dir + "/missing.toml"}),
       "config '" + dir + "/nowhere.cfg' does not exist");
   bad(with({"--backend", "sim:" + dir + "/magma_as_dense.toml"}), "cannot run dense layers");
-  bad(with({"--backend", "sim:" + dir + "/none.cfg"}), "cannot read");
+  bad(with({"--backend", "sim:" + dir + "/none.cfg"}), "no hardware configuration");
   bad(with({"--backend", "sim:" + kConfigs + "energy_model.txt"}), "name a STONNE .cfg file");
   bad(with({"--backend", "sim:"}), "name the accelerator");
   bad(with({"--backend", "cuda:0"}), "DLRM runs on cpu or on a simulated accelerator");

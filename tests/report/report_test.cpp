@@ -78,6 +78,36 @@ TEST(Report, RunDirectoryWritesRunJson) {
   std::filesystem::remove_all(dir);
 }
 
+// A command that fails once its run directory is made leaves no empty directory behind; what
+// it wrote, and a directory that was there before, stay.
+TEST(Report, AFailedCommandLeavesNoEmptyRunDirectory) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("telar_failed_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto fail_in = [&](bool write) {
+    try {
+      RunDirectory run(dir);
+      if (write) telar::write_file_atomic(dir / "checkpoint.telar", "x");
+      throw telar::Error("bad input found late");
+    } catch (const telar::Error&) {
+    }
+  };
+  fail_in(false);
+  EXPECT_FALSE(fs::exists(dir));
+  fail_in(true);
+  EXPECT_TRUE(fs::exists(dir / "checkpoint.telar"));
+  fs::remove_all(dir);
+  fs::create_directories(dir);  // the user's own empty directory
+  fail_in(false);
+  EXPECT_TRUE(fs::exists(dir));
+  fs::remove_all(dir);
+  {
+    RunDirectory run(dir);  // no failure: kept, even empty
+  }
+  EXPECT_TRUE(fs::exists(dir));
+  fs::remove_all(dir);
+}
+
 TEST(Report, ARunDirectoryIsRefusedReplacedOrContinued) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("telar_reuse_" + std::to_string(::getpid()));

@@ -54,6 +54,11 @@ SimTarget load_target(const fs::path& path) {
     telar::sim::validate(hw);
     return target_from_config(hw, path.stem().string());
   }
+  std::error_code ec;
+  require(fs::exists(path, ec),
+          "no simulated target '{}'; give a .cfg or .toml file that exists (e.g. "
+          "configs/tpu_16_16_pes.cfg)",
+          origin);
   const std::string text = read_file(path);
   toml::table root;
   try {

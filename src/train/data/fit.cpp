@@ -46,12 +46,12 @@ SampleFit::SampleFit(const Shape& from, const Shape& to, FitMode mode, std::stri
   const bool images = from.size() == 3 && to.size() == 3;
   require(images && (from[0] == to[0] || from[0] == 1),
           "the samples of {} are {} and the model takes {}: telar replicates one channel and "
-          "fits images (C x H x W) to another height and width, no more; give --input with "
-          "the data's channels",
+          "fits images (C x H x W) to another height and width, no more; give data with the "
+          "model's channels, or a model made for the data's (--input when it is built)",
           name, shape_str(from), shape_str(to));
   require(mode != FitMode::Pad || (from[1] <= to[1] && from[2] <= to[2]),
           "the samples of {} are {}, larger than the model's input {}: --fit pad cannot shrink "
-          "them; use --fit resize or a larger --input",
+          "them; use --fit resize, or a model with a larger input",
           name, shape_str(from), shape_str(to));
   if (mode == FitMode::Resize) {
     rows_ = taps(from[1], to[1]);

@@ -24,7 +24,12 @@ ValidationSize ValidationSize::parse(std::string_view text, std::string_view wha
             f);
     return of_fraction(f);
   }
-  const std::int64_t n = parse_int(value, what);
+  std::int64_t n = 0;
+  try {
+    n = parse_int(value, what);
+  } catch (const Error&) {
+    fail("{} '{}' is neither a fraction (0.1) nor a sample count (5000)", what, text);
+  }
   require(n >= 0, "{}: {} samples is negative; give a fraction like 0.1 or a sample count", what,
           n);
   return of_count(n);
