@@ -109,7 +109,8 @@ int adapt_command(const Args& args,
   app.add_option("--measure-seconds", duration,
                  "--resource latency: timed runs per measurement, in seconds (0.3)")
       ->check(positive_real());
-  app.add_option("--seed", o.seed, "seed of the fine-tuning order (and of --model's weights)");
+  app.add_option("--seed", o.seed, "seed of the fine-tuning order (and of --model's weights)")
+      ->check(at_least(0));
   app.add_option("--out", out, "the run directory (default runs/adapt-<time>)");
   add_overwrite_flag(app, &overwrite);
   add_threads_option(app, &threads);

@@ -150,7 +150,7 @@ int run_bench(const Args& args) {
       ->check(at_least(1));
   app.add_option("--clock-ghz", clock_ghz, "sim targets: cycles become time at this clock")
       ->check(positive_real());
-  app.add_option("--seed", seed, "seed for the random weights and input");
+  app.add_option("--seed", seed, "seed for the random weights and input")->check(at_least(0));
   app.add_option("--out", out, "write run.json, bench.csv, latency.csv and report.html here");
   add_overwrite_flag(app, &overwrite);
   add_no_optimize_flag(app, &no_optimize);

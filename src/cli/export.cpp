@@ -34,7 +34,7 @@ int run_export(const Args& args) {
   app.add_option("--opset", opset,
                  fmt::format("ONNX opset to write ({} to {})", onnx::kMinExportOpset,
                              onnx::kMaxOpset));
-  app.add_option("--seed", seed, "seed for a zoo model's random weights");
+  app.add_option("--seed", seed, "seed for a zoo model's random weights")->check(at_least(0));
   add_overwrite_flag(app, &overwrite, "file");
   app.footer("examples: telar export --checkpoint runs/train-... --out mnist_cnn.onnx\n"
              "          telar export --model resnet18 --input 3x224x224 --out resnet18.onnx");

@@ -35,7 +35,7 @@ int run_infer(const Args& args) {
   app.add_option("--repeats", repeats, "timed runs")->check(at_least(1));
   app.add_option("--backend", backend_name,
                  "backend: cpu, cpu:ref, cpu:threads=N, cuda:N (docs/cuda.md)");
-  app.add_option("--seed", seed, "seed for the random weights and input");
+  app.add_option("--seed", seed, "seed for the random weights and input")->check(at_least(0));
   app.add_option("--inputs", inputs_file,
                  "run on this NumPy .npy input (float32, batch first) instead of a random one; "
                  "its first dimension is the batch (and its others an ONNX file's dynamic size, "

@@ -140,7 +140,7 @@ int run_lut(const Args& args) {
       ->check(positive_real());
   check->add_option("--lut-interpolation", interpolation,
                     "between grid points: bilinear (default), exact, rbf or rbf-prefit");
-  check->add_option("--seed", seed, "seed of the variants' channel counts");
+  check->add_option("--seed", seed, "seed of the variants' channel counts")->check(at_least(0));
   check->add_flag("--json", json, "print the result as one JSON object on the last line");
   check->add_option("--out", report_out,
                     "a run directory for check.csv, run.json and report.html (predicted against "

@@ -52,7 +52,7 @@ int run_prof_matmul(const Args& args) {
   app.add_option("--repeat", repeat,
                  "products per size and variant; from 3 on, min and max are dropped from the mean")
       ->check(at_least(1));
-  app.add_option("--seed", seed, "seed of the random matrices");
+  app.add_option("--seed", seed, "seed of the random matrices")->check(at_least(0));
   int code = 0;
   if (!parse(app, args, "prof matmul", &code)) return code;
 

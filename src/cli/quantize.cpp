@@ -59,7 +59,7 @@ int run_quantize(const Args& args) {
                  "models show --optimized prints them): mixed precision where a layer's "
                  "quantization costs accuracy")
       ->delimiter(',');
-  app.add_option("--seed", seed, "which training samples calibration draws");
+  app.add_option("--seed", seed, "which training samples calibration draws")->check(at_least(0));
   bool sensitivity = false;
   app.add_flag("--sensitivity", sensitivity,
                "also each convolution's and Linear's int8 error alone (the model's output "

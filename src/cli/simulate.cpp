@@ -137,7 +137,7 @@ int run_simulate(const Args& args) {
   app.add_option("--tiles", tile_dir,
                  "tile files per layer: DIR/<layer name>.txt (else the mapper)");
   app.add_option("--energy-table", energy_table, "energy/area table (default: the built-in one)");
-  app.add_option("--seed", seed, "seed of the random weights and input");
+  app.add_option("--seed", seed, "seed of the random weights and input")->check(at_least(0));
   app.add_flag("--exact-cycle-loop", exact, "step every cycle (slow oracle mode)");
   app.add_flag("--no-stonne-files", no_files, "do not write STONNE's files per simulator call");
   app.add_flag("--json", json, "print the totals as one JSON object on the last line");

@@ -122,7 +122,8 @@ void add_train_options(CLI::App& app, Setup& s) {
   app.add_option("--powercap-root", s.powercap_root,
                  "RAPL powercap tree (default $TELAR_POWERCAP_ROOT or /sys/class/powercap)");
   app.add_option("--meters", s.meters, "energy meters to read: rapl, nvml or both (default rapl,nvml)");
-  app.add_option("--seed", s.run.seed, "seed of initialization, data order and dropout");
+  app.add_option("--seed", s.run.seed, "seed of initialization, data order and dropout")
+      ->check(at_least(0));
   app.add_option("--out", s.out, "run directory (default: runs/train-DATE-TIME)");
   add_overwrite_flag(app, &s.overwrite);
   app.add_option("--resume", s.resume, "continue the run in this directory from its checkpoint");

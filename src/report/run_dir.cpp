@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <ctime>
-#include <exception>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -102,8 +101,7 @@ void check_run_path(const fs::path& path, RunReuse reuse, std::string_view overw
        path.string(), what, overwrite_flag);
 }
 
-RunDirectory::RunDirectory(fs::path path, RunReuse reuse)
-    : path_(std::move(path)), exceptions_at_start_(std::uncaught_exceptions()) {
+RunDirectory::RunDirectory(fs::path path, RunReuse reuse) : path_(std::move(path)) {
   check_run_path(path_, reuse);
   if (reuse == RunReuse::Replace && holds_run(path_)) {
     std::error_code ec;
@@ -111,16 +109,8 @@ RunDirectory::RunDirectory(fs::path path, RunReuse reuse)
     if (ec)
       fail("cannot remove the run in '{}' to replace it: {}", path_.string(), ec.message());
   }
-  std::error_code ec;
-  created_ = !fs::exists(path_, ec);
-  ensure_writable_dir(path_);
+  dir_.emplace(path_, true);
   remove_stale_temporaries(path_);  // a checkpoint or run.json write killed mid-way
-}
-
-RunDirectory::~RunDirectory() {
-  if (!created_ || std::uncaught_exceptions() <= exceptions_at_start_) return;
-  std::error_code ec;
-  if (fs::is_empty(path_, ec) && !ec) fs::remove(path_, ec);
 }
 
 void RunDirectory::write_run_json(const std::string& command, const nlohmann::json& config,

@@ -2,11 +2,13 @@
 // A run directory: every command that does work writes one, with run.json (resolved
 // configuration, versions, machine), tidy CSV metrics, stats and report.html.
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "core/files.hpp"
 
 namespace telar::report {
 
@@ -36,12 +38,6 @@ class RunDirectory {
   // Creates the directory (checks it is writable; throws telar::Error otherwise). A run already
   // there is refused, removed first (Replace) or kept (Continue); see check_run_path.
   explicit RunDirectory(std::filesystem::path path, RunReuse reuse = RunReuse::Refuse);
-  // A directory this object created and nothing was written to is removed again when the
-  // command fails (an exception leaves the scope): bad input found once the run had begun
-  // leaves no empty run behind. What a run wrote (a checkpoint to resume from) stays.
-  ~RunDirectory();
-  RunDirectory(const RunDirectory&) = delete;
-  RunDirectory& operator=(const RunDirectory&) = delete;
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path file(const std::string& name) const { return path_ / name; }
   // Writes run.json: {"command":…, "config":…, "telar":…, "machine":…} plus extra fields.
@@ -51,8 +47,10 @@ class RunDirectory {
 
  private:
   std::filesystem::path path_;
-  bool created_ = false;         // the directory did not exist before
-  int exceptions_at_start_ = 0;  // std::uncaught_exceptions() when it was made
+  // Made after the checks. A directory it made and nothing was written to is removed again
+  // when the command fails (an exception leaves the scope): bad input found once the run had
+  // begun leaves no empty run behind; what a run wrote (a checkpoint to resume from) stays.
+  std::optional<OutputDirectory> dir_;
 };
 
 // Tidy metrics: one row per observation (epoch, batch, phase, metric, value).

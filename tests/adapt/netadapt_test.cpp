@@ -154,6 +154,30 @@ NetAdaptOptions quick(double budget) {
   return o;
 }
 
+// Latency timed on the CPU: the original measured three times (the median sets the budget) at
+// the start and again at each later iteration (its figures scaled to the first), every count a
+// candidate keeps measured twice; nothing else is measured.
+TEST(NetAdapt, ATimedLatencyMeasuresTheOriginalThriceAnIterationAndConfirmsEachCount) {
+  Fixture f = small_cnn();
+  const ResourceMeter latency(ResourceKind::Latency, "cpu", backend::Precision::FP32,
+                              {0.0, 0.005, 3});
+  NetAdaptOptions o = quick(0.3);
+  o.max_iterations = 2;
+  o.short_term_iterations = 1;
+  const AdaptResult r =
+      net_adapt(f.model, f.weights, graph::LossKind::CrossEntropy, f.data, latency, o);
+  ASSERT_GE(r.iterations.size(), 1u);
+  std::int64_t evaluations = 0;
+  for (const Iteration& it : r.iterations)
+    for (const Candidate& c : it.candidates) {
+      evaluations += c.evaluations;
+      if (c.channels_after > 0) {
+        EXPECT_GE(c.evaluations, 2) << c.layers;
+      }
+    }
+  EXPECT_EQ(latency.calls(), 3 * static_cast<std::int64_t>(r.iterations.size()) + evaluations);
+}
+
 TEST(NetAdapt, MacsFallToTheBudgetThroughConstraintsTheRatioRuleAndMultiplesOfEight) {
   Fixture f = small_cnn();
   const ResourceMeter macs(ResourceKind::Macs);
