@@ -253,6 +253,7 @@ TEST(Bench, BadInputIsRefusedBeforeAnythingIsWritten) {
   expect_refused(with({"--data", "nosuch"}), "add --accuracy");
   expect_refused(with({"--batch-sweep", "--max-memory", "4Q"}), "K, M, G or T");
   expect_refused(with({"--layers", "-1"}), ">= 0");
+  expect_refused(with({"--seed", "-1"}), ">= 0");  // a seed is a whole number >= 0
   expect_refused(with({"--target", "sim:" + out + "/none.cfg"}), "no hardware configuration");
   EXPECT_FALSE(fs::exists(out));
   // Sizes with a B or iB are sizes: a sweep under 4 GB starts.
