@@ -124,10 +124,10 @@ int adapt_command(const Args& args,
   apply_threads(threads);
 
   // Everything that can fail on bad input, before the run directory is made.
+  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   require(model.model.empty() != checkpoint.empty(),
           "give the network to adapt: --checkpoint RUN (trained by telar train) or --model "
           "NAME|FILE.onnx (one of them)");
-  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   if (reference) {
     for (const char* option :
          {"--search", "--score", "--hybrid", "--tune-chosen", "--lut-interpolation"})

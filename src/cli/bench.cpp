@@ -169,10 +169,10 @@ int run_bench(const Args& args) {
           "--batch-sweep chooses the batch sizes itself; give --batch or --batch-sweep, not both");
   require(sweep || max_memory.empty(), "--max-memory bounds --batch-sweep; add --batch-sweep");
 
+  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   require(model.model.empty() != checkpoint.empty(),
           "give the model to bench: --model NAME|FILE.onnx, or --checkpoint RUN for a model "
           "trained by telar train (one of them)");
-  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   require(accuracy || (!data.given() && data.fit.empty()),
           "--data, its files and --fit are the test set of --accuracy; add --accuracy or leave "
           "them out");

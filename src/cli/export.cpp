@@ -41,9 +41,9 @@ int run_export(const Args& args) {
   int code = 0;
   if (!parse(app, args, "export", &code)) return code;
   const bool from_model = !model.model.empty();
+  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   require(from_model != !checkpoint.empty(),
           "give the model to export: --checkpoint RUN (a trained model) or --model NAME");
-  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   require(opset >= onnx::kMinExportOpset && opset <= onnx::kMaxOpset,
           "--opset {}: telar exports opsets {} to {}", opset, onnx::kMinExportOpset,
           onnx::kMaxOpset);

@@ -150,9 +150,9 @@ int run_lut(const Args& args) {
   int code = 0;
   if (!parse(app, args, "lut", &code)) return code;
   apply_threads(threads);
+  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   require(model.model.empty() != checkpoint.empty(),
           "give the model: --model NAME|FILE.onnx or --checkpoint RUN (one of them)");
-  if (!checkpoint.empty()) model.refuse_beside_checkpoint();
   const graph::Graph g =
       checkpoint.empty() ? model.build() : load_trained_model(checkpoint, "--checkpoint").net;
 

@@ -102,6 +102,9 @@ graph::zoo::ModelOptions ModelOptions::zoo_options() const {
 }
 
 void ModelOptions::refuse_beside_checkpoint() const {
+  require(model.empty(),
+          "--checkpoint RUN and --model '{}' both name the model; give one of them, not both",
+          model);
   require(input.empty() && classes == 0 && init.empty(),
           "--checkpoint records the model as it was trained; --input, --classes and --init apply "
           "to --model: leave them out");

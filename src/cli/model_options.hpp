@@ -52,8 +52,8 @@ struct ModelOptions {
   // another way to name its model).
   void add_to(CLI::App& app, const std::string& default_model = "", bool required = true);
   graph::zoo::ModelOptions zoo_options() const;
-  // Throws telar::Error where --input, --classes or --init were given beside --checkpoint, whose
-  // run records its model as it was trained.
+  // Throws telar::Error where --model, --input, --classes or --init were given beside
+  // --checkpoint, whose run records its model as it was trained.
   void refuse_beside_checkpoint() const;
   // --init random, or a zoo model; throws telar::Error for --init file with a zoo model.
   bool random_weights() const;

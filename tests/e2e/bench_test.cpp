@@ -298,6 +298,8 @@ TEST(Bench, AccuracyOfACheckpointIsEvalsAccuracy) {
   const std::string out = fs::path(run).parent_path() / "bench";
   expect_refused(run_telar({"bench", "--checkpoint", run, "--input", "3x32x32", "--out", out}),
                  "leave them out");
+  expect_refused(run_telar({"bench", "--checkpoint", run, "--model", "mnist_cnn", "--out", out}),
+                 "not both");
   expect_refused(run_telar({"bench", "--checkpoint", run, "--accuracy", "--data",
                             "synthetic:256:1x28x28:20", "--out", out}),
                  "20 classes");
