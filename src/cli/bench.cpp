@@ -218,10 +218,10 @@ int run_bench(const Args& args) {
     // A size whose plan cannot fit in the memory there is would only run out of it mid-run.
     // (Activations grow with the batch, the weights do not: extrapolated from batches 1 and 2
     // in floating point, which no batch size overflows.)
-    if (const auto available = available_memory_bytes())
+    if (const auto available = available_memory_bytes()) {
+      const double one = static_cast<double>(backend::inference_peak_bytes(g, 1));
+      const double per_sample = static_cast<double>(backend::inference_peak_bytes(g, 2)) - one;
       for (const std::int64_t b : batches) {
-        const double one = static_cast<double>(backend::inference_peak_bytes(g, 1));
-        const double per_sample = static_cast<double>(backend::inference_peak_bytes(g, 2)) - one;
         const double needs = one + static_cast<double>(b - 1) * per_sample;
         require(needs <= static_cast<double>(*available),
                 "--batch {}: '{}' would need about {} at that batch, more than the {} of memory "
@@ -230,6 +230,7 @@ int run_bench(const Args& args) {
                 b, model_name, mib(static_cast<std::int64_t>(std::min(needs, 9e18))),
                 mib(*available));
       }
+    }
   }
 
   // Every target compiled (and so checked) before the run directory is made. A quantized
